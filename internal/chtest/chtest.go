@@ -1,0 +1,132 @@
+// Package chtest gives integration tests a real ClickHouse server.
+//
+// A test package calls chtest.Main from TestMain. If CTXAUDIT_TEST_CLICKHOUSE
+// names a server (clickhouse://user:pass@host:port), tests use it; otherwise
+// Main starts clickhouse-server from PATH in a temp dir on free loopback
+// ports and stops it (removing the dir) when the package's tests end. Each
+// test then asks for a fresh database with NewStore, so tests never see each
+// other's rows. Without a server, integration tests are skipped — except in CI
+// (CI=true), where a missing server fails the run loudly.
+package chtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ctxaudit/ctxaudit/internal/chserver"
+	"github.com/ctxaudit/ctxaudit/schema/chstore"
+)
+
+// EnvAddress names an existing server to test against.
+const EnvAddress = "CTXAUDIT_TEST_CLICKHOUSE"
+
+// The harness is per test binary: TestMain runs once per package, before any
+// test, and sets these; tests only read them.
+var (
+	baseAddr   string // clickhouse://user@host:port (no database)
+	unavailErr error
+)
+
+// Main starts (or finds) the server, runs the tests, and stops the server.
+// Use it as: func TestMain(m *testing.M) { chtest.Main(m) }
+func Main(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	if addr := os.Getenv(EnvAddress); addr != "" {
+		u, err := url.Parse(addr)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "chtest: %s=%q: %v\n", EnvAddress, addr, err)
+			return 2
+		}
+		u.Path = ""
+		baseAddr = u.String()
+		return m.Run()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	srv, err := chserver.Start(ctx, chserver.Options{})
+	cancel()
+	if err != nil {
+		if inCI() {
+			fmt.Fprintf(os.Stderr, "chtest: CI=true but no ClickHouse server could be started: %v\n", err)
+			return 1
+		}
+		unavailErr = err
+		return m.Run()
+	}
+	baseAddr = fmt.Sprintf("clickhouse://default@127.0.0.1:%d", srv.TCPPort)
+	code := m.Run()
+	if err := srv.Stop(); err != nil {
+		fmt.Fprintf(os.Stderr, "chtest: stop server: %v\n", err)
+	}
+	return code
+}
+
+func inCI() bool {
+	v := strings.ToLower(os.Getenv("CI"))
+	return v == "true" || v == "1"
+}
+
+// Address returns the server address with a fresh, unique database name (not
+// created), and registers a cleanup that drops that database.
+func Address(t testing.TB) string {
+	t.Helper()
+	if baseAddr == "" {
+		if unavailErr == nil {
+			t.Fatal("chtest: call chtest.Main(m) from TestMain before using the harness")
+		}
+		if inCI() {
+			t.Fatalf("chtest: no ClickHouse in CI: %v", unavailErr)
+		}
+		t.Skipf("no ClickHouse server: %v (set %s or install clickhouse-server)", unavailErr, EnvAddress)
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	db := "ctxaudit_test_" + hex.EncodeToString(b[:])
+	addr := baseAddr + "/" + db
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		s, err := chstore.Open(ctx, addr, chstore.Options{})
+		if err != nil {
+			t.Logf("chtest: drop %s: %v", db, err)
+			return
+		}
+		defer s.Close()
+		if err := s.Conn().Exec(ctx, "DROP DATABASE IF EXISTS "+db); err != nil {
+			t.Logf("chtest: drop %s: %v", db, err)
+		}
+	})
+	return addr
+}
+
+// NewStore opens a store on a fresh database and migrates it.
+func NewStore(t testing.TB) *chstore.Store {
+	t.Helper()
+	s := OpenStore(t, Address(t))
+	if _, err := s.Migrate(context.Background()); err != nil {
+		t.Fatalf("chtest: migrate: %v", err)
+	}
+	return s
+}
+
+// OpenStore opens a store on addr and closes it at cleanup.
+func OpenStore(t testing.TB, addr string) *chstore.Store {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := chstore.Open(ctx, addr, chstore.Options{})
+	if err != nil {
+		t.Fatalf("chtest: open %s: %v", addr, err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}

@@ -1,0 +1,87 @@
+package chstore
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// partitionedTables are the audit tables, all partitioned by toYYYYMMDD of
+// their own time column (see migrations/sql/0001_audit_tables.sql).
+var partitionedTables = []string{"tool_calls", "answers", "sessions", "tool_outputs"}
+
+// Dropped is one partition removed by Prune.
+type Dropped struct {
+	Table     string
+	Partition string // YYYYMMDD
+	Rows      uint64
+}
+
+// Prune drops every partition whose day ends before cutoff. Dropping whole
+// partitions is the retention mechanism that works on every server version
+// (table TTL needs 19.6+). With dryRun it only reports what it would drop.
+func (s *Store) Prune(ctx context.Context, cutoff time.Time, dryRun bool) ([]Dropped, error) {
+	cutoffDay, _ := strconv.ParseUint(cutoff.UTC().Format("20060102"), 10, 32)
+	var out []Dropped
+	for _, table := range partitionedTables {
+		rows, err := s.conn.Query(ctx,
+			"SELECT partition, sum(rows) FROM system.parts WHERE database = ? AND table = ? AND active GROUP BY partition ORDER BY partition",
+			s.database, table)
+		if err != nil {
+			return out, fmt.Errorf("list partitions of %s.%s: %w", s.database, table, err)
+		}
+		var parts []Dropped
+		for rows.Next() {
+			var p string
+			var n uint64
+			if err := rows.Scan(&p, &n); err != nil {
+				rows.Close()
+				return out, fmt.Errorf("list partitions of %s.%s: %w", s.database, table, err)
+			}
+			day, err := strconv.ParseUint(p, 10, 32)
+			if err != nil {
+				continue // not one of our day partitions; leave it alone
+			}
+			if day < cutoffDay {
+				parts = append(parts, Dropped{Table: table, Partition: p, Rows: n})
+			}
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return out, fmt.Errorf("list partitions of %s.%s: %w", s.database, table, err)
+		}
+		for _, p := range parts {
+			if !dryRun {
+				// The partition value is a validated integer, so it is safe to splice.
+				if err := s.conn.Exec(ctx, "ALTER TABLE "+s.table(table)+" DROP PARTITION "+p.Partition); err != nil {
+					return out, fmt.Errorf("drop partition %s of %s.%s: %w", p.Partition, s.database, table, err)
+				}
+			}
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// ParseRetention parses a retention period such as "30d", "12h" or "2w".
+func ParseRetention(s string) (time.Duration, error) {
+	if s == "" {
+		return 0, fmt.Errorf("empty retention period")
+	}
+	unit := s[len(s)-1]
+	mult := map[byte]time.Duration{'d': 24 * time.Hour, 'w': 7 * 24 * time.Hour}[unit]
+	if mult != 0 {
+		n, err := strconv.ParseUint(s[:len(s)-1], 10, 32)
+		if err != nil || n == 0 {
+			return 0, fmt.Errorf("invalid retention period %q: want e.g. 30d, 2w or 720h", s)
+		}
+		return time.Duration(n) * mult, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("invalid retention period %q: want e.g. 30d, 2w or 720h", s)
+	}
+	return d, nil
+}

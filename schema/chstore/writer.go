@@ -1,0 +1,221 @@
+package chstore
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ctxaudit/ctxaudit/schema"
+)
+
+// column maps one record field to one ClickHouse column. Keeping the name and
+// the value side by side is what keeps the explicit INSERT column list (which
+// 18.16 needs) and the appended values from drifting apart.
+type column[T any] struct {
+	name  string
+	value func(r *T, version uint64) any
+}
+
+func b2u(b bool) uint8 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// seconds truncates to the DateTime column's resolution; the rest goes in ts_ns.
+func seconds(t time.Time) time.Time { return t.UTC().Truncate(time.Second) }
+
+func nanos(t time.Time) uint32 { return uint32(t.Nanosecond()) }
+
+func nonEmpty[E ~string](v, def E) E {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+var toolCallColumns = []column[schema.ToolCall]{
+	{"session_id", func(r *schema.ToolCall, _ uint64) any { return r.SessionID }},
+	{"call_id", func(r *schema.ToolCall, _ uint64) any { return r.CallID }},
+	{"ts", func(r *schema.ToolCall, _ uint64) any { return seconds(r.Timestamp) }},
+	{"ts_ns", func(r *schema.ToolCall, _ uint64) any { return nanos(r.Timestamp) }},
+	{"tool", func(r *schema.ToolCall, _ uint64) any { return r.Tool }},
+	{"source", func(r *schema.ToolCall, _ uint64) any { return string(r.Source) }},
+	{"harness_version", func(r *schema.ToolCall, _ uint64) any { return r.HarnessVersion }},
+	{"model", func(r *schema.ToolCall, _ uint64) any { return r.Model }},
+	{"project", func(r *schema.ToolCall, _ uint64) any { return r.Project }},
+	{"cwd", func(r *schema.ToolCall, _ uint64) any { return r.Cwd }},
+	{"git_branch", func(r *schema.ToolCall, _ uint64) any { return r.GitBranch }},
+	{"agent_id", func(r *schema.ToolCall, _ uint64) any { return r.AgentID }},
+	{"sidechain", func(r *schema.ToolCall, _ uint64) any { return b2u(r.Sidechain) }},
+	{"turn", func(r *schema.ToolCall, _ uint64) any { return uint32(max(r.Turn, 0)) }},
+	{"message_id", func(r *schema.ToolCall, _ uint64) any { return r.MessageID }},
+	{"arguments", func(r *schema.ToolCall, _ uint64) any { return r.Arguments }},
+	{"target", func(r *schema.ToolCall, _ uint64) any { return r.Target }},
+	{"is_error", func(r *schema.ToolCall, _ uint64) any { return b2u(r.IsError) }},
+	{"original_bytes", func(r *schema.ToolCall, _ uint64) any { return r.Original.Bytes.Ptr() }},
+	{"original_chars", func(r *schema.ToolCall, _ uint64) any { return r.Original.Chars.Ptr() }},
+	{"original_lines", func(r *schema.ToolCall, _ uint64) any { return r.Original.Lines.Ptr() }},
+	{"original_tokens", func(r *schema.ToolCall, _ uint64) any { return r.Original.Tokens.Ptr() }},
+	{"original_source", func(r *schema.ToolCall, _ uint64) any {
+		return string(nonEmpty(r.Original.Source, schema.SourceUnknown))
+	}},
+	{"context_bytes", func(r *schema.ToolCall, _ uint64) any { return r.Context.Bytes.Ptr() }},
+	{"context_chars", func(r *schema.ToolCall, _ uint64) any { return r.Context.Chars.Ptr() }},
+	{"context_lines", func(r *schema.ToolCall, _ uint64) any { return r.Context.Lines.Ptr() }},
+	{"context_tokens", func(r *schema.ToolCall, _ uint64) any { return r.Context.Tokens.Ptr() }},
+	{"truncated", func(r *schema.ToolCall, _ uint64) any { return b2u(r.Truncated) }},
+	{"truncation_kind", func(r *schema.ToolCall, _ uint64) any { return string(nonEmpty(r.Kind, schema.KindUnknown)) }},
+	{"strategy", func(r *schema.ToolCall, _ uint64) any { return string(nonEmpty(r.Strategy, schema.StrategyNone)) }},
+	{"partial_by_request", func(r *schema.ToolCall, _ uint64) any { return b2u(r.PartialByRequest) }},
+	{"shown_start", func(r *schema.ToolCall, _ uint64) any { return r.Shown.Start.Ptr() }},
+	{"shown_end", func(r *schema.ToolCall, _ uint64) any { return r.Shown.End.Ptr() }},
+	{"shown_unit", func(r *schema.ToolCall, _ uint64) any { return string(r.Shown.Unit) }},
+	{"total", func(r *schema.ToolCall, _ uint64) any { return r.Total.Ptr() }},
+	{"reason", func(r *schema.ToolCall, _ uint64) any { return r.Reason }},
+	{"disclosure_range", func(r *schema.ToolCall, _ uint64) any { return b2u(r.Disclosure.Range) }},
+	{"disclosure_reason", func(r *schema.ToolCall, _ uint64) any { return b2u(r.Disclosure.Reason) }},
+	{"disclosure_next", func(r *schema.ToolCall, _ uint64) any { return b2u(r.Disclosure.Next) }},
+	{"disclosure_score", func(r *schema.ToolCall, _ uint64) any { return uint8(r.Disclosure.Score()) }},
+	{"next_hint", func(r *schema.ToolCall, _ uint64) any { return r.NextHint }},
+	{"saved_ref", func(r *schema.ToolCall, _ uint64) any { return r.SavedRef }},
+	{"ref_version", func(r *schema.ToolCall, _ uint64) any { return r.RefVersion }},
+	{"marker", func(r *schema.ToolCall, _ uint64) any { return r.Marker }},
+	{"marker_understated", func(r *schema.ToolCall, _ uint64) any { return b2u(r.MarkerUnderstated) }},
+	{"detector", func(r *schema.ToolCall, _ uint64) any { return r.Detector }},
+	{"followed_up", func(r *schema.ToolCall, _ uint64) any { return b2u(r.FollowedUp) }},
+	{"continuation_of", func(r *schema.ToolCall, _ uint64) any { return r.ContinuationOf }},
+	{"session_coverage", func(r *schema.ToolCall, _ uint64) any { return r.SessionCoverage.Ptr() }},
+	{"searched", func(r *schema.ToolCall, _ uint64) any { return b2u(r.Searched) }},
+	{"original_sha256", func(r *schema.ToolCall, _ uint64) any { return r.OriginalSHA256 }},
+	{"context_sha256", func(r *schema.ToolCall, _ uint64) any { return r.ContextSHA256 }},
+	{"source_file", func(r *schema.ToolCall, _ uint64) any { return r.SourceFile }},
+	{"source_line", func(r *schema.ToolCall, _ uint64) any { return uint64(max(r.SourceLine, 0)) }},
+	{"version", func(_ *schema.ToolCall, v uint64) any { return v }},
+}
+
+var answerColumns = []column[schema.Answer]{
+	{"session_id", func(r *schema.Answer, _ uint64) any { return r.SessionID }},
+	{"message_id", func(r *schema.Answer, _ uint64) any { return r.MessageID }},
+	{"ts", func(r *schema.Answer, _ uint64) any { return seconds(r.Timestamp) }},
+	{"ts_ns", func(r *schema.Answer, _ uint64) any { return nanos(r.Timestamp) }},
+	{"turn", func(r *schema.Answer, _ uint64) any { return uint32(max(r.Turn, 0)) }},
+	{"source", func(r *schema.Answer, _ uint64) any { return string(r.Source) }},
+	{"model", func(r *schema.Answer, _ uint64) any { return r.Model }},
+	{"agent_id", func(r *schema.Answer, _ uint64) any { return r.AgentID }},
+	{"sidechain", func(r *schema.Answer, _ uint64) any { return b2u(r.Sidechain) }},
+	{"text", func(r *schema.Answer, _ uint64) any { return r.Text }},
+	{"input_call_ids", func(r *schema.Answer, _ uint64) any { return nonNil(r.InputCallIDs) }},
+	{"incomplete_inputs", func(r *schema.Answer, _ uint64) any { return nonNil(r.IncompleteInputs) }},
+	{"absence_claim", func(r *schema.Answer, _ uint64) any { return b2u(r.AbsenceClaim) }},
+	{"risk", func(r *schema.Answer, _ uint64) any { return string(nonEmpty(r.Risk, schema.RiskNone)) }},
+	{"reasons", func(r *schema.Answer, _ uint64) any { return nonNil(r.Reasons) }},
+	{"reason_calls", func(r *schema.Answer, _ uint64) any {
+		out := make([][]string, len(r.Reasons))
+		for i, reason := range r.Reasons {
+			out[i] = nonNil(r.ReasonCalls[reason])
+		}
+		return out
+	}},
+	{"verdict", func(r *schema.Answer, _ uint64) any { return r.Verdict }},
+	{"version", func(_ *schema.Answer, v uint64) any { return v }},
+}
+
+var sessionColumns = []column[schema.Session]{
+	{"session_id", func(r *schema.Session, _ uint64) any { return r.SessionID }},
+	{"source", func(r *schema.Session, _ uint64) any { return string(r.Source) }},
+	{"harness_version", func(r *schema.Session, _ uint64) any { return r.HarnessVersion }},
+	{"model", func(r *schema.Session, _ uint64) any { return r.Model }},
+	{"project", func(r *schema.Session, _ uint64) any { return r.Project }},
+	{"cwd", func(r *schema.Session, _ uint64) any { return r.Cwd }},
+	{"git_branch", func(r *schema.Session, _ uint64) any { return r.GitBranch }},
+	{"started_at", func(r *schema.Session, _ uint64) any { return seconds(r.StartedAt) }},
+	{"ended_at", func(r *schema.Session, _ uint64) any { return seconds(r.EndedAt) }},
+	{"source_file", func(r *schema.Session, _ uint64) any { return r.SourceFile }},
+	{"turns", func(r *schema.Session, _ uint64) any { return uint32(max(r.Turns, 0)) }},
+	{"tool_calls", func(r *schema.Session, _ uint64) any { return uint32(max(r.ToolCalls, 0)) }},
+	{"truncated_calls", func(r *schema.Session, _ uint64) any { return uint32(max(r.TruncatedCalls, 0)) }},
+	{"silent_calls", func(r *schema.Session, _ uint64) any { return uint32(max(r.SilentCalls, 0)) }},
+	{"answers", func(r *schema.Session, _ uint64) any { return uint32(max(r.Answers, 0)) }},
+	{"risky_answers", func(r *schema.Session, _ uint64) any { return uint32(max(r.RiskyAnswers, 0)) }},
+	{"compactions", func(r *schema.Session, _ uint64) any { return uint32(max(r.Compactions, 0)) }},
+	{"max_risk", func(r *schema.Session, _ uint64) any { return string(nonEmpty(r.MaxRisk, schema.RiskNone)) }},
+	{"input_tokens", func(r *schema.Session, _ uint64) any { return r.InputTokens }},
+	{"output_tokens", func(r *schema.Session, _ uint64) any { return r.OutputTokens }},
+	{"version", func(_ *schema.Session, v uint64) any { return v }},
+}
+
+var toolOutputColumns = []column[schema.ToolOutput]{
+	{"sha256", func(r *schema.ToolOutput, _ uint64) any { return r.SHA256 }},
+	{"bytes", func(r *schema.ToolOutput, _ uint64) any { return r.Bytes }},
+	{"text", func(r *schema.ToolOutput, _ uint64) any { return r.Text }},
+	{"capped", func(r *schema.ToolOutput, _ uint64) any { return b2u(r.Capped) }},
+	{"redactions", func(r *schema.ToolOutput, _ uint64) any { return uint32(max(r.Redactions, 0)) }},
+	{"first_seen", func(r *schema.ToolOutput, _ uint64) any { return seconds(r.FirstSeen) }},
+	{"version", func(_ *schema.ToolOutput, v uint64) any { return v }},
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func columnNames[T any](cols []column[T]) string {
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = c.name
+	}
+	return strings.Join(names, ", ")
+}
+
+// insert sends rows as one native batch with an explicit column list.
+func insert[T any](ctx context.Context, s *Store, table string, cols []column[T], rows []T) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	query := "INSERT INTO " + s.table(table) + " (" + columnNames(cols) + ")"
+	batch, err := s.conn.PrepareBatch(ctx, query)
+	if err != nil {
+		return fmt.Errorf("insert into %s.%s: prepare: %w", s.database, table, err)
+	}
+	// One version per write: a later write of the same id replaces this one.
+	version := uint64(time.Now().UnixNano())
+	vals := make([]any, len(cols))
+	for i := range rows {
+		for j, c := range cols {
+			vals[j] = c.value(&rows[i], version)
+		}
+		if err := batch.Append(vals...); err != nil {
+			_ = batch.Abort()
+			return fmt.Errorf("insert into %s.%s: row %d: %w", s.database, table, i, err)
+		}
+	}
+	if err := batch.Send(); err != nil {
+		return fmt.Errorf("insert into %s.%s: send %d rows: %w", s.database, table, len(rows), err)
+	}
+	return nil
+}
+
+// WriteToolCalls inserts tool-call rows.
+func (s *Store) WriteToolCalls(ctx context.Context, rows []schema.ToolCall) error {
+	return insert(ctx, s, "tool_calls", toolCallColumns, rows)
+}
+
+// WriteAnswers inserts answer rows.
+func (s *Store) WriteAnswers(ctx context.Context, rows []schema.Answer) error {
+	return insert(ctx, s, "answers", answerColumns, rows)
+}
+
+// WriteSessions inserts session rows.
+func (s *Store) WriteSessions(ctx context.Context, rows []schema.Session) error {
+	return insert(ctx, s, "sessions", sessionColumns, rows)
+}
+
+// WriteToolOutputs inserts stored output texts.
+func (s *Store) WriteToolOutputs(ctx context.Context, rows []schema.ToolOutput) error {
+	return insert(ctx, s, "tool_outputs", toolOutputColumns, rows)
+}

@@ -1,0 +1,134 @@
+package schema
+
+import (
+	"bytes"
+	"strconv"
+)
+
+// Count is a size that may be unknown. The zero value is unknown, so a
+// forgotten measurement can never masquerade as "0 bytes": DESIGN §4 requires
+// unknown sizes to be null in JSON and NULL in ClickHouse, never 0.
+type Count struct {
+	N     uint64
+	Known bool
+}
+
+// Known returns a known count of n.
+func Known(n uint64) Count { return Count{N: n, Known: true} }
+
+// KnownInt returns a known count of n, or unknown when n is negative.
+func KnownInt(n int) Count {
+	if n < 0 {
+		return Count{}
+	}
+	return Count{N: uint64(n), Known: true}
+}
+
+// Unknown is the unknown count; it equals the zero value and exists for readability.
+var Unknown = Count{}
+
+// Ptr returns the count as a pointer, nil when unknown. This is the shape the
+// ClickHouse driver binds to a Nullable(UInt64) column.
+func (c Count) Ptr() *uint64 {
+	if !c.Known {
+		return nil
+	}
+	n := c.N
+	return &n
+}
+
+// CountFromPtr is the inverse of Ptr.
+func CountFromPtr(p *uint64) Count {
+	if p == nil {
+		return Count{}
+	}
+	return Known(*p)
+}
+
+// Or returns c when known, otherwise alt.
+func (c Count) Or(alt Count) Count {
+	if c.Known {
+		return c
+	}
+	return alt
+}
+
+func (c Count) String() string {
+	if !c.Known {
+		return "unknown"
+	}
+	return strconv.FormatUint(c.N, 10)
+}
+
+// MarshalJSON renders an unknown count as null.
+func (c Count) MarshalJSON() ([]byte, error) {
+	if !c.Known {
+		return []byte("null"), nil
+	}
+	return strconv.AppendUint(nil, c.N, 10), nil
+}
+
+// UnmarshalJSON accepts a non-negative integer or null.
+func (c *Count) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if bytes.Equal(b, []byte("null")) {
+		*c = Count{}
+		return nil
+	}
+	n, err := strconv.ParseUint(string(b), 10, 64)
+	if err != nil {
+		return err
+	}
+	*c = Known(n)
+	return nil
+}
+
+// Ratio is a fraction in [0,1] that may be unknown (e.g. session coverage of
+// an output whose original size was never learned).
+type Ratio struct {
+	V     float64
+	Known bool
+}
+
+// KnownRatio returns a known ratio.
+func KnownRatio(v float64) Ratio { return Ratio{V: v, Known: true} }
+
+// Ptr returns nil when unknown, for Nullable(Float64) columns.
+func (r Ratio) Ptr() *float64 {
+	if !r.Known {
+		return nil
+	}
+	v := r.V
+	return &v
+}
+
+// RatioFromPtr is the inverse of Ptr.
+func RatioFromPtr(p *float64) Ratio {
+	if p == nil {
+		return Ratio{}
+	}
+	return KnownRatio(*p)
+}
+
+// MarshalJSON renders an unknown ratio as null.
+func (r Ratio) MarshalJSON() ([]byte, error) {
+	if !r.Known {
+		return []byte("null"), nil
+	}
+	return strconv.AppendFloat(nil, r.V, 'f', -1, 64), nil
+}
+
+// UnmarshalJSON accepts a number or null.
+func (r *Ratio) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if bytes.Equal(b, []byte("null")) {
+		*r = Ratio{}
+		return nil
+	}
+	v, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		return err
+	}
+	*r = KnownRatio(v)
+	return nil
+}

@@ -1,0 +1,133 @@
+package schema
+
+// Harness names the agent harness (or tool server) that produced a tool call.
+// The values are stored verbatim in ClickHouse and used as dashboard filters.
+type Harness string
+
+const (
+	HarnessClaudeCode Harness = "claude_code"
+	HarnessCodex      Harness = "codex"
+	HarnessPi         Harness = "pi"
+	HarnessGeminiCLI  Harness = "gemini_cli"
+	HarnessOpenCode   Harness = "opencode"
+	HarnessOpenHands  Harness = "openhands"
+	HarnessOpenClaw   Harness = "openclaw"
+	HarnessMCP        Harness = "mcp"
+	HarnessGeneric    Harness = "generic"
+)
+
+// Harnesses lists every known harness, in a stable order.
+var Harnesses = []Harness{
+	HarnessClaudeCode, HarnessCodex, HarnessPi, HarnessGeminiCLI, HarnessOpenCode,
+	HarnessOpenHands, HarnessOpenClaw, HarnessMCP, HarnessGeneric,
+}
+
+// TruncationKind says whether, and how visibly, an output was cut (DESIGN §4).
+type TruncationKind string
+
+const (
+	// KindNone: the model saw everything the call asked for.
+	KindNone TruncationKind = "none"
+	// KindExplicit: cut, and a notice in the context says so.
+	KindExplicit TruncationKind = "explicit"
+	// KindSilent: cut, and nothing in the context says so.
+	KindSilent TruncationKind = "silent"
+	// KindSuspected: the original is unknown but the context has the shape of a cut.
+	KindSuspected TruncationKind = "suspected"
+	// KindUnknown: nothing can be said either way.
+	KindUnknown TruncationKind = "unknown"
+)
+
+// TruncationKinds lists the kinds in the order of the ClickHouse Enum8.
+var TruncationKinds = []TruncationKind{KindNone, KindExplicit, KindSilent, KindSuspected, KindUnknown}
+
+// Strategy is how the harness reduced the output (DESIGN §4).
+type Strategy string
+
+const (
+	StrategyNone        Strategy = "none"
+	StrategyHead        Strategy = "head"
+	StrategyTail        Strategy = "tail"
+	StrategyHeadTail    Strategy = "head_tail"
+	StrategySummary     Strategy = "summary"
+	StrategySpillToFile Strategy = "spill_to_file"
+	StrategyRefused     Strategy = "refused"
+	StrategyCleared     Strategy = "cleared"
+	StrategyPaginated   Strategy = "paginated"
+)
+
+// Strategies lists the strategies in the order of the ClickHouse Enum8.
+var Strategies = []Strategy{
+	StrategyNone, StrategyHead, StrategyTail, StrategyHeadTail, StrategySummary,
+	StrategySpillToFile, StrategyRefused, StrategyCleared, StrategyPaginated,
+}
+
+// OriginalSource says where the original size came from (DESIGN §4).
+type OriginalSource string
+
+const (
+	SourceHarnessMetadata OriginalSource = "harness_metadata"
+	SourceMarker          OriginalSource = "marker"
+	SourceSavedFile       OriginalSource = "saved_file"
+	SourceOTelAttribute   OriginalSource = "otel_attribute"
+	SourceSDK             OriginalSource = "sdk"
+	SourceEstimate        OriginalSource = "estimate"
+	SourceUnknown         OriginalSource = "unknown"
+)
+
+// OriginalSources lists the sources in the order of the ClickHouse Enum8.
+var OriginalSources = []OriginalSource{
+	SourceHarnessMetadata, SourceMarker, SourceSavedFile, SourceOTelAttribute,
+	SourceSDK, SourceEstimate, SourceUnknown,
+}
+
+// Unit is the unit of a shown range and its total.
+type Unit string
+
+const (
+	UnitNone    Unit = ""
+	UnitBytes   Unit = "bytes"
+	UnitChars   Unit = "chars"
+	UnitLines   Unit = "lines"
+	UnitTokens  Unit = "tokens"
+	UnitItems   Unit = "items"
+	UnitMatches Unit = "matches"
+	UnitFiles   Unit = "files"
+)
+
+// Risk grades an answer by the completeness of its inputs (DESIGN §5).
+type Risk string
+
+const (
+	RiskNone   Risk = "none"
+	RiskLow    Risk = "low"
+	RiskMedium Risk = "medium"
+	RiskHigh   Risk = "high"
+)
+
+// Risks lists the grades from least to most severe (the ClickHouse Enum8 order,
+// so max(risk) in SQL is the worst).
+var Risks = []Risk{RiskNone, RiskLow, RiskMedium, RiskHigh}
+
+// Severity orders risks: none < low < medium < high.
+func (r Risk) Severity() int {
+	for i, x := range Risks {
+		if x == r {
+			return i
+		}
+	}
+	return 0
+}
+
+// Reason codes explain a risk verdict; they are machine words, stable across releases.
+const (
+	ReasonAbsenceClaimOnPartialInput = "absence_claim_on_partial_input"
+	ReasonSilentTruncation           = "silent_truncation"
+	ReasonExplicitTruncation         = "explicit_truncation"
+	ReasonSuspectedTruncation        = "suspected_truncation"
+	ReasonNotFollowedUp              = "not_followed_up"
+	ReasonMarkerUnderstated          = "marker_understated"
+	ReasonRecovered                  = "recovered_before_answer"
+	ReasonCleared                    = "content_cleared"
+	ReasonRefused                    = "output_refused"
+)

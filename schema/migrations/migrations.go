@@ -1,0 +1,229 @@
+// Package migrations holds ctxaudit's versioned ClickHouse DDL, embedded in
+// the binary, and applies it in order, recording each applied version in
+// <db>.schema_migrations.
+//
+// A migration file is sql/NNNN_name.sql: statements separated by a line that
+// ends in ';', rendered with text/template where {{ident .Database}} is the
+// backtick-quoted database name. Every statement must be idempotent (IF NOT
+// EXISTS / IF EXISTS) so that a run interrupted half-way can simply be
+// repeated.
+package migrations
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"text/template"
+	"time"
+)
+
+//go:embed sql/*.sql
+var files embed.FS
+
+// Migration is one embedded DDL file.
+type Migration struct {
+	Version  uint32
+	Name     string
+	Checksum string // SHA-256 of the template text, hex
+	text     string
+}
+
+// Statements renders the migration for database db and splits it into statements.
+func (m Migration) Statements(db string) ([]string, error) {
+	tmpl, err := template.New(m.Name).Funcs(template.FuncMap{"ident": QuoteIdent}).Parse(m.text)
+	if err != nil {
+		return nil, fmt.Errorf("migration %04d %s: %w", m.Version, m.Name, err)
+	}
+	var b bytes.Buffer
+	if err := tmpl.Execute(&b, struct{ Database string }{db}); err != nil {
+		return nil, fmt.Errorf("migration %04d %s: %w", m.Version, m.Name, err)
+	}
+	return splitStatements(b.String()), nil
+}
+
+var fileName = regexp.MustCompile(`^(\d{4})_([a-z0-9_]+)\.sql$`)
+
+// All returns the embedded migrations in version order.
+func All() ([]Migration, error) {
+	entries, err := fs.ReadDir(files, "sql")
+	if err != nil {
+		return nil, fmt.Errorf("read embedded migrations: %w", err)
+	}
+	var out []Migration
+	for _, e := range entries {
+		m := fileName.FindStringSubmatch(e.Name())
+		if m == nil {
+			return nil, fmt.Errorf("embedded migration %q: name must look like 0001_name.sql", e.Name())
+		}
+		v, _ := strconv.ParseUint(m[1], 10, 32)
+		text, err := files.ReadFile(path.Join("sql", e.Name()))
+		if err != nil {
+			return nil, fmt.Errorf("read embedded migration %s: %w", e.Name(), err)
+		}
+		sum := sha256.Sum256(text)
+		out = append(out, Migration{Version: uint32(v), Name: m[2], Checksum: hex.EncodeToString(sum[:]), text: string(text)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Version < out[j].Version })
+	for i := 1; i < len(out); i++ {
+		if out[i].Version == out[i-1].Version {
+			return nil, fmt.Errorf("two embedded migrations have version %04d", out[i].Version)
+		}
+	}
+	return out, nil
+}
+
+// Latest is the highest embedded version: the schema this binary speaks.
+func Latest() uint32 {
+	all, err := All()
+	if err != nil || len(all) == 0 {
+		return 0
+	}
+	return all[len(all)-1].Version
+}
+
+// splitStatements cuts on lines ending in ';' and drops comment-only chunks.
+func splitStatements(sql string) []string {
+	var out []string
+	var cur strings.Builder
+	flush := func() {
+		s := strings.TrimSpace(cur.String())
+		cur.Reset()
+		if s == "" || onlyComments(s) {
+			return
+		}
+		out = append(out, s)
+	}
+	for _, line := range strings.Split(sql, "\n") {
+		trimmed := strings.TrimRight(line, " \t\r")
+		if strings.HasPrefix(strings.TrimSpace(trimmed), "--") {
+			continue
+		}
+		if strings.HasSuffix(trimmed, ";") {
+			cur.WriteString(strings.TrimSuffix(trimmed, ";"))
+			flush()
+			continue
+		}
+		cur.WriteString(line)
+		cur.WriteByte('\n')
+	}
+	flush()
+	return out
+}
+
+func onlyComments(s string) bool {
+	for _, l := range strings.Split(s, "\n") {
+		l = strings.TrimSpace(l)
+		if l != "" && !strings.HasPrefix(l, "--") {
+			return false
+		}
+	}
+	return true
+}
+
+var identRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// ValidDatabaseName reports whether name is a plain identifier. Database
+// names are configuration, so they are restricted rather than escaped.
+func ValidDatabaseName(name string) error {
+	if !identRe.MatchString(name) {
+		return fmt.Errorf("invalid database name %q: use letters, digits and underscores, not starting with a digit", name)
+	}
+	return nil
+}
+
+// QuoteIdent backtick-quotes an identifier (callers validate it first).
+func QuoteIdent(name string) string { return "`" + strings.ReplaceAll(name, "`", "``") + "`" }
+
+// Execer is the part of a ClickHouse connection migrations need.
+type Execer interface {
+	Exec(ctx context.Context, query string, args ...any) error
+	// AppliedVersions returns version → checksum of the rows in schema_migrations.
+	AppliedVersions(ctx context.Context, db string) (map[uint32]string, error)
+	RecordVersion(ctx context.Context, db string, m Migration, at time.Time) error
+}
+
+// ErrDatabaseNewer is returned when the database was migrated by a newer ctxaudit.
+var ErrDatabaseNewer = errors.New("database schema is newer than this ctxaudit binary")
+
+// Result says what Apply did.
+type Result struct {
+	Database string
+	Applied  []Migration // newly applied, in order
+	Current  uint32      // schema version after the run
+}
+
+// Apply creates the database and the migrations table if needed, refuses a
+// database newer than the binary, and applies pending migrations in order.
+func Apply(ctx context.Context, x Execer, db string) (Result, error) {
+	res := Result{Database: db}
+	if err := ValidDatabaseName(db); err != nil {
+		return res, err
+	}
+	all, err := All()
+	if err != nil {
+		return res, err
+	}
+	q := QuoteIdent(db)
+	bootstrap := []string{
+		"CREATE DATABASE IF NOT EXISTS " + q,
+		"CREATE TABLE IF NOT EXISTS " + q + ".schema_migrations (version UInt32, name String, checksum String, applied_at DateTime) ENGINE = MergeTree() ORDER BY version",
+	}
+	for _, stmt := range bootstrap {
+		if err := x.Exec(ctx, stmt); err != nil {
+			return res, fmt.Errorf("bootstrap %s: %w", db, err)
+		}
+	}
+	applied, err := x.AppliedVersions(ctx, db)
+	if err != nil {
+		return res, fmt.Errorf("read %s.schema_migrations: %w", db, err)
+	}
+	latest := all[len(all)-1].Version
+	for v := range applied {
+		if v > res.Current {
+			res.Current = v
+		}
+	}
+	if res.Current > latest {
+		return res, fmt.Errorf("%w: database %s is at version %d, this binary knows up to %d; upgrade ctxaudit", ErrDatabaseNewer, db, res.Current, latest)
+	}
+	for _, m := range all {
+		if sum, ok := applied[m.Version]; ok {
+			if sum != m.Checksum {
+				return res, fmt.Errorf("migration %04d_%s was changed after it was applied to %s (checksum %s, now %s): add a new migration instead of editing an applied one", m.Version, m.Name, db, short(sum), short(m.Checksum))
+			}
+			continue
+		}
+		stmts, err := m.Statements(db)
+		if err != nil {
+			return res, err
+		}
+		for i, stmt := range stmts {
+			if err := x.Exec(ctx, stmt); err != nil {
+				return res, fmt.Errorf("migration %04d_%s statement %d: %w", m.Version, m.Name, i+1, err)
+			}
+		}
+		if err := x.RecordVersion(ctx, db, m, time.Now()); err != nil {
+			return res, fmt.Errorf("record migration %04d_%s: %w", m.Version, m.Name, err)
+		}
+		res.Applied = append(res.Applied, m)
+		res.Current = m.Version
+	}
+	return res, nil
+}
+
+func short(sum string) string {
+	if len(sum) > 12 {
+		return sum[:12]
+	}
+	return sum
+}

@@ -1,0 +1,208 @@
+// Package schema is ctxaudit's data model: the one definition of a tool call,
+// an answer, a session and a stored tool output that the parsers, the
+// forensics, the collector components, the ClickHouse writer and the CLI share.
+//
+// The JSON shape of these types is the contract of DESIGN §8 (`ctxaudit
+// postmortem --format json`, `ctxaudit ingest --dry-run --format jsonl`):
+// field names are fixed and unknown sizes are null, never 0.
+//
+// This package is pure: no database, no collector imports.
+package schema
+
+import (
+	"time"
+)
+
+// Sizes are the four measures of a text (DESIGN §4). Tokens are an estimate
+// (ceil(bytes/4)) unless a source gives a count.
+type Sizes struct {
+	Bytes  Count `json:"bytes"`
+	Chars  Count `json:"chars"`
+	Lines  Count `json:"lines"`
+	Tokens Count `json:"tokens"`
+}
+
+// Original is the size of the complete tool output and where that figure came from.
+type Original struct {
+	Sizes
+	Source OriginalSource `json:"source"`
+}
+
+// Range is the part of the original that was shown, in Unit. End is
+// exclusive for byte/char offsets and inclusive for 1-based line numbers, as
+// the harnesses themselves number them; Unit disambiguates.
+type Range struct {
+	Start Count `json:"start"`
+	End   Count `json:"end"`
+	Unit  Unit  `json:"unit"`
+}
+
+// Disclosure says which of the three things a complete truncation notice
+// tells were present in what the model saw: where, why, and how to continue.
+type Disclosure struct {
+	Range  bool `json:"range"`
+	Reason bool `json:"reason"`
+	Next   bool `json:"next"`
+}
+
+// Score is the number of things disclosed, 0–3.
+func (d Disclosure) Score() int {
+	n := 0
+	for _, b := range [...]bool{d.Range, d.Reason, d.Next} {
+		if b {
+			n++
+		}
+	}
+	return n
+}
+
+// Forensics is the verdict of truncation detection on one tool result: how
+// complete the output that entered the model's context was (DESIGN §4).
+type Forensics struct {
+	Original Original `json:"original"`
+	Context  Sizes    `json:"context"`
+
+	Truncated bool           `json:"truncated"`
+	Kind      TruncationKind `json:"truncation_kind"`
+	Strategy  Strategy       `json:"strategy"`
+	// PartialByRequest marks a call that itself asked for part of its target
+	// (Read offset/limit, fetch start_index) and got that part: not truncated,
+	// but its Shown range counts toward the target's coverage.
+	PartialByRequest bool `json:"partial_by_request"`
+
+	Shown Range `json:"shown"`
+	Total Count `json:"total"`
+
+	// Reason is a machine word for why the output was cut: cap_bytes,
+	// cap_chars, cap_lines, cap_tokens, cap_items, pagination, summarised,
+	// too_large, timeout, cleared.
+	Reason     string     `json:"reason"`
+	Disclosure Disclosure `json:"disclosure"`
+	// NextHint is the verbatim "how to continue" text of the notice, if any.
+	NextHint string `json:"next_hint"`
+	// SavedRef is the path or URL of the full output, when the harness kept one.
+	SavedRef   string `json:"saved_ref"`
+	RefVersion string `json:"ref_version"`
+	// Marker is the verbatim truncation notice the model saw.
+	Marker string `json:"marker"`
+	// MarkerUnderstated: the notice claims fewer units dropped than really were.
+	MarkerUnderstated bool `json:"marker_understated"`
+	// Detector names the rule that decided (e.g. "claude_code.persisted_output"),
+	// for debugging and for per-rule dashboards.
+	Detector string `json:"detector"`
+}
+
+// DisclosureScore is Disclosure.Score, exposed for JSON consumers.
+func (f Forensics) DisclosureScore() int { return f.Disclosure.Score() }
+
+// ToolCall is one tool invocation and the forensics of its result: one row of
+// ctxaudit.tool_calls.
+type ToolCall struct {
+	SessionID string    `json:"session_id"`
+	CallID    string    `json:"call_id"`
+	Tool      string    `json:"tool"`
+	Timestamp time.Time `json:"timestamp"`
+
+	Source         Harness `json:"source"`
+	HarnessVersion string  `json:"harness_version"`
+	Model          string  `json:"model"`
+	Project        string  `json:"project"`
+	Cwd            string  `json:"cwd"`
+	GitBranch      string  `json:"git_branch"`
+	// AgentID is set for sub-agent (sidechain) threads.
+	AgentID   string `json:"agent_id"`
+	Sidechain bool   `json:"sidechain"`
+	// Turn is the 0-based index of the user prompt this call belongs to.
+	Turn int `json:"turn"`
+	// MessageID is the assistant message that issued the call.
+	MessageID string `json:"message_id"`
+
+	// Arguments is the call's input as JSON text.
+	Arguments string `json:"arguments"`
+	// Target is what the call read: a file path, URL, search, or command.
+	Target  string `json:"target"`
+	IsError bool   `json:"is_error"`
+
+	Forensics
+
+	// Follow-through, filled by session analysis.
+	FollowedUp      bool   `json:"followed_up"`
+	ContinuationOf  string `json:"continuation_of"`
+	SessionCoverage Ratio  `json:"session_coverage"`
+	// Searched: a later search ran over the whole saved original, so it was
+	// searched though not necessarily read.
+	Searched bool `json:"searched"`
+
+	// Content hashes (SHA-256, hex) of the stored texts in tool_outputs, empty if not stored.
+	OriginalSHA256 string `json:"original_sha256,omitempty"`
+	ContextSHA256  string `json:"context_sha256,omitempty"`
+
+	// Where the call was read from, for error reports and re-ingestion.
+	SourceFile string `json:"source_file,omitempty"`
+	SourceLine int64  `json:"source_line,omitempty"`
+}
+
+// Answer is assistant text that follows tool results inside a turn, judged by
+// the completeness of its inputs (DESIGN §5): one row of ctxaudit.answers.
+type Answer struct {
+	SessionID string    `json:"session_id"`
+	MessageID string    `json:"message_id"`
+	Timestamp time.Time `json:"timestamp"`
+	Turn      int       `json:"turn"`
+	Source    Harness   `json:"source"`
+	Model     string    `json:"model"`
+	AgentID   string    `json:"agent_id"`
+	Sidechain bool      `json:"sidechain"`
+	Text      string    `json:"text"`
+
+	// InputCallIDs are the calls of the turn before this answer.
+	InputCallIDs []string `json:"input_call_ids"`
+	// IncompleteInputs are the inputs truncated and not recovered at answer time.
+	IncompleteInputs []string `json:"incomplete_inputs"`
+	AbsenceClaim     bool     `json:"absence_claim"`
+	Risk             Risk     `json:"risk"`
+	// Reasons are machine words; ReasonCalls maps each to the call ids behind it.
+	Reasons     []string            `json:"reasons"`
+	ReasonCalls map[string][]string `json:"reason_calls"`
+	Verdict     string              `json:"verdict"`
+}
+
+// Session summarises one agent session: one row of ctxaudit.sessions.
+type Session struct {
+	SessionID      string    `json:"session_id"`
+	Source         Harness   `json:"source"`
+	HarnessVersion string    `json:"harness_version"`
+	Model          string    `json:"model"`
+	Project        string    `json:"project"`
+	Cwd            string    `json:"cwd"`
+	GitBranch      string    `json:"git_branch"`
+	StartedAt      time.Time `json:"started_at"`
+	EndedAt        time.Time `json:"ended_at"`
+	SourceFile     string    `json:"source_file,omitempty"`
+
+	Turns          int `json:"turns"`
+	ToolCalls      int `json:"tool_calls"`
+	TruncatedCalls int `json:"truncated_calls"`
+	SilentCalls    int `json:"silent_calls"`
+	Answers        int `json:"answers"`
+	RiskyAnswers   int `json:"risky_answers"`
+	// Compactions counts compaction / micro-compaction boundaries: results the
+	// model saw were later cleared from its context.
+	Compactions int  `json:"compactions"`
+	MaxRisk     Risk `json:"max_risk"`
+	// Usage, summed once per assistant message.
+	InputTokens  uint64 `json:"input_tokens"`
+	OutputTokens uint64 `json:"output_tokens"`
+}
+
+// ToolOutput is a stored tool output text, content-addressed by the SHA-256 of
+// the full text before capping and redaction: one row of ctxaudit.tool_outputs.
+type ToolOutput struct {
+	SHA256 string `json:"sha256"`
+	// Bytes is the size of the full text; Text may be shorter when capped.
+	Bytes      uint64    `json:"bytes"`
+	Text       string    `json:"text"`
+	Capped     bool      `json:"capped"`
+	Redactions int       `json:"redactions"`
+	FirstSeen  time.Time `json:"first_seen"`
+}
