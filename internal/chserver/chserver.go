@@ -42,6 +42,9 @@ type Options struct {
 	StartTimeout time.Duration
 	// Stdout/Stderr receive the server's console output (default discarded).
 	Stdout, Stderr io.Writer
+	// Detach leaves the server running after this process exits (the local
+	// dev server); otherwise it is killed when this process dies.
+	Detach bool
 }
 
 // Server is a running ClickHouse server.
@@ -112,6 +115,9 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	// Pdeathsig: if the test binary or CLI dies, the server dies with it
 	// instead of lingering on its ports.
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if opts.Detach {
+		s.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	}
 	if err := s.cmd.Start(); err != nil {
 		s.cleanup()
 		return nil, fmt.Errorf("start %s: %w", bin, err)
@@ -127,6 +133,19 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// PID is the server's process id.
+func (s *Server) PID() int {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}
+
+// Answering reports whether a ClickHouse HTTP interface answers /ping on port.
+func Answering(port int) bool {
+	return ping(net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 }
 
 // Wait blocks until the server exits.
