@@ -12,7 +12,6 @@ CLICKHOUSE_DIR       ?= .ctxaudit/clickhouse
 CLICKHOUSE_PORT      ?= 9000
 CLICKHOUSE_HTTP_PORT ?= 8123
 CTXAUDIT_CLICKHOUSE  ?= clickhouse://default@127.0.0.1:$(CLICKHOUSE_PORT)/ctxaudit
-export CTXAUDIT_CLICKHOUSE
 
 # Debian installs clickhouse-server into /usr/sbin.
 export PATH := $(PATH):/usr/sbin
@@ -39,7 +38,7 @@ test: deps lint
 
 ## run: start the local ClickHouse, migrate, and show the schema.
 run: deps build clickhouse
-	./$(BIN) migrate
+	./$(BIN) migrate --clickhouse '$(CTXAUDIT_CLICKHOUSE)'
 
 bench:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem ./...

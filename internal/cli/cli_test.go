@@ -77,6 +77,9 @@ func TestExitCodes(t *testing.T) {
 // file (DESIGN §8). Each layer names an unreachable port, so the error says
 // which one won.
 func TestConfigPrecedence(t *testing.T) {
+	// An empty variable counts as unset, so an address exported by the caller
+	// (e.g. make) cannot leak into the cases that expect the file to win.
+	t.Setenv("CTXAUDIT_CLICKHOUSE", "")
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "ctxaudit.yaml")
 	if err := os.WriteFile(cfg, []byte("clickhouse: clickhouse://default@127.0.0.1:1/fromfile\n"), 0o644); err != nil {
