@@ -97,6 +97,7 @@ and traces wrong answers back to the incomplete inputs they were built on.`,
 		a.migrateCommand(),
 		a.pruneCommand(),
 		a.devCommand(),
+		a.ingestCommand(),
 	)
 	return root
 }

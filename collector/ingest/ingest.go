@@ -1,0 +1,457 @@
+// Package ingest is the one-shot import pipeline behind `ctxaudit ingest`:
+// walk paths, detect each file's format, parse it line by line, group the
+// files of one session, run session analysis, and hand sessions, tool calls
+// and answers to a Writer in batches.
+//
+// It is the file-system-aware layer over the pure parsers in
+// collector/transcript: it knows the Claude Code folder layout (sub-agent
+// threads join their session; saved outputs live in tool-results/) and reads
+// files; the parsers never do.
+package ingest
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"time"
+	"unicode/utf8"
+
+	"github.com/ctxaudit/ctxaudit/collector/analysis"
+	"github.com/ctxaudit/ctxaudit/collector/transcript"
+	"github.com/ctxaudit/ctxaudit/collector/transcript/claudecode"
+	"github.com/ctxaudit/ctxaudit/collector/transcript/codex"
+	"github.com/ctxaudit/ctxaudit/collector/transcript/pi"
+	"github.com/ctxaudit/ctxaudit/schema"
+)
+
+// Writer stores ingested records. The ClickHouse writer implements it; every
+// id is stable (the harness's own ids), so writing the same records twice
+// must not change query results.
+type Writer interface {
+	WriteSessions(ctx context.Context, sessions []schema.Session) error
+	WriteToolCalls(ctx context.Context, calls []schema.ToolCall) error
+	WriteAnswers(ctx context.Context, answers []schema.Answer) error
+	WriteToolOutputs(ctx context.Context, outputs []schema.ToolOutput) error
+}
+
+// Defaults.
+const (
+	DefaultBatchSize      = 1000
+	DefaultMaxSkipDetails = 1000
+	DefaultMaxOutputBytes = 1 << 20
+)
+
+// Options configure a run. The zero value ingests with auto-detection and
+// default limits.
+type Options struct {
+	// Source forces a format; "" or auto detects it per file from its first lines.
+	Source transcript.Format
+	// MaxLineBytes skips longer lines (default transcript.DefaultMaxLineBytes).
+	MaxLineBytes int
+	// BatchSize is the number of rows per Writer call (default DefaultBatchSize).
+	BatchSize int
+	// DryRun, when set, receives one JSON tool-call record per line and
+	// nothing is written to the Writer (which may then be nil).
+	DryRun io.Writer
+	// MaxSkipDetails bounds Summary.Skipped; counts stay exact.
+	MaxSkipDetails int
+	// MaxSavedBytes caps one saved output read (default DefaultMaxSavedBytes).
+	MaxSavedBytes int64
+	// Outputs configures storing the text of tool outputs.
+	Outputs OutputOptions
+}
+
+// OutputOptions configure ctxaudit.tool_outputs rows: the context text of
+// each call and, when a saved full output was read, the original.
+type OutputOptions struct {
+	Store bool
+	// MaxBytes caps each stored text (default DefaultMaxOutputBytes); the hash
+	// is always of the full text.
+	MaxBytes int
+	// Redact removes secrets and returns the text and the number of
+	// redactions. Storing requires it: unredacted output never leaves here.
+	Redact func(string) (string, int)
+}
+
+func (o Options) withDefaults() Options {
+	if o.Source == "" {
+		o.Source = transcript.FormatAuto
+	}
+	if o.MaxLineBytes <= 0 {
+		o.MaxLineBytes = transcript.DefaultMaxLineBytes
+	}
+	if o.BatchSize <= 0 {
+		o.BatchSize = DefaultBatchSize
+	}
+	if o.MaxSkipDetails <= 0 {
+		o.MaxSkipDetails = DefaultMaxSkipDetails
+	}
+	if o.Outputs.MaxBytes <= 0 {
+		o.Outputs.MaxBytes = DefaultMaxOutputBytes
+	}
+	return o
+}
+
+// Run ingests the transcript files and folders in paths. Problems with the
+// input (a missing path, an unreadable folder, a named file in no known
+// format) are reported before anything is written, as errors matching
+// ErrInput. Bad lines never fail a run: they are counted in the summary.
+func Run(ctx context.Context, paths []string, opts Options, w Writer) (Summary, error) {
+	opts = opts.withDefaults()
+	sum := newSummary()
+	if len(paths) == 0 {
+		return sum, fmt.Errorf("%w: no paths to ingest", ErrInput)
+	}
+	if w == nil && opts.DryRun == nil {
+		return sum, errors.New("ingest: no writer and no dry-run output")
+	}
+	if opts.Outputs.Store && opts.Outputs.Redact == nil {
+		return sum, errors.New("ingest: storing tool outputs needs a Redact function")
+	}
+	if opts.Source != transcript.FormatAuto {
+		if _, err := transcript.ParseFormat(string(opts.Source)); err != nil {
+			return sum, fmt.Errorf("%w: %w", ErrInput, err)
+		}
+	}
+
+	files, err := findFiles(paths)
+	if err != nil {
+		return sum, err
+	}
+	var usable []file
+	for _, f := range files {
+		if opts.Source != transcript.FormatAuto {
+			f.format = opts.Source
+			usable = append(usable, f)
+			continue
+		}
+		format, empty, err := detectFormat(f.path, opts.MaxLineBytes)
+		switch {
+		case empty:
+			sum.SkippedFiles = append(sum.SkippedFiles, SkippedFile{File: f.path, Reason: "empty"})
+			continue
+		case err != nil && f.explicit:
+			return sum, err
+		case err != nil:
+			sum.SkippedFiles = append(sum.SkippedFiles, SkippedFile{File: f.path, Reason: err.Error()})
+			continue
+		}
+		f.format = format
+		usable = append(usable, f)
+	}
+
+	r := &run{opts: opts, w: w, sum: &sum}
+	for _, u := range groupUnits(usable) {
+		if err := ctx.Err(); err != nil {
+			return sum, err
+		}
+		if err := r.unit(ctx, u); err != nil {
+			return sum, err
+		}
+	}
+	if err := r.flush(ctx, true); err != nil {
+		return sum, err
+	}
+	return sum, nil
+}
+
+// run holds one Run's batches.
+type run struct {
+	opts     Options
+	w        Writer
+	sum      *Summary
+	sessions []schema.Session
+	calls    []schema.ToolCall
+	answers  []schema.Answer
+	outputs  []schema.ToolOutput
+	outSeen  map[string]bool
+}
+
+// unitState gathers one session's records across its files.
+type unitState struct {
+	calls       []schema.ToolCall
+	answers     []schema.Answer
+	meta        schema.Session
+	haveMeta    bool
+	spawnedTurn map[string]int // sub-agent id -> turn of the call that spawned it
+}
+
+func (r *run) unit(ctx context.Context, u unit) error {
+	st := &unitState{spawnedTurn: map[string]int{}}
+	for _, f := range u.files {
+		if err := r.file(ctx, f, st); err != nil {
+			return err
+		}
+	}
+	// Sub-agent threads run inside the parent's turn that spawned them.
+	for i := range st.calls {
+		if c := &st.calls[i]; c.Sidechain {
+			if t, ok := st.spawnedTurn[c.AgentID]; ok {
+				c.Turn = t
+			}
+		}
+	}
+	for i := range st.answers {
+		if a := &st.answers[i]; a.Sidechain {
+			if t, ok := st.spawnedTurn[a.AgentID]; ok {
+				a.Turn = t
+			}
+		}
+	}
+	sort.SliceStable(st.calls, func(i, j int) bool { return callLess(&st.calls[i], &st.calls[j]) })
+	sort.SliceStable(st.answers, func(i, j int) bool { return st.answers[i].Timestamp.Before(st.answers[j].Timestamp) })
+
+	s := analysis.Session{Meta: st.meta, Calls: st.calls, Answers: st.answers}
+	analysis.Analyze(&s)
+	if len(s.Calls) == 0 && len(s.Answers) == 0 && s.Meta.Turns == 0 {
+		// Nothing in these files makes a session (a file of stray lines):
+		// its lines are counted, but an empty session row would be noise.
+		return nil
+	}
+
+	r.sum.Sessions++
+	r.sum.Turns += s.Meta.Turns
+	r.sum.Compactions += s.Meta.Compactions
+	r.sum.ToolCalls += len(s.Calls)
+	r.sum.Answers += len(s.Answers)
+	for i := range s.Calls {
+		if c := &s.Calls[i]; c.Truncated {
+			r.sum.Truncated++
+			r.sum.TruncatedByKind[c.Kind]++
+		}
+	}
+	for i := range s.Answers {
+		r.sum.AnswersByRisk[s.Answers[i].Risk]++
+	}
+
+	if r.opts.DryRun != nil {
+		enc := json.NewEncoder(r.opts.DryRun)
+		enc.SetEscapeHTML(false)
+		for i := range s.Calls {
+			if err := enc.Encode(&s.Calls[i]); err != nil {
+				return fmt.Errorf("write dry-run record: %w", err)
+			}
+		}
+		return nil
+	}
+	r.sessions = append(r.sessions, s.Meta)
+	r.calls = append(r.calls, s.Calls...)
+	r.answers = append(r.answers, s.Answers...)
+	return r.flush(ctx, false)
+}
+
+func callLess(a, b *schema.ToolCall) bool {
+	if !a.Timestamp.Equal(b.Timestamp) {
+		return a.Timestamp.Before(b.Timestamp)
+	}
+	if a.SourceFile != b.SourceFile {
+		return a.SourceFile < b.SourceFile
+	}
+	return a.SourceLine < b.SourceLine
+}
+
+// file parses one transcript file into st.
+func (r *run) file(ctx context.Context, f file, st *unitState) error {
+	fh, err := os.Open(f.path)
+	if err != nil {
+		return &InputError{Path: f.path, Err: unwrapPathError(err)}
+	}
+	defer fh.Close()
+
+	r.sum.Files++
+	r.sum.Formats[f.format]++
+	popts := transcript.Options{SourceFile: f.path}
+	// The session id is needed to resolve saved outputs; for Claude Code the
+	// main thread's file name is it.
+	sid := transcript.SessionIDFromPath(f.path)
+	if main, ok := mainThreadOf(f.path); ok {
+		sid = transcript.SessionIDFromPath(main)
+	}
+	popts.ReadSaved = newSavedReader(f, sid, r.opts.MaxSavedBytes)
+
+	emit := func(rec transcript.Record) { r.record(f, rec, st) }
+	var p transcript.Parser
+	switch f.format {
+	case transcript.FormatClaudeCode:
+		p = claudecode.New(popts, emit)
+	case transcript.FormatCodex:
+		p = codex.New(popts, emit)
+	case transcript.FormatPi:
+		p = pi.New(popts, emit)
+	default:
+		return &InputError{Path: f.path, Err: fmt.Errorf("%w %q", transcript.ErrUnknownFormat, f.format)}
+	}
+
+	lr := transcript.NewLineReader(fh, r.opts.MaxLineBytes)
+	for {
+		l, err := lr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("read %s after line %d: %w", f.path, r.sum.Lines, err)
+		}
+		r.sum.Lines++
+		if l.No%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if l.TooLong {
+			r.skip(f.path, &transcript.Skip{Line: l.No, Reason: transcript.SkipTooLong,
+				Detail: fmt.Sprintf("%d bytes, limit %d", l.Size, r.opts.MaxLineBytes)})
+			continue
+		}
+		p.Feed(l.No, l.Bytes)
+	}
+	p.Flush()
+	r.sum.Bytes += lr.BytesRead()
+	mergeMeta(st, p.Session())
+	return nil
+}
+
+// mergeMeta folds one file's session metadata into the unit's: the first
+// file (the main thread) names the session; sub-agents add their usage,
+// turns are the main thread's.
+func mergeMeta(st *unitState, m schema.Session) {
+	if !st.haveMeta {
+		st.meta, st.haveMeta = m, true
+		return
+	}
+	s := &st.meta
+	s.InputTokens += m.InputTokens
+	s.OutputTokens += m.OutputTokens
+	s.Compactions += m.Compactions
+	if !m.StartedAt.IsZero() && (s.StartedAt.IsZero() || m.StartedAt.Before(s.StartedAt)) {
+		s.StartedAt = m.StartedAt
+	}
+	if m.EndedAt.After(s.EndedAt) {
+		s.EndedAt = m.EndedAt
+	}
+	for _, f := range []struct {
+		dst *string
+		src string
+	}{
+		{&s.SessionID, m.SessionID}, {&s.HarnessVersion, m.HarnessVersion}, {&s.Model, m.Model},
+		{&s.Cwd, m.Cwd}, {&s.Project, m.Project}, {&s.GitBranch, m.GitBranch},
+	} {
+		if *f.dst == "" {
+			*f.dst = f.src
+		}
+	}
+}
+
+// record takes one parser record.
+func (r *run) record(f file, rec transcript.Record, st *unitState) {
+	switch v := rec.(type) {
+	case *transcript.Call:
+		if v.SpawnedAgentID != "" {
+			st.spawnedTurn[v.SpawnedAgentID] = v.Call.Turn
+		}
+		if r.opts.Outputs.Store && r.opts.DryRun == nil {
+			v.Call.ContextSHA256 = r.keepOutput(v.ContextText, v.Call.Timestamp)
+			if v.SavedText != nil {
+				v.Call.OriginalSHA256 = r.keepOutput(string(v.SavedText), v.Call.Timestamp)
+			}
+		}
+		// Only the row is kept: the texts are not needed past this point,
+		// so memory holds records, not outputs.
+		st.calls = append(st.calls, v.Call)
+	case *transcript.Answer:
+		st.answers = append(st.answers, v.Answer)
+	case *transcript.Skip:
+		r.skip(f.path, v)
+	}
+}
+
+func (r *run) skip(path string, s *transcript.Skip) {
+	r.sum.SkippedLines[s.Reason]++
+	if len(r.sum.Skipped) >= r.opts.MaxSkipDetails {
+		r.sum.SkippedOmitted++
+		return
+	}
+	r.sum.Skipped = append(r.sum.Skipped, SkippedLine{File: path, Line: s.Line, Reason: s.Reason, Detail: s.Detail})
+}
+
+// keepOutput queues a tool_outputs row for text (hashed in full, then
+// capped and redacted) and returns its hash.
+func (r *run) keepOutput(text string, seen time.Time) string {
+	sum := sha256.Sum256([]byte(text))
+	id := hex.EncodeToString(sum[:])
+	if r.outSeen == nil {
+		r.outSeen = map[string]bool{}
+	}
+	if r.outSeen[id] {
+		return id
+	}
+	r.outSeen[id] = true
+	stored, capped := text, false
+	if len(stored) > r.opts.Outputs.MaxBytes {
+		stored, capped = truncateUTF8(stored, r.opts.Outputs.MaxBytes), true
+	}
+	stored, n := r.opts.Outputs.Redact(stored)
+	r.outputs = append(r.outputs, schema.ToolOutput{
+		SHA256: id, Bytes: uint64(len(text)), Text: stored, Capped: capped,
+		Redactions: n, FirstSeen: seen,
+	})
+	r.sum.ToolOutputsKept++
+	return id
+}
+
+func truncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// flush writes full batches, or everything when final.
+func (r *run) flush(ctx context.Context, final bool) error {
+	if r.opts.DryRun != nil {
+		return nil
+	}
+	n := r.opts.BatchSize
+	var err error
+	if r.sessions, err = writeBatches(ctx, r.sessions, n, final, r.w.WriteSessions, "sessions"); err != nil {
+		return err
+	}
+	if r.calls, err = writeBatches(ctx, r.calls, n, final, r.w.WriteToolCalls, "tool calls"); err != nil {
+		return err
+	}
+	if r.answers, err = writeBatches(ctx, r.answers, n, final, r.w.WriteAnswers, "answers"); err != nil {
+		return err
+	}
+	if r.outputs, err = writeBatches(ctx, r.outputs, n, final, r.w.WriteToolOutputs, "tool outputs"); err != nil {
+		return err
+	}
+	if final {
+		r.outSeen = nil
+	}
+	return nil
+}
+
+// writeBatches writes rows in batches of n and returns what is left: fewer
+// than n rows, or none when final.
+func writeBatches[T any](ctx context.Context, rows []T, n int, final bool, write func(context.Context, []T) error, what string) ([]T, error) {
+	for len(rows) >= n || (final && len(rows) > 0) {
+		k := min(n, len(rows))
+		if err := write(ctx, rows[:k]); err != nil {
+			return rows, fmt.Errorf("write %d %s: %w", k, what, err)
+		}
+		rows = rows[k:]
+	}
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	// Keep the remainder in a fresh slice so written rows can be collected.
+	return append([]T(nil), rows...), nil
+}

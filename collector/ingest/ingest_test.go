@@ -1,0 +1,419 @@
+package ingest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/ctxaudit/ctxaudit/collector/transcript"
+	"github.com/ctxaudit/ctxaudit/collector/transcript/transcripttest"
+	"github.com/ctxaudit/ctxaudit/schema"
+)
+
+// recorder is a Writer that keeps every batch.
+type recorder struct {
+	sessions []schema.Session
+	calls    []schema.ToolCall
+	answers  []schema.Answer
+	outputs  []schema.ToolOutput
+	batches  map[string][]int
+	failOn   string
+}
+
+func (r *recorder) note(what string, n int) error {
+	if r.batches == nil {
+		r.batches = map[string][]int{}
+	}
+	r.batches[what] = append(r.batches[what], n)
+	if r.failOn == what {
+		return errors.New("clickhouse is down")
+	}
+	return nil
+}
+
+func (r *recorder) WriteSessions(_ context.Context, s []schema.Session) error {
+	r.sessions = append(r.sessions, s...)
+	return r.note("sessions", len(s))
+}
+
+func (r *recorder) WriteToolCalls(_ context.Context, c []schema.ToolCall) error {
+	r.calls = append(r.calls, c...)
+	return r.note("calls", len(c))
+}
+
+func (r *recorder) WriteAnswers(_ context.Context, a []schema.Answer) error {
+	r.answers = append(r.answers, a...)
+	return r.note("answers", len(a))
+}
+
+func (r *recorder) WriteToolOutputs(_ context.Context, o []schema.ToolOutput) error {
+	r.outputs = append(r.outputs, o...)
+	return r.note("outputs", len(o))
+}
+
+func (r *recorder) call(id string) *schema.ToolCall {
+	for i := range r.calls {
+		if r.calls[i].CallID == id {
+			return &r.calls[i]
+		}
+	}
+	return nil
+}
+
+const session216 = "637ef6e7-e740-4503-8ff8-5780d7c0918f"
+
+// Expected numbers are counted on the fixtures with jq and wc (see the
+// parser tests for the per-file breakdown).
+func TestRunFixtures(t *testing.T) {
+	fx := transcripttest.FixturesDir(t)
+	tests := []struct {
+		name                                   string
+		paths                                  []string
+		files, sessions, calls, answers, trunc int
+		lines                                  int64
+		skipped                                map[string]int
+		skippedFiles                           int
+	}{
+		{name: "claude code session folder (main + sub-agent)",
+			paths: []string{filepath.Join(fx, "claude-code", "session-2.1.6-637ef6e7")},
+			files: 2, lines: 86 + 18, sessions: 1, calls: 19 + 7, answers: 2 + 1, trunc: 1, skipped: map[string]int{}},
+		{name: "codex rollout",
+			paths: []string{filepath.Join(fx, "codex", "rollout-0.60.1-rtchess-first-turn.jsonl")},
+			files: 1, lines: 299, sessions: 1, calls: 41, answers: 1, trunc: 0, skipped: map[string]int{}},
+		{name: "pi session lines",
+			paths: []string{filepath.Join(fx, "pi-coding-agent", "selected-lines.jsonl")},
+			files: 1, lines: 9, sessions: 1, calls: 3, answers: 0, trunc: 1,
+			skipped: map[string]int{transcript.SkipUnpairedToolUse: 1}},
+		{name: "every fixture at once",
+			paths: []string{fx},
+			// claude selected-lines and the lone codex turn_aborted line
+			// hold no call, answer or turn: files, but no sessions.
+			files: 6, lines: 35 + 86 + 18 + 299 + 1 + 9, sessions: 3, calls: 26 + 41 + 3, answers: 4, trunc: 2,
+			skipped: map[string]int{transcript.SkipOrphanResult: 18, transcript.SkipUnpairedToolUse: 2}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := &recorder{}
+			sum, err := Run(context.Background(), tt.paths, Options{}, w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sum.Files != tt.files || sum.Lines != tt.lines || sum.Sessions != tt.sessions ||
+				sum.ToolCalls != tt.calls || sum.Answers != tt.answers || sum.Truncated != tt.trunc {
+				t.Errorf("summary files/lines/sessions/calls/answers/truncated = %d/%d/%d/%d/%d/%d, want %d/%d/%d/%d/%d/%d",
+					sum.Files, sum.Lines, sum.Sessions, sum.ToolCalls, sum.Answers, sum.Truncated,
+					tt.files, tt.lines, tt.sessions, tt.calls, tt.answers, tt.trunc)
+			}
+			if !reflect.DeepEqual(sum.SkippedLines, tt.skipped) {
+				t.Errorf("skipped = %v, want %v", sum.SkippedLines, tt.skipped)
+			}
+			if len(w.sessions) != tt.sessions || len(w.calls) != tt.calls || len(w.answers) != tt.answers {
+				t.Errorf("written sessions/calls/answers = %d/%d/%d", len(w.sessions), len(w.calls), len(w.answers))
+			}
+			if len(w.outputs) != 0 {
+				t.Errorf("tool outputs written without being asked: %d", len(w.outputs))
+			}
+			for _, s := range sum.Skipped {
+				if s.File == "" || s.Line < 1 {
+					t.Errorf("skipped line without file:line: %+v", s)
+				}
+			}
+		})
+	}
+}
+
+func TestRunClaudeCodeSession(t *testing.T) {
+	dir := filepath.Join(transcripttest.FixturesDir(t), "claude-code", "session-2.1.6-637ef6e7")
+	w := &recorder{}
+	sum, err := Run(context.Background(), []string{dir}, Options{}, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.TruncatedByKind[schema.KindExplicit] != 1 {
+		t.Errorf("truncated by kind = %v, want explicit 1", sum.TruncatedByKind)
+	}
+	s := w.sessions[0]
+	if s.SessionID != session216 || s.Turns != 3 || s.ToolCalls != 26 || s.Answers != 3 ||
+		s.InputTokens != 1698799+114039 || s.OutputTokens != 7154+3062 || s.Model != "claude-opus-4-5-20251101" ||
+		!strings.HasSuffix(s.SourceFile, session216+".jsonl") {
+		t.Errorf("session = %+v", s)
+	}
+
+	// The notice names /Users/gray/.claude/projects/…/tool-results/…, a path
+	// from the recording machine; the sidecar is found beside the transcript.
+	grep := w.call("toolu_01PRASLbbpSRmj2CjAaB1NP4")
+	if grep == nil {
+		t.Fatal("line-52 Grep not written")
+	}
+	if grep.SourceLine != 52 || grep.Context.Chars != schema.Known(2153) ||
+		grep.Original.Chars != schema.Known(85713) || grep.Original.Bytes != schema.Known(85795) ||
+		grep.Strategy != schema.StrategySpillToFile || !grep.Truncated {
+		t.Errorf("line 52 = line %d context %v original %v chars / %v bytes strategy %s truncated %v",
+			grep.SourceLine, grep.Context.Chars, grep.Original.Chars, grep.Original.Bytes, grep.Strategy, grep.Truncated)
+	}
+
+	// Sub-agent calls sit in turn 0, where the Task that ran them was called.
+	sidechain := 0
+	for _, c := range w.calls {
+		if c.Sidechain {
+			sidechain++
+			if c.AgentID != "a4d534b" || c.Turn != 0 || !strings.Contains(c.SourceFile, "subagents") {
+				t.Errorf("sidechain call %s: agent %q turn %d file %s", c.CallID, c.AgentID, c.Turn, c.SourceFile)
+			}
+		}
+	}
+	if sidechain != 7 {
+		t.Errorf("sidechain calls = %d, want 7", sidechain)
+	}
+	// Calls are handed to analysis in time order.
+	for i := 1; i < len(w.calls); i++ {
+		if w.calls[i].Timestamp.Before(w.calls[i-1].Timestamp) {
+			t.Fatalf("call %d (%s) is before call %d", i, w.calls[i].CallID, i-1)
+		}
+	}
+}
+
+func TestRunIsRepeatable(t *testing.T) {
+	fx := transcripttest.FixturesDir(t)
+	var runs [2]*recorder
+	for i := range runs {
+		runs[i] = &recorder{}
+		if _, err := Run(context.Background(), []string{fx}, Options{}, runs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !reflect.DeepEqual(runs[0].sessions, runs[1].sessions) || !reflect.DeepEqual(runs[0].calls, runs[1].calls) ||
+		!reflect.DeepEqual(runs[0].answers, runs[1].answers) {
+		t.Fatal("re-ingesting the same files produced different rows")
+	}
+	ids := map[string]bool{}
+	for _, c := range runs[0].calls {
+		if ids[c.CallID] {
+			t.Errorf("duplicate call id %s", c.CallID)
+		}
+		ids[c.CallID] = true
+	}
+}
+
+func TestRunBatches(t *testing.T) {
+	dir := filepath.Join(transcripttest.FixturesDir(t), "claude-code", "session-2.1.6-637ef6e7")
+	w := &recorder{}
+	if _, err := Run(context.Background(), []string{dir}, Options{BatchSize: 10}, w); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := w.batches["calls"], []int{10, 10, 6}; !reflect.DeepEqual(got, want) {
+		t.Errorf("call batches = %v, want %v", got, want)
+	}
+
+	w = &recorder{failOn: "calls"}
+	_, err := Run(context.Background(), []string{dir}, Options{}, w)
+	if err == nil || !strings.Contains(err.Error(), "clickhouse is down") || errors.Is(err, ErrInput) {
+		t.Errorf("writer failure: err = %v, want a wrapped runtime error", err)
+	}
+}
+
+func TestRunDryRun(t *testing.T) {
+	path := filepath.Join(transcripttest.FixturesDir(t), "codex", "rollout-0.60.1-rtchess-first-turn.jsonl")
+	var out bytes.Buffer
+	sum, err := Run(context.Background(), []string{path}, Options{DryRun: &out}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(&out)
+	sc.Buffer(nil, 1<<24)
+	n := 0
+	for sc.Scan() {
+		n++
+		var rec map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			t.Fatalf("line %d: %v", n, err)
+		}
+		for _, k := range []string{"call_id", "tool", "timestamp", "original", "context", "truncated", "truncation_kind",
+			"strategy", "shown", "total", "disclosure", "marker", "marker_understated", "saved_ref", "followed_up", "session_coverage"} {
+			if _, ok := rec[k]; !ok {
+				t.Fatalf("line %d lacks %q", n, k)
+			}
+		}
+		if orig := rec["original"].(map[string]any); orig["bytes"] != nil && orig["source"] == "unknown" {
+			t.Errorf("line %d: unknown original with bytes %v (must be null)", n, orig["bytes"])
+		}
+	}
+	if n != 41 || sum.ToolCalls != 41 {
+		t.Errorf("dry-run lines = %d, summary calls = %d, want 41", n, sum.ToolCalls)
+	}
+}
+
+func TestRunInputErrors(t *testing.T) {
+	tmp := t.TempDir()
+	unknown := filepath.Join(tmp, "notes.jsonl")
+	if err := os.WriteFile(unknown, []byte(`{"hello":"world"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(tmp, "nope", "session.jsonl")
+	tests := []struct {
+		name  string
+		paths []string
+		opts  Options
+		want  string
+	}{
+		{"missing file", []string{missing}, Options{}, missing},
+		{"unknown format", []string{unknown}, Options{}, unknown},
+		{"unknown --source", []string{unknown}, Options{Source: "aider"}, "aider"},
+		{"no paths", nil, Options{}, "no paths"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := &recorder{}
+			_, err := Run(context.Background(), tt.paths, tt.opts, w)
+			if !errors.Is(err, ErrInput) {
+				t.Fatalf("err = %v, want ErrInput", err)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %q, want it to name %q", err, tt.want)
+			}
+			if len(w.batches) != 0 {
+				t.Errorf("wrote %v before failing", w.batches)
+			}
+		})
+	}
+
+	t.Run("unreadable folder", func(t *testing.T) {
+		if os.Geteuid() == 0 {
+			t.Skip("root reads any folder")
+		}
+		locked := filepath.Join(tmp, "locked")
+		if err := os.Mkdir(locked, 0o000); err != nil {
+			t.Fatal(err)
+		}
+		defer os.Chmod(locked, 0o755)
+		_, err := Run(context.Background(), []string{tmp}, Options{}, &recorder{})
+		if !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), locked) {
+			t.Errorf("err = %v, want ErrInput naming %s", err, locked)
+		}
+	})
+
+	t.Run("unknown format found by walking is skipped, not fatal", func(t *testing.T) {
+		sum, err := Run(context.Background(), []string{tmp}, Options{}, &recorder{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(sum.SkippedFiles) != 1 || sum.SkippedFiles[0].File != unknown {
+			t.Errorf("skipped files = %+v", sum.SkippedFiles)
+		}
+	})
+}
+
+func TestRunBadLines(t *testing.T) {
+	tmp := t.TempDir()
+	path := filepath.Join(tmp, "s.jsonl")
+	lines := []string{
+		`{"type":"user","sessionId":"s","message":{"role":"user","content":"q"}}`,
+		`{"type":"assistant","sessionId":"s","message":{"id":"m1","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"` + strings.Repeat("x", 5000) + `"}}]}}`,
+		`{"type":"assistant","sessionId":"s","message":{"id":"m2","content":[{"type":"tool_use","id":"t2","name":"Bash","input":{"command":"ls"}}]}}`,
+		`{"type":"user","sessionId":"s","message":{"content":[{"type":"tool_result","tool_use_id":"t2","content":"a"}]}}`,
+		`{"type":"user","sessionId":"s","message":{"content":[{"type":"tool_res`,
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w := &recorder{}
+	sum, err := Run(context.Background(), []string{path}, Options{MaxLineBytes: 4096}, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{transcript.SkipTooLong: 1, transcript.SkipMalformed: 1}
+	if !reflect.DeepEqual(sum.SkippedLines, want) || sum.ToolCalls != 1 || sum.Lines != 5 {
+		t.Errorf("skipped %v calls %d lines %d; want %v, 1, 5", sum.SkippedLines, sum.ToolCalls, sum.Lines, want)
+	}
+	if len(sum.Skipped) != 2 || sum.Skipped[0].Line != 2 || sum.Skipped[1].Line != 5 || sum.Skipped[0].File != path {
+		t.Errorf("skipped = %+v", sum.Skipped)
+	}
+	var text bytes.Buffer
+	if err := sum.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"files:        1 (5 lines", "tool calls:   1", "skipped:      2 lines (line_too_long 1, malformed_json 1)",
+		path + ":2: line_too_long", path + ":5: malformed_json"} {
+		if !strings.Contains(text.String(), s) {
+			t.Errorf("summary text lacks %q:\n%s", s, text.String())
+		}
+	}
+}
+
+func TestRunStoresOutputs(t *testing.T) {
+	dir := filepath.Join(transcripttest.FixturesDir(t), "claude-code", "session-2.1.6-637ef6e7")
+	redact := func(s string) (string, int) { return strings.ReplaceAll(s, "gray", "[user]"), strings.Count(s, "gray") }
+	w := &recorder{}
+	if _, err := Run(context.Background(), []string{dir}, Options{Outputs: OutputOptions{Store: true, MaxBytes: 4096, Redact: redact}}, w); err != nil {
+		t.Fatal(err)
+	}
+	grep := w.call("toolu_01PRASLbbpSRmj2CjAaB1NP4")
+	if grep.ContextSHA256 == "" || grep.OriginalSHA256 == "" {
+		t.Fatalf("hashes = %q / %q", grep.ContextSHA256, grep.OriginalSHA256)
+	}
+	var orig *schema.ToolOutput
+	for i := range w.outputs {
+		if w.outputs[i].SHA256 == grep.OriginalSHA256 {
+			orig = &w.outputs[i]
+		}
+	}
+	if orig == nil || orig.Bytes != 85795 || !orig.Capped || len(orig.Text) > 4096 || strings.Contains(orig.Text, "gray") {
+		t.Errorf("original output row = %+v", orig)
+	}
+	if _, err := Run(context.Background(), []string{dir}, Options{Outputs: OutputOptions{Store: true}}, w); err == nil {
+		t.Error("storing outputs without a redactor must fail")
+	}
+}
+
+func TestRunCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := Run(ctx, []string{transcripttest.FixturesDir(t)}, Options{}, &recorder{})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v, want context.Canceled", err)
+	}
+}
+
+func TestSavedReaderConfinement(t *testing.T) {
+	tmp := t.TempDir()
+	project := filepath.Join(tmp, "proj")
+	sidecars := filepath.Join(project, "sid", "tool-results")
+	if err := os.MkdirAll(sidecars, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(sidecars, "t1.txt"), []byte("full"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(tmp, "secret.txt")
+	if err := os.WriteFile(secret, []byte("key"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	read := newSavedReader(file{path: filepath.Join(project, "sid.jsonl"), format: transcript.FormatClaudeCode}, "sid", 0)
+	tests := []struct {
+		ref  string
+		want string
+	}{
+		{"/Users/someone/.claude/projects/proj/sid/tool-results/t1.txt", "full"},
+		{`C:\Users\someone\.claude\projects\proj\sid\tool-results\t1.txt`, "full"},
+		{"/elsewhere/other-session/tool-results/t1.txt", "full"}, // falls back to this session's folder
+		{secret, ""},
+		{"/etc/passwd", ""},
+		{"/x/tool-results/../../secret.txt", ""},
+	}
+	for _, tt := range tests {
+		b, err := read(tt.ref)
+		if string(b) != tt.want || (tt.want == "" && err == nil) {
+			t.Errorf("read(%q) = %q, %v; want %q", tt.ref, b, err, tt.want)
+		}
+	}
+	if newSavedReader(file{path: "x.jsonl", format: transcript.FormatCodex}, "s", 0) != nil {
+		t.Error("non-Claude formats get no saved reader")
+	}
+}

@@ -1,0 +1,102 @@
+// Package otelconv maps ctxaudit's records to OpenTelemetry spans and back,
+// in the GenAI semantic conventions plus the ctxaudit.* namespace of DESIGN §6.
+//
+// A session becomes one trace: an `invoke_agent` span for the session, an
+// `execute_tool` span per tool call and a `chat` span per answer. Trace and
+// span ids are derived from the session, call and message ids, so the same
+// record always maps to the same span (re-reading a transcript, or two
+// collectors reading the same file, produce identical ids).
+//
+// The receiver uses ToolCallSpan & co. to emit; the exporter uses
+// ToolCallFromAttributes & co. to store; the processor uses both.
+package otelconv
+
+import "github.com/ctxaudit/ctxaudit/collector/forensics"
+
+// GenAI semantic-convention keys (open-telemetry/semantic-conventions, gen-ai).
+const (
+	AttrOperationName       = "gen_ai.operation.name"
+	AttrToolName            = "gen_ai.tool.name"
+	AttrToolCallID          = "gen_ai.tool.call.id"
+	AttrToolType            = "gen_ai.tool.type"
+	AttrToolCallArguments   = "gen_ai.tool.call.arguments"
+	AttrToolCallResult      = forensics.AttrGenAIToolCallResult
+	AttrConversationID      = "gen_ai.conversation.id"
+	AttrRequestModel        = "gen_ai.request.model"
+	AttrResponseModel       = "gen_ai.response.model"
+	AttrResponseID          = "gen_ai.response.id"
+	AttrAgentID             = "gen_ai.agent.id"
+	AttrProviderName        = "gen_ai.provider.name"
+	AttrUsageInputTokens    = "gen_ai.usage.input_tokens"
+	AttrUsageOutputTokens   = "gen_ai.usage.output_tokens"
+	AttrErrorType           = "error.type"
+	OperationExecuteTool    = "execute_tool"
+	OperationChat           = "chat"
+	OperationInvokeAgent    = "invoke_agent"
+	ClaudeCodeSessionID     = "session.id"
+	ClaudeCodeToolName      = "tool_name"
+	ClaudeCodeToolUseID     = "tool_use_id"
+	ClaudeCodeSuccess       = "success"
+	ClaudeCodeToolInput     = "tool_input"
+	ClaudeCodeToolParams    = "tool_parameters"
+	ClaudeCodeAppVersion    = "app.version"
+	ClaudeCodeEventName     = "event.name"
+	ClaudeCodeToolResult    = "claude_code.tool_result"
+	ClaudeCodeToolResultEvt = "tool_result"
+)
+
+// The ctxaudit.* namespace. The output measurements (ctxaudit.output.*) are
+// defined next to the forensics that reads them; these complete a record.
+const (
+	// Call identity and context.
+	AttrSource         = "ctxaudit.source" // harness: claude_code, codex, pi, …
+	AttrHarnessVersion = "ctxaudit.harness.version"
+	AttrProject        = "ctxaudit.project"
+	AttrCwd            = "ctxaudit.cwd"
+	AttrGitBranch      = "ctxaudit.git.branch"
+	AttrSidechain      = "ctxaudit.sidechain"
+	AttrTurn           = "ctxaudit.turn"
+	AttrMessageID      = "ctxaudit.message.id"
+	AttrTarget         = "ctxaudit.target"
+	AttrIsError        = "ctxaudit.is_error"
+	AttrSourceFile     = "ctxaudit.source.file"
+	AttrSourceLine     = "ctxaudit.source.line"
+
+	// Output measurements not covered by forensics' keys.
+	AttrOriginalSource    = "ctxaudit.output.original.source"
+	AttrPartialByRequest  = "ctxaudit.output.partial_by_request"
+	AttrDisclosureRange   = "ctxaudit.output.disclosure.range"
+	AttrDisclosureReason  = "ctxaudit.output.disclosure.reason"
+	AttrDisclosureNext    = "ctxaudit.output.disclosure.next"
+	AttrDisclosureScore   = "ctxaudit.output.disclosure.score"
+	AttrRefVersion        = "ctxaudit.output.ref_version"
+	AttrMarkerUnderstated = "ctxaudit.output.marker_understated"
+	AttrDetector          = "ctxaudit.output.detector"
+
+	// Follow-through (session analysis).
+	AttrFollowedUp      = "ctxaudit.followed_up"
+	AttrContinuationOf  = "ctxaudit.continuation_of"
+	AttrSessionCoverage = "ctxaudit.session_coverage"
+	AttrSearched        = "ctxaudit.searched"
+
+	// Answers (chat spans).
+	AttrAnswerText         = "ctxaudit.answer.text"
+	AttrAnswerInputs       = "ctxaudit.answer.inputs"
+	AttrAnswerIncomplete   = "ctxaudit.answer.incomplete_inputs"
+	AttrAnswerAbsenceClaim = "ctxaudit.answer.absence_claim"
+	AttrAnswerRisk         = "ctxaudit.answer.risk"
+	AttrAnswerReasons      = "ctxaudit.answer.reasons"
+	// AttrAnswerReasonCalls holds "reason=id1,id2" entries, one per reason.
+	AttrAnswerReasonCalls = "ctxaudit.answer.reason_calls"
+	AttrAnswerVerdict     = "ctxaudit.answer.verdict"
+
+	// Sessions (invoke_agent spans).
+	AttrSessionTurns          = "ctxaudit.session.turns"
+	AttrSessionToolCalls      = "ctxaudit.session.tool_calls"
+	AttrSessionTruncatedCalls = "ctxaudit.session.truncated_calls"
+	AttrSessionSilentCalls    = "ctxaudit.session.silent_calls"
+	AttrSessionAnswers        = "ctxaudit.session.answers"
+	AttrSessionRiskyAnswers   = "ctxaudit.session.risky_answers"
+	AttrSessionCompactions    = "ctxaudit.session.compactions"
+	AttrSessionMaxRisk        = "ctxaudit.session.max_risk"
+)

@@ -1,0 +1,442 @@
+package otelconv
+
+import (
+	"crypto/sha256"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/ctxaudit/ctxaudit/collector/forensics"
+	"github.com/ctxaudit/ctxaudit/schema"
+)
+
+// TraceID derives a session's trace id from its session id.
+func TraceID(sessionID string) pcommon.TraceID {
+	sum := sha256.Sum256([]byte("ctxaudit/trace/" + sessionID))
+	var id pcommon.TraceID
+	copy(id[:], sum[:16])
+	return id
+}
+
+// SpanID derives a span id from the session, the record kind and its id.
+func SpanID(sessionID, kind, id string) pcommon.SpanID {
+	sum := sha256.Sum256([]byte("ctxaudit/span/" + kind + "/" + sessionID + "/" + id))
+	var sid pcommon.SpanID
+	copy(sid[:], sum[:8])
+	return sid
+}
+
+func ts(t time.Time) pcommon.Timestamp { return pcommon.NewTimestampFromTime(t) }
+
+// AppendToolCall adds an execute_tool span for c, child of its session span.
+func AppendToolCall(spans ptrace.SpanSlice, c *schema.ToolCall) ptrace.Span {
+	sp := spans.AppendEmpty()
+	sp.SetName(OperationExecuteTool + " " + c.Tool)
+	sp.SetKind(ptrace.SpanKindInternal)
+	sp.SetTraceID(TraceID(c.SessionID))
+	sp.SetSpanID(SpanID(c.SessionID, "call", c.CallID))
+	sp.SetParentSpanID(SpanID(c.SessionID, "session", c.SessionID))
+	sp.SetStartTimestamp(ts(c.Timestamp))
+	sp.SetEndTimestamp(ts(c.Timestamp))
+	if c.IsError {
+		sp.Status().SetCode(ptrace.StatusCodeError)
+	}
+	PutToolCall(sp.Attributes(), c)
+	return sp
+}
+
+// PutToolCall writes every field of c as span attributes. Unknown sizes are
+// left out, so that absent means unknown on the way back.
+func PutToolCall(m pcommon.Map, c *schema.ToolCall) {
+	m.PutStr(AttrOperationName, OperationExecuteTool)
+	m.PutStr(AttrToolName, c.Tool)
+	m.PutStr(AttrToolCallID, c.CallID)
+	m.PutStr(AttrConversationID, c.SessionID)
+	putNonEmpty(m, AttrRequestModel, c.Model)
+	putNonEmpty(m, AttrAgentID, c.AgentID)
+	putNonEmpty(m, AttrToolCallArguments, c.Arguments)
+	if c.IsError {
+		m.PutStr(AttrErrorType, "tool_error")
+	}
+	putNonEmpty(m, AttrSource, string(c.Source))
+	putNonEmpty(m, AttrHarnessVersion, c.HarnessVersion)
+	putNonEmpty(m, AttrProject, c.Project)
+	putNonEmpty(m, AttrCwd, c.Cwd)
+	putNonEmpty(m, AttrGitBranch, c.GitBranch)
+	m.PutBool(AttrSidechain, c.Sidechain)
+	m.PutInt(AttrTurn, int64(c.Turn))
+	putNonEmpty(m, AttrMessageID, c.MessageID)
+	putNonEmpty(m, AttrTarget, c.Target)
+	m.PutBool(AttrIsError, c.IsError)
+	putNonEmpty(m, AttrSourceFile, c.SourceFile)
+	if c.SourceLine > 0 {
+		m.PutInt(AttrSourceLine, c.SourceLine)
+	}
+	PutForensics(m, &c.Forensics)
+	m.PutBool(AttrFollowedUp, c.FollowedUp)
+	putNonEmpty(m, AttrContinuationOf, c.ContinuationOf)
+	if c.SessionCoverage.Known {
+		m.PutDouble(AttrSessionCoverage, c.SessionCoverage.V)
+	}
+	m.PutBool(AttrSearched, c.Searched)
+}
+
+// PutForensics writes the ctxaudit.output.* attributes of f.
+func PutForensics(m pcommon.Map, f *schema.Forensics) {
+	putCount(m, forensics.AttrOriginalBytes, f.Original.Bytes)
+	putCount(m, forensics.AttrOriginalChars, f.Original.Chars)
+	putCount(m, forensics.AttrOriginalLines, f.Original.Lines)
+	putCount(m, forensics.AttrOriginalTokens, f.Original.Tokens)
+	putNonEmpty(m, AttrOriginalSource, string(f.Original.Source))
+	putCount(m, forensics.AttrContextBytes, f.Context.Bytes)
+	putCount(m, forensics.AttrContextChars, f.Context.Chars)
+	putCount(m, forensics.AttrContextLines, f.Context.Lines)
+	putCount(m, forensics.AttrContextTokens, f.Context.Tokens)
+	m.PutBool(forensics.AttrTruncated, f.Truncated)
+	putNonEmpty(m, forensics.AttrTruncationKind, string(f.Kind))
+	putNonEmpty(m, forensics.AttrStrategy, string(f.Strategy))
+	m.PutBool(AttrPartialByRequest, f.PartialByRequest)
+	putCount(m, forensics.AttrShownStart, f.Shown.Start)
+	putCount(m, forensics.AttrShownEnd, f.Shown.End)
+	putNonEmpty(m, forensics.AttrShownUnit, string(f.Shown.Unit))
+	putCount(m, forensics.AttrTotal, f.Total)
+	putNonEmpty(m, forensics.AttrReason, f.Reason)
+	m.PutBool(AttrDisclosureRange, f.Disclosure.Range)
+	m.PutBool(AttrDisclosureReason, f.Disclosure.Reason)
+	m.PutBool(AttrDisclosureNext, f.Disclosure.Next)
+	m.PutInt(AttrDisclosureScore, int64(f.Disclosure.Score()))
+	putNonEmpty(m, forensics.AttrNext, f.NextHint)
+	putNonEmpty(m, forensics.AttrSavedRef, f.SavedRef)
+	putNonEmpty(m, AttrRefVersion, f.RefVersion)
+	putNonEmpty(m, forensics.AttrMarker, f.Marker)
+	m.PutBool(AttrMarkerUnderstated, f.MarkerUnderstated)
+	putNonEmpty(m, AttrDetector, f.Detector)
+}
+
+// AppendAnswer adds a chat span for a.
+func AppendAnswer(spans ptrace.SpanSlice, a *schema.Answer) ptrace.Span {
+	sp := spans.AppendEmpty()
+	sp.SetName(OperationChat)
+	sp.SetKind(ptrace.SpanKindInternal)
+	sp.SetTraceID(TraceID(a.SessionID))
+	sp.SetSpanID(SpanID(a.SessionID, "answer", a.MessageID))
+	sp.SetParentSpanID(SpanID(a.SessionID, "session", a.SessionID))
+	sp.SetStartTimestamp(ts(a.Timestamp))
+	sp.SetEndTimestamp(ts(a.Timestamp))
+	m := sp.Attributes()
+	m.PutStr(AttrOperationName, OperationChat)
+	m.PutStr(AttrConversationID, a.SessionID)
+	m.PutStr(AttrResponseID, a.MessageID)
+	putNonEmpty(m, AttrResponseModel, a.Model)
+	putNonEmpty(m, AttrAgentID, a.AgentID)
+	putNonEmpty(m, AttrSource, string(a.Source))
+	m.PutBool(AttrSidechain, a.Sidechain)
+	m.PutInt(AttrTurn, int64(a.Turn))
+	m.PutStr(AttrMessageID, a.MessageID)
+	m.PutStr(AttrAnswerText, a.Text)
+	putStrings(m, AttrAnswerInputs, a.InputCallIDs)
+	putStrings(m, AttrAnswerIncomplete, a.IncompleteInputs)
+	m.PutBool(AttrAnswerAbsenceClaim, a.AbsenceClaim)
+	putNonEmpty(m, AttrAnswerRisk, string(a.Risk))
+	putStrings(m, AttrAnswerReasons, a.Reasons)
+	rc := make([]string, 0, len(a.Reasons))
+	for _, r := range a.Reasons {
+		rc = append(rc, r+"="+strings.Join(a.ReasonCalls[r], ","))
+	}
+	putStrings(m, AttrAnswerReasonCalls, rc)
+	putNonEmpty(m, AttrAnswerVerdict, a.Verdict)
+	return sp
+}
+
+// AppendSession adds the invoke_agent span for s.
+func AppendSession(spans ptrace.SpanSlice, s *schema.Session) ptrace.Span {
+	sp := spans.AppendEmpty()
+	sp.SetName(OperationInvokeAgent)
+	sp.SetKind(ptrace.SpanKindInternal)
+	sp.SetTraceID(TraceID(s.SessionID))
+	sp.SetSpanID(SpanID(s.SessionID, "session", s.SessionID))
+	sp.SetStartTimestamp(ts(s.StartedAt))
+	sp.SetEndTimestamp(ts(s.EndedAt))
+	m := sp.Attributes()
+	m.PutStr(AttrOperationName, OperationInvokeAgent)
+	m.PutStr(AttrConversationID, s.SessionID)
+	putNonEmpty(m, AttrRequestModel, s.Model)
+	putNonEmpty(m, AttrSource, string(s.Source))
+	putNonEmpty(m, AttrHarnessVersion, s.HarnessVersion)
+	putNonEmpty(m, AttrProject, s.Project)
+	putNonEmpty(m, AttrCwd, s.Cwd)
+	putNonEmpty(m, AttrGitBranch, s.GitBranch)
+	putNonEmpty(m, AttrSourceFile, s.SourceFile)
+	m.PutInt(AttrSessionTurns, int64(s.Turns))
+	m.PutInt(AttrSessionToolCalls, int64(s.ToolCalls))
+	m.PutInt(AttrSessionTruncatedCalls, int64(s.TruncatedCalls))
+	m.PutInt(AttrSessionSilentCalls, int64(s.SilentCalls))
+	m.PutInt(AttrSessionAnswers, int64(s.Answers))
+	m.PutInt(AttrSessionRiskyAnswers, int64(s.RiskyAnswers))
+	m.PutInt(AttrSessionCompactions, int64(s.Compactions))
+	putNonEmpty(m, AttrSessionMaxRisk, string(s.MaxRisk))
+	m.PutInt(AttrUsageInputTokens, int64(s.InputTokens))
+	m.PutInt(AttrUsageOutputTokens, int64(s.OutputTokens))
+	return sp
+}
+
+func putNonEmpty(m pcommon.Map, k, v string) {
+	if v != "" {
+		m.PutStr(k, v)
+	}
+}
+
+func putCount(m pcommon.Map, k string, c schema.Count) {
+	if c.Known {
+		m.PutInt(k, int64(min(c.N, 1<<63-1)))
+	}
+}
+
+func putStrings(m pcommon.Map, k string, vals []string) {
+	s := m.PutEmptySlice(k)
+	s.EnsureCapacity(len(vals))
+	for _, v := range vals {
+		s.AppendEmpty().SetStr(v)
+	}
+}
+
+// ---- reading back
+
+// Operation returns the span's gen_ai.operation.name.
+func Operation(m pcommon.Map) string { return str(m, AttrOperationName) }
+
+func str(m pcommon.Map, k string) string {
+	v, ok := m.Get(k)
+	if !ok {
+		return ""
+	}
+	if v.Type() == pcommon.ValueTypeStr {
+		return v.Str()
+	}
+	return v.AsString()
+}
+
+// first returns the first non-empty string among keys.
+func first(m pcommon.Map, keys ...string) string {
+	for _, k := range keys {
+		if s := str(m, k); s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+func count(m pcommon.Map, k string) schema.Count {
+	v, ok := m.Get(k)
+	if !ok {
+		return schema.Unknown
+	}
+	switch v.Type() {
+	case pcommon.ValueTypeInt:
+		if v.Int() < 0 {
+			return schema.Unknown
+		}
+		return schema.Known(uint64(v.Int()))
+	case pcommon.ValueTypeDouble:
+		if v.Double() < 0 {
+			return schema.Unknown
+		}
+		return schema.Known(uint64(v.Double()))
+	case pcommon.ValueTypeStr:
+		n, err := strconv.ParseUint(strings.TrimSpace(v.Str()), 10, 64)
+		if err != nil {
+			return schema.Unknown
+		}
+		return schema.Known(n)
+	}
+	return schema.Unknown
+}
+
+func boolean(m pcommon.Map, k string) bool {
+	v, ok := m.Get(k)
+	if !ok {
+		return false
+	}
+	switch v.Type() {
+	case pcommon.ValueTypeBool:
+		return v.Bool()
+	case pcommon.ValueTypeStr:
+		b, _ := strconv.ParseBool(v.Str())
+		return b
+	case pcommon.ValueTypeInt:
+		return v.Int() != 0
+	}
+	return false
+}
+
+func integer(m pcommon.Map, k string) int64 {
+	c := count(m, k)
+	if !c.Known {
+		return 0
+	}
+	return int64(min(c.N, 1<<63-1))
+}
+
+func stringSlice(m pcommon.Map, k string) []string {
+	v, ok := m.Get(k)
+	if !ok {
+		return nil
+	}
+	if v.Type() != pcommon.ValueTypeSlice {
+		if s := v.AsString(); s != "" {
+			return []string{s}
+		}
+		return nil
+	}
+	out := make([]string, 0, v.Slice().Len())
+	for i := 0; i < v.Slice().Len(); i++ {
+		out = append(out, v.Slice().At(i).AsString())
+	}
+	return out
+}
+
+// ToolCallFromAttributes rebuilds a tool call from execute_tool attributes
+// (span or log record) and the record's time. The session id falls back to
+// Claude Code's session.id, found on the record or its resource.
+func ToolCallFromAttributes(m, resource pcommon.Map, t time.Time) schema.ToolCall {
+	c := schema.ToolCall{
+		SessionID:      first(m, AttrConversationID, ClaudeCodeSessionID),
+		CallID:         first(m, AttrToolCallID, ClaudeCodeToolUseID),
+		Tool:           first(m, AttrToolName, ClaudeCodeToolName),
+		Timestamp:      t.UTC(),
+		Source:         schema.Harness(first(m, AttrSource)),
+		HarnessVersion: first(m, AttrHarnessVersion, ClaudeCodeAppVersion),
+		Model:          first(m, AttrRequestModel, AttrResponseModel),
+		Project:        str(m, AttrProject),
+		Cwd:            str(m, AttrCwd),
+		GitBranch:      str(m, AttrGitBranch),
+		AgentID:        str(m, AttrAgentID),
+		Sidechain:      boolean(m, AttrSidechain),
+		Turn:           int(integer(m, AttrTurn)),
+		MessageID:      str(m, AttrMessageID),
+		Arguments:      first(m, AttrToolCallArguments, ClaudeCodeToolInput, ClaudeCodeToolParams),
+		Target:         str(m, AttrTarget),
+		IsError:        boolean(m, AttrIsError) || str(m, AttrErrorType) != "",
+		SourceFile:     str(m, AttrSourceFile),
+		SourceLine:     integer(m, AttrSourceLine),
+		FollowedUp:     boolean(m, AttrFollowedUp),
+		ContinuationOf: str(m, AttrContinuationOf),
+		Searched:       boolean(m, AttrSearched),
+	}
+	if c.SessionID == "" {
+		c.SessionID = first(resource, AttrConversationID, ClaudeCodeSessionID)
+	}
+	if c.Source == "" {
+		c.Source = schema.Harness(first(resource, AttrSource))
+	}
+	if v, ok := m.Get(AttrSessionCoverage); ok && v.Type() == pcommon.ValueTypeDouble {
+		c.SessionCoverage = schema.KnownRatio(v.Double())
+	}
+	c.Forensics = ForensicsFromAttributes(m)
+	return c
+}
+
+// ForensicsFromAttributes reads the ctxaudit.output.* attributes.
+func ForensicsFromAttributes(m pcommon.Map) schema.Forensics {
+	f := schema.Forensics{
+		Original: schema.Original{Sizes: schema.Sizes{
+			Bytes: count(m, forensics.AttrOriginalBytes), Chars: count(m, forensics.AttrOriginalChars),
+			Lines: count(m, forensics.AttrOriginalLines), Tokens: count(m, forensics.AttrOriginalTokens),
+		}, Source: schema.OriginalSource(str(m, AttrOriginalSource))},
+		Context: schema.Sizes{
+			Bytes: count(m, forensics.AttrContextBytes), Chars: count(m, forensics.AttrContextChars),
+			Lines: count(m, forensics.AttrContextLines), Tokens: count(m, forensics.AttrContextTokens),
+		},
+		Truncated:        boolean(m, forensics.AttrTruncated),
+		Kind:             schema.TruncationKind(str(m, forensics.AttrTruncationKind)),
+		Strategy:         schema.Strategy(str(m, forensics.AttrStrategy)),
+		PartialByRequest: boolean(m, AttrPartialByRequest),
+		Shown: schema.Range{Start: count(m, forensics.AttrShownStart), End: count(m, forensics.AttrShownEnd),
+			Unit: schema.Unit(str(m, forensics.AttrShownUnit))},
+		Total:  count(m, forensics.AttrTotal),
+		Reason: str(m, forensics.AttrReason),
+		Disclosure: schema.Disclosure{Range: boolean(m, AttrDisclosureRange), Reason: boolean(m, AttrDisclosureReason),
+			Next: boolean(m, AttrDisclosureNext)},
+		NextHint:          str(m, forensics.AttrNext),
+		SavedRef:          str(m, forensics.AttrSavedRef),
+		RefVersion:        str(m, AttrRefVersion),
+		Marker:            str(m, forensics.AttrMarker),
+		MarkerUnderstated: boolean(m, AttrMarkerUnderstated),
+		Detector:          str(m, AttrDetector),
+	}
+	if f.Original.Source == "" {
+		f.Original.Source = schema.SourceUnknown
+	}
+	return f
+}
+
+// HasForensics reports whether the attributes already carry a verdict, so
+// the processor need not run detection again.
+func HasForensics(m pcommon.Map) bool {
+	_, ok := m.Get(forensics.AttrTruncationKind)
+	return ok
+}
+
+// AnswerFromAttributes rebuilds an answer from a chat span's attributes.
+func AnswerFromAttributes(m pcommon.Map, t time.Time) schema.Answer {
+	a := schema.Answer{
+		SessionID:        str(m, AttrConversationID),
+		MessageID:        first(m, AttrMessageID, AttrResponseID),
+		Timestamp:        t.UTC(),
+		Turn:             int(integer(m, AttrTurn)),
+		Source:           schema.Harness(str(m, AttrSource)),
+		Model:            first(m, AttrResponseModel, AttrRequestModel),
+		AgentID:          str(m, AttrAgentID),
+		Sidechain:        boolean(m, AttrSidechain),
+		Text:             str(m, AttrAnswerText),
+		InputCallIDs:     stringSlice(m, AttrAnswerInputs),
+		IncompleteInputs: stringSlice(m, AttrAnswerIncomplete),
+		AbsenceClaim:     boolean(m, AttrAnswerAbsenceClaim),
+		Risk:             schema.Risk(str(m, AttrAnswerRisk)),
+		Reasons:          stringSlice(m, AttrAnswerReasons),
+		Verdict:          str(m, AttrAnswerVerdict),
+	}
+	a.ReasonCalls = map[string][]string{}
+	for _, rc := range stringSlice(m, AttrAnswerReasonCalls) {
+		reason, ids, _ := strings.Cut(rc, "=")
+		if ids == "" {
+			a.ReasonCalls[reason] = []string{}
+			continue
+		}
+		a.ReasonCalls[reason] = strings.Split(ids, ",")
+	}
+	return a
+}
+
+// SessionFromAttributes rebuilds a session from an invoke_agent span.
+func SessionFromAttributes(m pcommon.Map, start, end time.Time) schema.Session {
+	return schema.Session{
+		SessionID:      str(m, AttrConversationID),
+		Source:         schema.Harness(str(m, AttrSource)),
+		HarnessVersion: str(m, AttrHarnessVersion),
+		Model:          str(m, AttrRequestModel),
+		Project:        str(m, AttrProject),
+		Cwd:            str(m, AttrCwd),
+		GitBranch:      str(m, AttrGitBranch),
+		StartedAt:      start.UTC(),
+		EndedAt:        end.UTC(),
+		SourceFile:     str(m, AttrSourceFile),
+		Turns:          int(integer(m, AttrSessionTurns)),
+		ToolCalls:      int(integer(m, AttrSessionToolCalls)),
+		TruncatedCalls: int(integer(m, AttrSessionTruncatedCalls)),
+		SilentCalls:    int(integer(m, AttrSessionSilentCalls)),
+		Answers:        int(integer(m, AttrSessionAnswers)),
+		RiskyAnswers:   int(integer(m, AttrSessionRiskyAnswers)),
+		Compactions:    int(integer(m, AttrSessionCompactions)),
+		MaxRisk:        schema.Risk(str(m, AttrSessionMaxRisk)),
+		InputTokens:    uint64(integer(m, AttrUsageInputTokens)),
+		OutputTokens:   uint64(integer(m, AttrUsageOutputTokens)),
+	}
+}
+
+// AttributesAsMap returns the attributes as native Go values, the form
+// forensics.Input.Attributes takes.
+func AttributesAsMap(m pcommon.Map) map[string]any { return m.AsRaw() }

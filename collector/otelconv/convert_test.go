@@ -1,0 +1,93 @@
+package otelconv
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/ctxaudit/ctxaudit/schema"
+)
+
+func sampleCall() schema.ToolCall {
+	return schema.ToolCall{
+		SessionID: "s-1", CallID: "toolu_1", Tool: "WebFetch", Timestamp: time.Date(2026, 1, 2, 3, 4, 5, 600, time.UTC),
+		Source: schema.HarnessClaudeCode, HarnessVersion: "2.1.6", Model: "claude-opus-4-5", Project: "p", Cwd: "/w",
+		GitBranch: "main", AgentID: "a1", Sidechain: true, Turn: 2, MessageID: "msg_1", Arguments: `{"url":"https://x"}`,
+		Target: "https://x", IsError: true,
+		Forensics: schema.Forensics{
+			Original:  schema.Original{Sizes: schema.Sizes{Bytes: schema.Known(156000), Tokens: schema.Known(39000)}, Source: schema.SourceHarnessMetadata},
+			Context:   schema.Sizes{Bytes: schema.Known(900), Chars: schema.Known(880), Lines: schema.Known(12), Tokens: schema.Known(225)},
+			Truncated: true, Kind: schema.KindSilent, Strategy: schema.StrategySummary, PartialByRequest: true,
+			Shown: schema.Range{Start: schema.Known(0), End: schema.Known(100000), Unit: schema.UnitChars}, Total: schema.Known(156000),
+			Reason: "summarised", Disclosure: schema.Disclosure{Range: true, Next: true}, NextHint: "offset=2", SavedRef: "/x",
+			RefVersion: "v1", Marker: "[cut]", MarkerUnderstated: true, Detector: "claude_code.webfetch",
+		},
+		FollowedUp: true, ContinuationOf: "toolu_0", SessionCoverage: schema.KnownRatio(0.5), Searched: true,
+		SourceFile: "/f.jsonl", SourceLine: 7,
+	}
+}
+
+func TestToolCallRoundTrip(t *testing.T) {
+	want := sampleCall()
+	spans := ptrace.NewSpanSlice()
+	sp := AppendToolCall(spans, &want)
+	if sp.TraceID() != TraceID("s-1") || sp.SpanID() != SpanID("s-1", "call", "toolu_1") {
+		t.Fatal("ids are not derived from session and call id")
+	}
+	got := ToolCallFromAttributes(sp.Attributes(), pcommon.NewMap(), sp.StartTimestamp().AsTime())
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("round trip differs:\n got %+v\nwant %+v", got, want)
+	}
+	if !HasForensics(sp.Attributes()) {
+		t.Fatal("HasForensics = false on a span with a verdict")
+	}
+}
+
+func TestUnknownSizesStayUnknown(t *testing.T) {
+	c := sampleCall()
+	c.Original = schema.Original{Source: schema.SourceUnknown}
+	c.Context = schema.Sizes{}
+	c.SessionCoverage = schema.Ratio{}
+	spans := ptrace.NewSpanSlice()
+	sp := AppendToolCall(spans, &c)
+	got := ToolCallFromAttributes(sp.Attributes(), pcommon.NewMap(), c.Timestamp)
+	if got.Original.Bytes.Known || got.Context.Chars.Known || got.SessionCoverage.Known {
+		t.Fatalf("unknown became known: %+v", got)
+	}
+}
+
+func TestAnswerAndSessionRoundTrip(t *testing.T) {
+	a := schema.Answer{SessionID: "s-1", MessageID: "m1", Timestamp: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Turn: 1,
+		Source: schema.HarnessCodex, Model: "gpt", Text: "沒有", InputCallIDs: []string{"c1", "c2"}, IncompleteInputs: []string{"c1"},
+		AbsenceClaim: true, Risk: schema.RiskHigh, Reasons: []string{"silent_truncation", "not_followed_up"},
+		ReasonCalls: map[string][]string{"silent_truncation": {"c1"}, "not_followed_up": {}}, Verdict: "v"}
+	spans := ptrace.NewSpanSlice()
+	sp := AppendAnswer(spans, &a)
+	if got := AnswerFromAttributes(sp.Attributes(), a.Timestamp); !reflect.DeepEqual(got, a) {
+		t.Fatalf("answer round trip:\n got %+v\nwant %+v", got, a)
+	}
+	s := schema.Session{SessionID: "s-1", Source: schema.HarnessPi, HarnessVersion: "1", Model: "m", Project: "p", Cwd: "/c",
+		GitBranch: "b", StartedAt: a.Timestamp, EndedAt: a.Timestamp.Add(time.Hour), SourceFile: "/f", Turns: 2, ToolCalls: 3,
+		TruncatedCalls: 1, SilentCalls: 1, Answers: 2, RiskyAnswers: 1, Compactions: 1, MaxRisk: schema.RiskHigh, InputTokens: 5, OutputTokens: 6}
+	sp = AppendSession(spans, &s)
+	if got := SessionFromAttributes(sp.Attributes(), sp.StartTimestamp().AsTime(), sp.EndTimestamp().AsTime()); !reflect.DeepEqual(got, s) {
+		t.Fatalf("session round trip:\n got %+v\nwant %+v", got, s)
+	}
+}
+
+// A Claude Code claude_code.tool_result log record names the session in
+// session.id and the tool in tool_name; those must map like the GenAI keys.
+func TestClaudeCodeLogAttributes(t *testing.T) {
+	m := pcommon.NewMap()
+	m.PutStr("tool_name", "Read")
+	m.PutStr("tool_use_id", "toolu_9")
+	res := pcommon.NewMap()
+	res.PutStr("session.id", "cc-session")
+	c := ToolCallFromAttributes(m, res, time.Unix(0, 0))
+	if c.SessionID != "cc-session" || c.Tool != "Read" || c.CallID != "toolu_9" {
+		t.Fatalf("got session %q tool %q call %q", c.SessionID, c.Tool, c.CallID)
+	}
+}

@@ -1,0 +1,152 @@
+package codex
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/ctxaudit/ctxaudit/collector/transcript"
+	"github.com/ctxaudit/ctxaudit/collector/transcript/transcripttest"
+	"github.com/ctxaudit/ctxaudit/schema"
+)
+
+func newParser(o transcript.Options, e transcript.Emit) transcript.Parser { return New(o, e) }
+
+// Expected figures were counted with jq on the fixture: 14 function_call and
+// 27 custom_tool_call items, each with its output; two shell outputs start
+// "Exit code: 1" (lines 168, 264); the last token_count totals.
+func TestRolloutFirstTurn(t *testing.T) {
+	path := filepath.Join(transcripttest.FixturesDir(t), "codex", "rollout-0.60.1-rtchess-first-turn.jsonl")
+	rec, sess := transcripttest.ParseFile(t, path, newParser, transcript.Options{})
+
+	if len(rec.Calls) != 41 || len(rec.Skips) != 0 {
+		t.Fatalf("calls = %d, skips = %+v; want 41 and none", len(rec.Calls), rec.Skips)
+	}
+	tools := map[string]int{}
+	var failed []int64
+	truncated := 0
+	for _, c := range rec.Calls {
+		tools[c.Call.Tool]++
+		if c.Call.IsError {
+			failed = append(failed, c.Call.SourceLine)
+		}
+		if c.Call.Truncated {
+			truncated++
+		}
+		if c.Call.Turn != 0 || c.Call.Model != "gpt-5.1-codex-max" || c.Call.SessionID != "019aad50-a7e6-7422-b7a8-0b384290624f" {
+			t.Errorf("call %s: turn %d model %q session %q", c.Call.CallID, c.Call.Turn, c.Call.Model, c.Call.SessionID)
+		}
+	}
+	if want := map[string]int{"shell_command": 10, "update_plan": 4, "apply_patch": 27}; !equal(tools, want) {
+		t.Errorf("tools = %v, want %v", tools, want)
+	}
+	if len(failed) != 2 || failed[0] != 168 || failed[1] != 264 {
+		t.Errorf("failed calls on lines %v, want [168 264]", failed)
+	}
+	// The source notes no truncation markers anywhere in this rollout.
+	if truncated != 0 {
+		t.Errorf("truncated = %d, want 0", truncated)
+	}
+
+	first := rec.Calls[0]
+	if first.Call.CallID != "call_KLyTWxCoVwf4p9s4u1x5YS1b" || first.Call.Target != "ls" || first.Call.SourceLine != 12 ||
+		first.Call.Arguments != `{"command":"ls","workdir":".","timeout_ms":120000}` || len(first.ContextText) != 132 {
+		t.Errorf("first call = %+v (context %d bytes)", first.Call, len(first.ContextText))
+	}
+	if c := rec.CallAtLine(250); c == nil || len(c.ContextText) != 2740 || c.Call.Forensics.Context.Chars != schema.Known(2740) {
+		t.Errorf("line 250 = %+v", c)
+	}
+
+	if len(rec.Turns) != 1 || rec.Turns[0].Line != 4 {
+		t.Errorf("turns = %+v, want one at line 4", rec.Turns)
+	}
+	// agent_message (line 296) and the assistant message item (line 299)
+	// are the same answer; the item is kept.
+	if len(rec.Answers) != 1 {
+		t.Fatalf("answers = %d, want 1", len(rec.Answers))
+	}
+	a := rec.Answers[0]
+	if a.Line != 299 || a.Answer.MessageID != "019aad50-a7e6-7422-b7a8-0b384290624f:299" || len(a.Answer.InputCallIDs) != 41 || a.Answer.Turn != 0 {
+		t.Errorf("answer = line %d %s inputs %d turn %d", a.Line, a.Answer.MessageID, len(a.Answer.InputCallIDs), a.Answer.Turn)
+	}
+
+	want := schema.Session{
+		SessionID: "019aad50-a7e6-7422-b7a8-0b384290624f", Source: schema.HarnessCodex, HarnessVersion: "0.60.1",
+		Model: "gpt-5.1-codex-max", Project: "rtchess", Cwd: "/Users/pinouchon/code/rtchess",
+		Turns: 1, InputTokens: 1687255, OutputTokens: 54092,
+	}
+	got := sess
+	got.StartedAt, got.EndedAt, got.SourceFile = want.StartedAt, want.EndedAt, ""
+	if got != want {
+		t.Errorf("session =\n%+v\nwant\n%+v", got, want)
+	}
+}
+
+func TestTurnAbortedLine(t *testing.T) {
+	path := filepath.Join(transcripttest.FixturesDir(t), "codex", "rollout-0.60.1-rtchess-turn_aborted-line1258.jsonl")
+	rec, _ := transcripttest.ParseFile(t, path, newParser, transcript.Options{})
+	if len(rec.Calls)+len(rec.Answers)+len(rec.Turns)+len(rec.Skips) != 0 {
+		t.Errorf("records from a lone turn_aborted event: %+v", rec)
+	}
+}
+
+func TestParserBehaviour(t *testing.T) {
+	meta := `{"timestamp":"2025-01-01T00:00:00Z","type":"session_meta","payload":{"id":"s1","cwd":"/w/p","cli_version":"0.9"}}`
+	prompt := `{"type":"event_msg","payload":{"type":"user_message","message":"q"}}`
+	call := func(id string) string {
+		return `{"type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{\"command\":[\"bash\",\"-lc\",\"cat x\"]}","call_id":"` + id + `"}}`
+	}
+	out := func(id string) string {
+		return `{"type":"response_item","payload":{"type":"function_call_output","call_id":"` + id + `","output":"Exit code: 0\nWall time: 0 seconds\nOutput:\nhi\n"}}`
+	}
+	msg := `{"type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"not found"}]}}`
+	tokens := `{"type":"event_msg","payload":{"type":"token_count","info":null}}`
+	execEnd := `{"type":"event_msg","payload":{"type":"exec_command_end","call_id":"a","aggregated_output":"full output"}}`
+	tests := []struct {
+		name                  string
+		lines                 []string
+		calls, answers, turns int
+		skips                 map[string]int
+	}{
+		{"answer after calls", []string{meta, prompt, call("a"), out("a"), tokens, msg}, 1, 1, 1, map[string]int{}},
+		{"narration before a call in one response", []string{meta, prompt, call("a"), out("a"), tokens, msg, call("b"), out("b")}, 2, 0, 1, map[string]int{}},
+		{"exec_command_end before output", []string{meta, prompt, call("a"), execEnd, out("a")}, 1, 0, 1, map[string]int{}},
+		{"unpaired and orphan", []string{meta, call("a"), out("b")}, 0, 0, 0,
+			map[string]int{transcript.SkipUnpairedToolUse: 1, transcript.SkipOrphanResult: 1}},
+		{"malformed", []string{meta, `{"type":"response_item","payload":{"type":`, `{}`}, 0, 0, 0,
+			map[string]int{transcript.SkipMalformed: 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := &transcripttest.Recorder{}
+			p := New(transcript.Options{}, rec.Emit)
+			for i, l := range tt.lines {
+				p.Feed(int64(i+1), []byte(l))
+			}
+			p.Flush()
+			if len(rec.Calls) != tt.calls || len(rec.Answers) != tt.answers || len(rec.Turns) != tt.turns {
+				t.Errorf("calls/answers/turns = %d/%d/%d, want %d/%d/%d",
+					len(rec.Calls), len(rec.Answers), len(rec.Turns), tt.calls, tt.answers, tt.turns)
+			}
+			if got := rec.SkipReasons(); !equal(got, tt.skips) {
+				t.Errorf("skips = %v, want %v", got, tt.skips)
+			}
+			for _, c := range rec.Calls {
+				if c.Call.Target != "bash -lc cat x" || c.Call.SessionID != "s1" || c.Call.HarnessVersion != "0.9" {
+					t.Errorf("call = %+v", c.Call)
+				}
+			}
+		})
+	}
+}
+
+func equal(a, b map[string]int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}

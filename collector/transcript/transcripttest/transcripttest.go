@@ -1,0 +1,138 @@
+// Package transcripttest helps test transcript parsers and their callers:
+// it finds the shared fixtures, feeds files through a parser and records
+// what comes out.
+package transcripttest
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/ctxaudit/ctxaudit/collector/transcript"
+	"github.com/ctxaudit/ctxaudit/schema"
+)
+
+// FixturesDir returns the shared/fixtures directory, found by walking up from
+// the working directory (the repository sits next to shared/, here and in
+// CI). It fails the test when there is none: a silent skip would hide that
+// the real-transcript tests did not run.
+func FixturesDir(tb testing.TB) string {
+	tb.Helper()
+	return findUp(tb, filepath.Join("shared", "fixtures"))
+}
+
+// ExamplesDir returns the repository's examples/sessions directory.
+func ExamplesDir(tb testing.TB) string {
+	tb.Helper()
+	return findUp(tb, filepath.Join("examples", "sessions"))
+}
+
+func findUp(tb testing.TB, rel string) string {
+	tb.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		tb.Fatalf("getwd: %v", err)
+	}
+	for {
+		cand := filepath.Join(dir, rel)
+		if st, err := os.Stat(cand); err == nil && st.IsDir() {
+			return cand
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			tb.Fatalf("no %s directory above the package directory; the repository must sit next to shared/", rel)
+		}
+		dir = parent
+	}
+}
+
+// Recorder collects the records a parser emits, by type, in order.
+type Recorder struct {
+	Calls       []*transcript.Call
+	Answers     []*transcript.Answer
+	Turns       []*transcript.TurnStart
+	Compactions []*transcript.Compaction
+	Skips       []*transcript.Skip
+}
+
+// Emit is a transcript.Emit.
+func (r *Recorder) Emit(rec transcript.Record) {
+	switch v := rec.(type) {
+	case *transcript.Call:
+		r.Calls = append(r.Calls, v)
+	case *transcript.Answer:
+		r.Answers = append(r.Answers, v)
+	case *transcript.TurnStart:
+		r.Turns = append(r.Turns, v)
+	case *transcript.Compaction:
+		r.Compactions = append(r.Compactions, v)
+	case *transcript.Skip:
+		r.Skips = append(r.Skips, v)
+	}
+}
+
+// CallAtLine returns the call completed on the given result line, or nil.
+func (r *Recorder) CallAtLine(line int64) *transcript.Call {
+	for _, c := range r.Calls {
+		if c.Call.SourceLine == line {
+			return c
+		}
+	}
+	return nil
+}
+
+// SkipReasons counts skips by reason.
+func (r *Recorder) SkipReasons() map[string]int {
+	m := map[string]int{}
+	for _, s := range r.Skips {
+		m[s.Reason]++
+	}
+	return m
+}
+
+// NewFunc builds a parser; each format package's New fits after wrapping.
+type NewFunc func(transcript.Options, transcript.Emit) transcript.Parser
+
+// ParseFile feeds the file at path through a new parser, line by line, then
+// flushes it, and returns what it emitted and its session metadata.
+func ParseFile(tb testing.TB, path string, newParser NewFunc, opts transcript.Options) (*Recorder, schema.Session) {
+	tb.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		tb.Fatalf("open fixture: %v", err)
+	}
+	defer f.Close()
+	if opts.SourceFile == "" {
+		opts.SourceFile = path
+	}
+	rec := &Recorder{}
+	p := newParser(opts, rec.Emit)
+	lr := transcript.NewLineReader(f, 0)
+	for {
+		l, err := lr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			tb.Fatalf("read %s: %v", path, err)
+		}
+		if l.TooLong {
+			rec.Emit(&transcript.Skip{Line: l.No, Reason: transcript.SkipTooLong})
+			continue
+		}
+		p.Feed(l.No, l.Bytes)
+	}
+	p.Flush()
+	return rec, p.Session()
+}
+
+// ReadDir returns a ReadSaved that serves saved outputs from dir by base
+// name, whatever directory the notice names (the transcripts were recorded on
+// another machine).
+func ReadDir(dir string) func(string) ([]byte, error) {
+	return func(ref string) ([]byte, error) {
+		return os.ReadFile(filepath.Join(dir, filepath.Base(filepath.FromSlash(ref))))
+	}
+}

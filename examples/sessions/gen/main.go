@@ -1,0 +1,528 @@
+// Command gen writes the reproduction sessions under examples/sessions: cases
+// the real fixtures in shared/fixtures lack, in each harness's exact on-disk
+// format (line envelope, field order, notice wording). Everything is
+// deterministic, so regenerating changes nothing; see ../README.md for what
+// each file reproduces.
+//
+//go:generate go run . -out ..
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+func main() {
+	out := flag.String("out", "..", "examples/sessions directory to write into")
+	flag.Parse()
+	g := &gen{root: *out}
+	g.webFetchSummary()
+	g.partialRead()
+	g.bashFailure()
+	g.mcpFetchPages()
+	g.persistedGrep()
+	g.codexOmittedLines()
+	g.piTruncatedRead()
+	if g.err != nil {
+		log.Fatal(g.err)
+	}
+}
+
+type gen struct {
+	root string
+	err  error
+}
+
+func (g *gen) write(rel string, data []byte) {
+	if g.err != nil {
+		return
+	}
+	p := filepath.Join(g.root, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		g.err = err
+		return
+	}
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		g.err = fmt.Errorf("write %s: %w", p, err)
+	}
+}
+
+// obj is a JSON object that keeps its key order, as the harnesses write them.
+type obj []kv
+
+type kv struct {
+	k string
+	v any
+}
+
+func (o obj) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, f := range o {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(f.k)
+		b.Write(k)
+		b.WriteByte(':')
+		v, err := marshal(f.v)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// marshal encodes like JSON.stringify: no HTML escaping of <, > and &.
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+func line(v any) string {
+	b, err := marshal(v)
+	if err != nil {
+		panic(err) // only static values are marshalled
+	}
+	return string(b)
+}
+
+// ---------------------------------------------------------------- Claude Code
+
+const (
+	ccProject = "-Users-dev-acme"
+	ccCwd     = "/Users/dev/acme"
+	ccModel   = "claude-opus-4-5-20251101"
+)
+
+// cc builds one Claude Code main-thread transcript.
+type cc struct {
+	sid, version string
+	seed         int
+	t            time.Time
+	n            int
+	parent       any
+	lines        []string
+}
+
+func newCC(seed int, version string) *cc {
+	return &cc{
+		sid:     fmt.Sprintf("%08x-%04x-4%03x-8%03x-%012x", seed*0x11111111, seed, seed, seed, seed),
+		version: version, seed: seed,
+		t: time.Date(2026, 1, 15, 9, 30, 0, 0, time.UTC).Add(time.Duration(seed) * time.Hour),
+	}
+}
+
+func (s *cc) uuid() string {
+	s.n++
+	return fmt.Sprintf("%08x-%04x-4000-8000-%012x", s.seed, s.n, s.n*7919)
+}
+
+func (s *cc) tick(d time.Duration) string {
+	s.t = s.t.Add(d)
+	return s.t.Format("2006-01-02T15:04:05.000Z")
+}
+
+func (s *cc) envelope() obj {
+	return obj{{"parentUuid", s.parent}, {"isSidechain", false}, {"userType", "external"},
+		{"cwd", ccCwd}, {"sessionId", s.sid}, {"version", s.version}, {"gitBranch", "main"}}
+}
+
+func (s *cc) prompt(text string) {
+	id := s.uuid()
+	s.lines = append(s.lines, line(append(s.envelope(), kv{"type", "user"},
+		kv{"message", obj{{"role", "user"}, {"content", text}}},
+		kv{"uuid", id}, kv{"timestamp", s.tick(20 * time.Second)})))
+	s.parent = id
+}
+
+func (s *cc) assistant(msgID string, out int, blocks ...obj) string {
+	id := s.uuid()
+	s.lines = append(s.lines, line(append(s.envelope(),
+		kv{"message", obj{{"model", ccModel}, {"id", msgID}, {"type", "message"}, {"role", "assistant"},
+			{"content", blocks}, {"stop_reason", nil}, {"stop_sequence", nil},
+			{"usage", obj{{"input_tokens", 3}, {"cache_creation_input_tokens", 1200}, {"cache_read_input_tokens", 30000},
+				{"cache_creation", obj{{"ephemeral_5m_input_tokens", 1200}, {"ephemeral_1h_input_tokens", 0}}},
+				{"output_tokens", out}, {"service_tier", "standard"}}}}},
+		kv{"requestId", "req_" + strings.TrimPrefix(msgID, "msg_")}, kv{"type", "assistant"},
+		kv{"uuid", id}, kv{"timestamp", s.tick(4 * time.Second)})))
+	s.parent = id
+	return id
+}
+
+func text(t string) obj { return obj{{"type", "text"}, {"text", t}} }
+
+func toolUse(id, name string, input obj) obj {
+	return obj{{"type", "tool_use"}, {"id", id}, {"name", name}, {"input", input}}
+}
+
+// result appends the user line carrying a tool_result and its toolUseResult.
+func (s *cc) result(toolUseID string, content any, isError bool, toolUseResult any) {
+	from := s.parent
+	block := obj{{"tool_use_id", toolUseID}, {"type", "tool_result"}, {"content", content}}
+	if isError {
+		block = append(block, kv{"is_error", true})
+	}
+	id := s.uuid()
+	s.lines = append(s.lines, line(append(s.envelope(), kv{"type", "user"},
+		kv{"message", obj{{"role", "user"}, {"content", []obj{block}}}},
+		kv{"uuid", id}, kv{"timestamp", s.tick(2 * time.Second)},
+		kv{"toolUseResult", toolUseResult}, kv{"sourceToolAssistantUUID", from})))
+	s.parent = id
+}
+
+func (s *cc) save(g *gen) {
+	g.write("claude-code/"+ccProject+"/"+s.sid+".jsonl", []byte(strings.Join(s.lines, "\n")+"\n"))
+}
+
+// ccReadReminder is appended by Claude Code to every text Read result.
+const ccReadReminder = "\n\n<system-reminder>\nWhenever you read a file, you should consider whether it would be considered malware. You CAN and SHOULD provide analysis of malware, what it is doing. But you MUST refuse to improve or augment the code. You can still analyze existing code, write reports, or answer questions about the code behavior.\n</system-reminder>\n"
+
+// numbered renders lines as Claude Code's Read does: "%6d→line".
+func numbered(lines []string, start int) string {
+	var b strings.Builder
+	for i, l := range lines {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		fmt.Fprintf(&b, "%6d→%s", start+i, l)
+	}
+	return b.String()
+}
+
+// webFetchSummary: a 156,000-char page; WebFetch hands a second model the
+// first 100,000 chars and the main model only its digest, with no notice.
+// The setting sits at char ~141,000, so the answer "there is no such
+// setting" is built on an input that never contained it.
+func (g *gen) webFetchSummary() {
+	s := newCC(1, "2.1.22")
+	url := "https://docs.acme.example/cli/configuration"
+	s.prompt("Is there a setting in acme-cli to stop it uploading telemetry? The docs are at " + url)
+	s.assistant("msg_01WebFetchAsk0000000001", 96,
+		text("I'll check the configuration reference."),
+		toolUse("toolu_01WebFetch00000000001", "WebFetch", obj{{"url", url},
+			{"prompt", "List every configuration setting this page documents, with what it does."}}))
+	summary := "The page documents these acme-cli configuration settings:\n\n" +
+		"- `api.endpoint` — base URL of the Acme API (default https://api.acme.example)\n" +
+		"- `api.timeout` — request timeout in seconds (default 30)\n" +
+		"- `auth.profile` — credentials profile to use\n" +
+		"- `cache.dir` — where downloaded artifacts are cached\n" +
+		"- `cache.max_size` — cache size limit, e.g. \"2GB\"\n" +
+		"- `log.level` — one of debug, info, warn, error\n" +
+		"- `log.format` — text or json\n" +
+		"- `proxy.url` — HTTP(S) proxy for all requests\n" +
+		"- `update.channel` — stable or beta\n" +
+		"- `update.check` — whether to check for new versions at start-up\n\n" +
+		"Settings are read from ~/.config/acme/config.toml and can be overridden with ACME_* environment variables."
+	page := 156000
+	s.result("toolu_01WebFetch00000000001", summary, false, obj{
+		{"bytes", page}, {"code", 200}, {"codeText", "OK"}, {"result", summary},
+		{"durationMs", 8123}, {"url", url}})
+	s.assistant("msg_01WebFetchAnswer000001", 61,
+		text("There is no such setting: the acme-cli configuration reference lists no option for turning off telemetry uploads. The closest is `update.check`, which only controls version checks."))
+	s.save(g)
+}
+
+// changelogLine is line n (1-based) of a 2,600-line changelog whose answer
+// sits at line 2,412, past the 2,000 lines a Read returns by default.
+func changelogLine(n int) string {
+	if n == 2412 {
+		return "- 0.4.0: add --no-upload to skip telemetry uploads"
+	}
+	return fmt.Sprintf("- 0.%d.%d: maintenance release %d", 30-n/100, n%100, n)
+}
+
+// partialRead: a Read without offset/limit returns lines 1-2000 of 2,600
+// and says nothing (only toolUseResult.file shows it); the model reads on
+// with offset until the end, then answers from the part it recovered.
+func (g *gen) partialRead() {
+	s := newCC(2, "2.1.22")
+	path := ccCwd + "/docs/CHANGELOG.md"
+	total := 2600
+	all := make([]string, total)
+	for i := range all {
+		all[i] = changelogLine(i + 1)
+	}
+	read := func(id string, start, n int, input obj) {
+		lines := all[start-1 : start-1+n]
+		s.result(id, numbered(lines, start)+ccReadReminder, false, obj{{"type", "text"},
+			{"file", obj{{"filePath", path}, {"content", strings.Join(lines, "\n")},
+				{"numLines", n}, {"startLine", start}, {"totalLines", total}}}})
+		_ = input
+	}
+	s.prompt("In which release was the --no-upload flag added? See docs/CHANGELOG.md.")
+	s.assistant("msg_01PartialRead00000001", 70, toolUse("toolu_01ReadHead000000000001", "Read", obj{{"file_path", path}}))
+	read("toolu_01ReadHead000000000001", 1, 2000, nil)
+	s.assistant("msg_01PartialRead00000002", 88,
+		text("The changelog is longer than what came back; reading the rest."),
+		toolUse("toolu_01ReadOffset00000001", "Read", obj{{"file_path", path}, {"offset", 2001}, {"limit", 300}}))
+	read("toolu_01ReadOffset00000001", 2001, 300, nil)
+	s.assistant("msg_01PartialRead00000003", 52,
+		toolUse("toolu_01ReadOffset00000002", "Read", obj{{"file_path", path}, {"offset", 2301}, {"limit", 300}}))
+	read("toolu_01ReadOffset00000002", 2301, 300, nil)
+	s.assistant("msg_01PartialRead00000004", 40,
+		text("--no-upload was added in release 0.4.0 (docs/CHANGELOG.md line 2412)."))
+	s.save(g)
+}
+
+// testLogLine is one line of a long failing test run.
+func testLogLine(n int) string {
+	return fmt.Sprintf("=== RUN   TestIntegration/case_%05d\n--- PASS: TestIntegration/case_%05d (0.01s)\n", n, n)
+}
+
+// bashFailure: a failing command printed 140,000 chars. The failure path
+// formats the error text from output already capped near 30,000 chars,
+// keeps its first and last 5,000, and says "[20012 characters truncated]":
+// the model is told of 20,012 missing chars when 130,000 are. The real
+// cause is at the end of the output, which the model never saw.
+func (g *gen) bashFailure() {
+	s := newCC(3, "1.0.3")
+	var out strings.Builder
+	for i := 1; out.Len() < 140000; i++ {
+		out.WriteString(testLogLine(i))
+	}
+	tailText := "--- FAIL: TestUploadRetry (30.00s)\n    upload_test.go:88: dial tcp 127.0.0.1:4318: connect: connection refused\nFAIL\n"
+	full := out.String()
+	full = full[:140000-len(tailText)] + tailText
+	capped := full[:30012]
+	shown := capped[:5000] + "\n\n... [20012 characters truncated] ...\n\n" + capped[len(capped)-5000:]
+	s.prompt("Run the integration tests and tell me why they fail.")
+	s.assistant("msg_01BashFailure00000001", 77, toolUse("toolu_01BashFailure0000001", "Bash",
+		obj{{"command", "make integration-test"}, {"description", "Run the integration test suite"}}))
+	s.result("toolu_01BashFailure0000001", shown, true, obj{
+		{"stdout", strings.TrimSuffix(full, "\n")}, {"stderr", ""}, {"interrupted", false}, {"isImage", false}})
+	s.assistant("msg_01BashFailure00000002", 64,
+		text("The suite ran thousands of passing cases; nothing in the output shows a failing test, so the failure is probably the make target's exit status rather than a test."))
+	s.save(g)
+}
+
+// fetchPage is the 12,300-char page served through the MCP fetch server.
+func fetchPage() string {
+	var b strings.Builder
+	for i := 1; b.Len() < 12300; i++ {
+		fmt.Fprintf(&b, "## Section %d\nRequests in this section are limited per API key; see Limits.\n\n", i)
+	}
+	p := b.String()[:12300-60]
+	return p + "\n## Limits\nRate limit: 600 requests per minute per API key.\n"
+}
+
+// mcpFetchPages: mcp__fetch__fetch returns 5,000 chars per call with the
+// server's "start_index" notice; the model pages through with start_index
+// until the last page (no notice) before answering.
+func (g *gen) mcpFetchPages() {
+	s := newCC(4, "2.1.22")
+	url := "https://api.acme.example/docs/limits"
+	page := fetchPage()
+	s.prompt("What is the API rate limit? The docs are at " + url)
+	for i, start := range []int{0, 5000, 10000} {
+		id := fmt.Sprintf("toolu_01McpFetch000000000%d", i+1)
+		input := obj{{"url", url}}
+		if start > 0 {
+			input = append(input, kv{"start_index", start})
+		}
+		s.assistant(fmt.Sprintf("msg_01McpFetch0000000000%d", i+1), 60, toolUse(id, "mcp__fetch__fetch", input))
+		end := min(start+5000, len(page))
+		body := "Contents of " + url + ":\n" + page[start:end]
+		if end < len(page) {
+			body += fmt.Sprintf("\n\n<error>Content truncated. Call the fetch tool with a start_index of %d to get more content.</error>", end)
+		}
+		blocks := []obj{{{"type", "text"}, {"text", body}}}
+		s.result(id, blocks, false, blocks)
+	}
+	s.assistant("msg_01McpFetch00000000004", 30, text("The API allows 600 requests per minute per API key (see the Limits section)."))
+	s.save(g)
+}
+
+// grepOutput is 1,200 lines of `rg -n upload` output; only line 900 holds
+// UPLOAD_DISABLED. The em dashes make chars and bytes differ, as in real output.
+func grepOutput() string {
+	var b strings.Builder
+	for i := 1; i <= 1200; i++ {
+		if i == 900 {
+			b.WriteString("internal/telemetry/uploader.go:41:\tif os.Getenv(\"UPLOAD_DISABLED\") == \"1\" { return nil } // kill switch — skips every upload\n")
+			continue
+		}
+		fmt.Fprintf(&b, "internal/pkg%02d/file%03d.go:%d:\t// upload — retry the chunk upload with backoff (%d)\n", i%37, i%113, 10+i%400, i)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// ccFileSize is Claude Code's formatFileSize: base 1024, one decimal, a
+// trailing ".0" removed.
+func ccFileSize(n int) string {
+	if n < 1024 {
+		return fmt.Sprintf("%d bytes", n)
+	}
+	s := fmt.Sprintf("%.1f", float64(n)/1024)
+	return strings.TrimSuffix(s, ".0") + "KB"
+}
+
+// ccPreview is generatePreview: at most 2,000 chars, cut at the last
+// newline when that keeps more than 1,000.
+func ccPreview(s string) (string, bool) {
+	if utf8.RuneCountInString(s) <= 2000 {
+		return s, false
+	}
+	r := []rune(s)[:2000]
+	p := string(r)
+	if i := strings.LastIndexByte(p, '\n'); i > 1000 {
+		p = p[:i]
+	}
+	return p, true
+}
+
+// persistedGrep: Grep output over 20,000 chars is saved to
+// tool-results/<tool_use_id>.txt and the model gets a 2 KB preview. The
+// needle is in the saved file, not in the preview; the model answers
+// "not found" without opening the file.
+func (g *gen) persistedGrep() {
+	s := newCC(5, "2.1.6")
+	id := "toolu_01PersistedGrep000001"
+	full := grepOutput()
+	chars := utf8.RuneCountInString(full)
+	savedAt := "/Users/dev/.claude/projects/" + ccProject + "/" + s.sid + "/tool-results/" + id + ".txt"
+	preview, more := ccPreview(full)
+	notice := "<persisted-output>\nOutput too large (" + ccFileSize(chars) + "). Full output saved to: " + savedAt +
+		"\n\nPreview (first 2KB):\n" + preview
+	if more {
+		notice += "\n..."
+	}
+	notice += "\n</persisted-output>\n"
+	s.prompt("Is there an environment variable that disables uploads? Search the code.")
+	s.assistant("msg_01PersistedGrep0000001", 90, toolUse(id, "Grep",
+		obj{{"pattern", "upload"}, {"output_mode", "content"}, {"-n", true}}))
+	s.result(id, notice, false, obj{{"mode", "content"}, {"numFiles", 0}, {"filenames", []string{}},
+		{"content", full}, {"numLines", 1200}})
+	s.assistant("msg_01PersistedGrep0000002", 58,
+		text("UPLOAD_DISABLED is not found anywhere in the code: no environment variable disables uploads; they always run with retry and backoff."))
+	s.save(g)
+	g.write("claude-code/"+ccProject+"/"+s.sid+"/tool-results/"+id+".txt", []byte(full))
+}
+
+// ---------------------------------------------------------------- Codex
+
+// codexOmittedLines: Codex 0.60-era head+tail truncation of shell output
+// (MODEL_FORMAT_MAX_LINES 256: 128 head + 128 tail lines) with the
+// "Total output lines" header; the error is in the omitted middle.
+func (g *gen) codexOmittedLines() {
+	sid := "01990a6e-66c6-7e66-8666-666666666666"
+	t := time.Date(2026, 1, 15, 16, 0, 0, 0, time.UTC)
+	ts := func(d time.Duration) string { t = t.Add(d); return t.Format("2006-01-02T15:04:05.000Z") }
+	var lines []string
+	add := func(typ string, payload obj, d time.Duration) {
+		lines = append(lines, line(obj{{"timestamp", ts(d)}, {"type", typ}, {"payload", payload}}))
+	}
+	cwd := "/Users/dev/acme"
+	prompt := "Check logs/server.log: did the server hit any errors last night?"
+	add("session_meta", obj{{"id", sid}, {"timestamp", t.Format("2006-01-02T15:04:05.000Z")}, {"cwd", cwd},
+		{"originator", "codex_cli_rs"}, {"cli_version", "0.60.1"}, {"instructions", nil}, {"source", "cli"},
+		{"model_provider", "openai"}}, 0)
+	add("response_item", obj{{"type", "message"}, {"role", "user"}, {"content", []obj{{{"type", "input_text"}, {"text", prompt}}}}}, 30*time.Second)
+	add("event_msg", obj{{"type", "user_message"}, {"message", prompt}, {"images", []string{}}}, 0)
+	turnContext := obj{{"cwd", cwd}, {"approval_policy", "on-request"},
+		{"sandbox_policy", obj{{"type", "workspace-write"}, {"network_access", false}, {"exclude_tmpdir_env_var", false}, {"exclude_slash_tmp", false}}},
+		{"model", "gpt-5.1-codex-max"}, {"effort", "high"}, {"summary", "auto"}}
+	add("turn_context", turnContext, 2*time.Millisecond)
+	add("event_msg", obj{{"type", "token_count"}, {"info", nil}, {"rate_limits", nil}}, 5*time.Second)
+	callID := "call_OmittedLines0000000001"
+	add("response_item", obj{{"type", "function_call"}, {"name", "shell_command"},
+		{"arguments", `{"command":"cat logs/server.log","workdir":".","timeout_ms":120000}`}, {"call_id", callID}}, time.Second)
+	const total = 5000
+	logLine := func(n int) string {
+		if n == 2731 {
+			return "03:12:09 ERROR db pool exhausted"
+		}
+		return fmt.Sprintf("%02d:%02d:%02d INFO req ok id=%d", n/3600%24, n/60%60, n%60, n)
+	}
+	var head, tail []string
+	for i := 1; i <= 128; i++ {
+		head = append(head, logLine(i))
+	}
+	for i := total - 127; i <= total; i++ {
+		tail = append(tail, logLine(i))
+	}
+	body := strings.Join(head, "\n") + fmt.Sprintf("\n[... omitted %d of %d lines ...]\n\n", total-256, total) + strings.Join(tail, "\n") + "\n"
+	output := fmt.Sprintf("Exit code: 0\nWall time: 0.1 seconds\nTotal output lines: %d\nOutput:\n", total) + body
+	add("response_item", obj{{"type", "function_call_output"}, {"call_id", callID}, {"output", output}}, 200*time.Millisecond)
+	add("turn_context", turnContext, time.Millisecond)
+	answer := "No: logs/server.log shows only successful requests (INFO req ok) from start to end; there are no errors."
+	usage := obj{{"input_tokens", 18421}, {"cached_input_tokens", 9216}, {"output_tokens", 412}, {"reasoning_output_tokens", 256}, {"total_tokens", 18833}}
+	add("event_msg", obj{{"type", "agent_message"}, {"message", answer}}, 4*time.Second)
+	add("event_msg", obj{{"type", "token_count"}, {"info", obj{{"total_token_usage", usage}, {"last_token_usage", usage}, {"model_context_window", 258400}}}, {"rate_limits", nil}}, 50*time.Millisecond)
+	add("response_item", obj{{"type", "message"}, {"role", "assistant"}, {"content", []obj{{{"type", "output_text"}, {"text", answer}}}}}, 50*time.Millisecond)
+	g.write("codex/2026/01/15/rollout-2026-01-15T16-00-00-"+sid+".jsonl", []byte(strings.Join(lines, "\n")+"\n"))
+}
+
+// ---------------------------------------------------------------- pi
+
+// piTruncatedRead: pi's read stops at 2,000 lines and appends
+// "[Showing lines 1-2000 of 3100. Use offset=2001 to continue.]", with the
+// exact figures in details.truncation; the model answers without reading on.
+func (g *gen) piTruncatedRead() {
+	sid := "77777777-7777-4777-8777-777777777777"
+	t := time.Date(2026, 1, 15, 17, 0, 0, 0, time.UTC)
+	ts := func(d time.Duration) (string, int64) {
+		t = t.Add(d)
+		return t.Format("2006-01-02T15:04:05.000Z"), t.UnixMilli()
+	}
+	cwd := "/Users/dev/acme"
+	var lines []string
+	parent := any(nil)
+	n := 0
+	entry := func(msg obj, d time.Duration) {
+		n++
+		id := fmt.Sprintf("%08x", 0x7a000000+n*0x1f3)
+		iso, _ := ts(d)
+		lines = append(lines, line(obj{{"type", "message"}, {"id", id}, {"parentId", parent}, {"timestamp", iso}, {"message", msg}}))
+		parent = id
+	}
+	iso, _ := ts(0)
+	lines = append(lines, line(obj{{"type", "session"}, {"version", 3}, {"id", sid}, {"timestamp", iso}, {"cwd", cwd}}))
+	usage := func(in, out int) obj {
+		return obj{{"input", in}, {"output", out}, {"cacheRead", 0}, {"cacheWrite", 0}, {"totalTokens", in + out},
+			{"cost", obj{{"input", 0}, {"output", 0}, {"cacheRead", 0}, {"cacheWrite", 0}, {"total", 0}}}}
+	}
+	_, ms := ts(10 * time.Second)
+	entry(obj{{"role", "user"}, {"content", []obj{{{"type", "text"}, {"text", "Where is retryUpload defined in src/uploader.ts?"}}}}, {"timestamp", ms}}, 0)
+	path := cwd + "/src/uploader.ts"
+	_, ms = ts(3 * time.Second)
+	entry(obj{{"role", "assistant"}, {"content", []obj{{{"type", "toolCall"}, {"id", "toolu_01PiRead0000000000001"}, {"name", "read"}, {"arguments", obj{{"path", path}}}}}},
+		{"api", "anthropic-messages"}, {"provider", "anthropic"}, {"model", "claude-opus-4-5"}, {"usage", usage(2100, 64)},
+		{"stopReason", "toolUse"}, {"timestamp", ms}}, 0)
+	const total = 3100
+	src := make([]string, total)
+	for i := range src {
+		src[i] = fmt.Sprintf("const v%04d = %d;", i+1, i+1)
+	}
+	src[2899] = "export function retryUpload() {}"
+	shown := strings.Join(src[:2000], "\n")
+	totalBytes := len(strings.Join(src, "\n"))
+	textOut := shown + "\n\n[Showing lines 1-2000 of 3100. Use offset=2001 to continue.]"
+	_, ms = ts(time.Second)
+	entry(obj{{"role", "toolResult"}, {"toolCallId", "toolu_01PiRead0000000000001"}, {"toolName", "read"},
+		{"content", []obj{{{"type", "text"}, {"text", textOut}}}},
+		{"details", obj{{"truncation", obj{{"content", shown}, {"truncated", true}, {"truncatedBy", "lines"},
+			{"totalLines", total}, {"totalBytes", totalBytes}, {"outputLines", 2000}, {"outputBytes", len(shown)},
+			{"lastLinePartial", false}, {"firstLineExceedsLimit", false}, {"maxLines", 2000}, {"maxBytes", 51200}}}}},
+		{"isError", false}, {"timestamp", ms}}, 0)
+	_, ms = ts(4 * time.Second)
+	entry(obj{{"role", "assistant"}, {"content", []obj{{{"type", "text"}, {"text", "retryUpload is not defined in src/uploader.ts; the file only declares constants."}}}},
+		{"api", "anthropic-messages"}, {"provider", "anthropic"}, {"model", "claude-opus-4-5"}, {"usage", usage(24800, 38)},
+		{"stopReason", "stop"}, {"timestamp", ms}}, 0)
+	g.write("pi/--Users-dev-acme--/2026-01-15T17-00-00-000Z_"+sid+".jsonl", []byte(strings.Join(lines, "\n")+"\n"))
+}

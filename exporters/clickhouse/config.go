@@ -1,0 +1,54 @@
+package clickhouseexporter
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"go.opentelemetry.io/collector/config/configoptional"
+	"go.opentelemetry.io/collector/config/configretry"
+	"go.opentelemetry.io/collector/exporter/exporterhelper"
+
+	"github.com/ctxaudit/ctxaudit/schema/chstore"
+	"github.com/ctxaudit/ctxaudit/schema/migrations"
+)
+
+// Config is the ctxaudit_clickhouse exporter's configuration.
+type Config struct {
+	exporterhelper.TimeoutConfig `mapstructure:",squash"`
+	QueueConfig                  configoptional.Optional[exporterhelper.QueueBatchConfig] `mapstructure:"sending_queue"`
+	BackOffConfig                configretry.BackOffConfig                                `mapstructure:"retry_on_failure"`
+
+	// Endpoint is the native address, clickhouse://user:pass@host:9000/database.
+	Endpoint string `mapstructure:"endpoint"`
+	// Database overrides the database named in Endpoint.
+	Database string `mapstructure:"database"`
+	// CreateSchema applies ctxaudit's migrations at start (and on the first
+	// write if ClickHouse was unreachable at start). When false the schema
+	// must already be at this binary's version.
+	CreateSchema bool `mapstructure:"create_schema"`
+	// DialTimeout bounds connecting to ClickHouse.
+	DialTimeout time.Duration `mapstructure:"dial_timeout"`
+
+	// prevent unkeyed literals
+	_ struct{}
+}
+
+// Validate names the bad key.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.Endpoint == "" {
+		errs = append(errs, errors.New("endpoint: required, e.g. clickhouse://default@127.0.0.1:9000/ctxaudit"))
+	} else if _, _, err := chstore.ParseAddress(c.Endpoint); err != nil {
+		errs = append(errs, fmt.Errorf("endpoint: %w", err))
+	}
+	if c.Database != "" {
+		if err := migrations.ValidDatabaseName(c.Database); err != nil {
+			errs = append(errs, fmt.Errorf("database: %w", err))
+		}
+	}
+	if c.DialTimeout < 0 {
+		errs = append(errs, errors.New("dial_timeout: must not be negative"))
+	}
+	return errors.Join(errs...)
+}

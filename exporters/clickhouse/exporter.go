@@ -1,0 +1,274 @@
+package clickhouseexporter
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.uber.org/zap"
+
+	"github.com/ctxaudit/ctxaudit/collector/otelconv"
+	"github.com/ctxaudit/ctxaudit/schema"
+	"github.com/ctxaudit/ctxaudit/schema/chstore"
+)
+
+// chExporter holds one exporter instance's connection. The store is opened
+// lazily: a collector that starts while ClickHouse is down keeps accepting
+// data (queued and retried by exporterhelper) instead of failing to start.
+type chExporter struct {
+	cfg    *Config
+	logger *zap.Logger
+
+	mu    sync.Mutex
+	store *chstore.Store
+
+	rowsWritten metric.Int64Counter
+	dropped     metric.Int64Counter
+}
+
+func newExporter(cfg *Config, set exporter.Settings) (*chExporter, error) {
+	meter := set.MeterProvider.Meter("github.com/ctxaudit/ctxaudit/exporters/clickhouse")
+	rows, err := meter.Int64Counter("ctxaudit_exporter_rows_written",
+		metric.WithDescription("Rows written to the ctxaudit tables"), metric.WithUnit("{row}"))
+	if err != nil {
+		return nil, err
+	}
+	dropped, err := meter.Int64Counter("ctxaudit_exporter_records_dropped",
+		metric.WithDescription("Spans or log records that could not be mapped to a ctxaudit row (no session or call id)"),
+		metric.WithUnit("{record}"))
+	if err != nil {
+		return nil, err
+	}
+	return &chExporter{cfg: cfg, logger: set.Logger, rowsWritten: rows, dropped: dropped}, nil
+}
+
+func (e *chExporter) start(ctx context.Context, _ component.Host) error {
+	if _, err := e.connect(ctx); err != nil {
+		// Not fatal: ClickHouse may come up later; pushes retry until it does.
+		e.logger.Warn("ClickHouse not reachable at start; will retry on the first write", zap.Error(err))
+	}
+	return nil
+}
+
+func (e *chExporter) shutdown(context.Context) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.store == nil {
+		return nil
+	}
+	err := e.store.Close()
+	e.store = nil
+	return err
+}
+
+// connect returns the open store, opening (and migrating) it if needed.
+func (e *chExporter) connect(ctx context.Context) (*chstore.Store, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.store != nil {
+		return e.store, nil
+	}
+	s, err := chstore.Open(ctx, e.cfg.Endpoint, chstore.Options{Database: e.cfg.Database, DialTimeout: e.cfg.DialTimeout})
+	if err != nil {
+		return nil, err
+	}
+	if e.cfg.CreateSchema {
+		_, err = s.Migrate(ctx)
+	} else {
+		err = s.CheckSchema(ctx)
+	}
+	if err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	e.store = s
+	e.logger.Info("connected to ClickHouse", zap.String("addr", s.Addr()), zap.String("database", s.Database()))
+	return s, nil
+}
+
+// records are the rows one push writes.
+type records struct {
+	sessions []schema.Session
+	calls    []schema.ToolCall
+	answers  []schema.Answer
+	dropped  int
+}
+
+func (e *chExporter) pushTraces(ctx context.Context, td ptrace.Traces) error {
+	var r records
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		rs := rss.At(i)
+		res := rs.Resource().Attributes()
+		sss := rs.ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			spans := sss.At(j).Spans()
+			for k := 0; k < spans.Len(); k++ {
+				r.addSpan(spans.At(k), res)
+			}
+		}
+	}
+	return e.write(ctx, &r)
+}
+
+func (r *records) addSpan(sp ptrace.Span, res pcommon.Map) {
+	attrs := sp.Attributes()
+	switch otelconv.Operation(attrs) {
+	case otelconv.OperationExecuteTool:
+		c := otelconv.ToolCallFromAttributes(attrs, res, sp.StartTimestamp().AsTime())
+		if c.CallID == "" {
+			c.CallID = sp.SpanID().String()
+		}
+		r.addCall(c)
+	case otelconv.OperationChat:
+		// Only chat spans that carry a ctxaudit answer verdict are answers;
+		// plain model-call spans from other instrumentation are not.
+		if _, ok := attrs.Get(otelconv.AttrAnswerRisk); !ok {
+			return
+		}
+		a := otelconv.AnswerFromAttributes(attrs, sp.StartTimestamp().AsTime())
+		if a.SessionID == "" || a.MessageID == "" {
+			r.dropped++
+			return
+		}
+		r.answers = append(r.answers, a)
+	case otelconv.OperationInvokeAgent:
+		if _, ok := attrs.Get(otelconv.AttrSessionToolCalls); !ok {
+			return
+		}
+		s := otelconv.SessionFromAttributes(attrs, sp.StartTimestamp().AsTime(), sp.EndTimestamp().AsTime())
+		if s.SessionID == "" {
+			r.dropped++
+			return
+		}
+		r.sessions = append(r.sessions, s)
+	}
+}
+
+func (r *records) addCall(c schema.ToolCall) {
+	if c.SessionID == "" || c.CallID == "" || c.Tool == "" {
+		r.dropped++
+		return
+	}
+	if c.Kind == "" {
+		// Not analysed (no ctxaudit processor in the pipeline): store what is
+		// known and say so, rather than claiming "none".
+		c.Kind = schema.KindUnknown
+	}
+	r.calls = append(r.calls, c)
+}
+
+func (e *chExporter) pushLogs(ctx context.Context, ld plog.Logs) error {
+	var r records
+	rls := ld.ResourceLogs()
+	for i := 0; i < rls.Len(); i++ {
+		rl := rls.At(i)
+		res := rl.Resource().Attributes()
+		sls := rl.ScopeLogs()
+		for j := 0; j < sls.Len(); j++ {
+			logs := sls.At(j).LogRecords()
+			for k := 0; k < logs.Len(); k++ {
+				lr := logs.At(k)
+				if !IsToolResultLog(lr) {
+					continue
+				}
+				t := lr.Timestamp().AsTime()
+				if lr.Timestamp() == 0 {
+					t = lr.ObservedTimestamp().AsTime()
+				}
+				c := otelconv.ToolCallFromAttributes(lr.Attributes(), res, t)
+				if c.Source == "" {
+					c.Source = schema.HarnessClaudeCode
+				}
+				if c.CallID == "" {
+					c.CallID = LogCallID(lr, res)
+				}
+				r.addCall(c)
+			}
+		}
+	}
+	return e.write(ctx, &r)
+}
+
+// IsToolResultLog recognizes Claude Code's claude_code.tool_result event (by
+// body or event.name) and any log record marked as an execute_tool operation.
+func IsToolResultLog(lr plog.LogRecord) bool {
+	attrs := lr.Attributes()
+	if otelconv.Operation(attrs) == otelconv.OperationExecuteTool {
+		return true
+	}
+	if v, ok := attrs.Get(otelconv.ClaudeCodeEventName); ok {
+		name := v.AsString()
+		if name == otelconv.ClaudeCodeToolResultEvt || name == otelconv.ClaudeCodeToolResult {
+			return true
+		}
+	}
+	return lr.EventName() == otelconv.ClaudeCodeToolResult || lr.Body().AsString() == otelconv.ClaudeCodeToolResult
+}
+
+// LogCallID derives a stable id for a tool-result log record that names no
+// call id: the same record always gets the same id, so a replay dedupes.
+func LogCallID(lr plog.LogRecord, res pcommon.Map) string {
+	h := sha256.New()
+	attrs := lr.Attributes()
+	for _, k := range []string{otelconv.ClaudeCodeSessionID, otelconv.AttrConversationID, "event.sequence", "prompt.id", otelconv.ClaudeCodeToolName, "event.timestamp"} {
+		v, ok := attrs.Get(k)
+		if !ok {
+			v, ok = res.Get(k)
+		}
+		if ok {
+			h.Write([]byte(k + "=" + v.AsString() + "\x00"))
+		}
+	}
+	h.Write([]byte(strconv.FormatUint(uint64(lr.Timestamp()), 10)))
+	return "log-" + hex.EncodeToString(h.Sum(nil)[:12])
+}
+
+func (e *chExporter) write(ctx context.Context, r *records) error {
+	if r.dropped > 0 {
+		e.dropped.Add(ctx, int64(r.dropped))
+		e.logger.Debug("records without session or call id were not stored", zap.Int("count", r.dropped))
+	}
+	if len(r.sessions)+len(r.calls)+len(r.answers) == 0 {
+		return nil
+	}
+	s, err := e.connect(ctx)
+	if err != nil {
+		return fmt.Errorf("ctxaudit_clickhouse: %w", err)
+	}
+	// Sessions first, answers last: a partly written push that is retried
+	// rewrites the same ids, which the tables collapse.
+	steps := []struct {
+		table string
+		n     int
+		write func() error
+	}{
+		{"sessions", len(r.sessions), func() error { return s.WriteSessions(ctx, r.sessions) }},
+		{"tool_calls", len(r.calls), func() error { return s.WriteToolCalls(ctx, r.calls) }},
+		{"answers", len(r.answers), func() error { return s.WriteAnswers(ctx, r.answers) }},
+	}
+	for _, st := range steps {
+		if st.n == 0 {
+			continue
+		}
+		if err := st.write(); err != nil {
+			if errors.Is(err, context.Canceled) {
+				return err
+			}
+			return fmt.Errorf("ctxaudit_clickhouse: %w", err)
+		}
+		e.rowsWritten.Add(ctx, int64(st.n), metric.WithAttributes(attribute.String("table", st.table)))
+	}
+	return nil
+}

@@ -1,0 +1,77 @@
+// Package clickhouseexporter is the ctxaudit_clickhouse exporter: it writes
+// ctxaudit's audit tables (tool_calls, answers, sessions) from the GenAI spans
+// and Claude Code log records that the agenttranscripts receiver and the
+// ctxaudit processor produce, through the same writer `ctxaudit ingest` uses.
+//
+// Timeout, retry with backoff and the sending queue (persistent when
+// sending_queue.storage names a file_storage extension) come from
+// exporterhelper. Writes are idempotent (stable ids, ReplacingMergeTree), so a
+// retried or replayed batch never double-counts.
+package clickhouseexporter
+
+import (
+	"context"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/config/configoptional"
+	"go.opentelemetry.io/collector/config/configretry"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/exporter/exporterhelper"
+
+	"github.com/ctxaudit/ctxaudit/schema/chstore"
+)
+
+// TypeStr is the component type name used in collector configuration.
+const TypeStr = "ctxaudit_clickhouse"
+
+var componentType = component.MustNewType(TypeStr)
+
+// NewFactory returns the exporter factory.
+func NewFactory() exporter.Factory {
+	return exporter.NewFactory(componentType, createDefaultConfig,
+		exporter.WithTraces(createTraces, component.StabilityLevelAlpha),
+		exporter.WithLogs(createLogs, component.StabilityLevelAlpha),
+	)
+}
+
+func createDefaultConfig() component.Config {
+	return &Config{
+		TimeoutConfig: exporterhelper.NewDefaultTimeoutConfig(),
+		QueueConfig:   configoptional.Some(exporterhelper.NewDefaultQueueConfig()),
+		BackOffConfig: configretry.NewDefaultBackOffConfig(),
+		Endpoint:      chstore.DefaultAddress,
+		CreateSchema:  true,
+		DialTimeout:   5 * time.Second,
+	}
+}
+
+func createTraces(ctx context.Context, set exporter.Settings, cfg component.Config) (exporter.Traces, error) {
+	c := cfg.(*Config)
+	e, err := newExporter(c, set)
+	if err != nil {
+		return nil, err
+	}
+	return exporterhelper.NewTraces(ctx, set, cfg, e.pushTraces, e.options(c)...)
+}
+
+func createLogs(ctx context.Context, set exporter.Settings, cfg component.Config) (exporter.Logs, error) {
+	c := cfg.(*Config)
+	e, err := newExporter(c, set)
+	if err != nil {
+		return nil, err
+	}
+	return exporterhelper.NewLogs(ctx, set, cfg, e.pushLogs, e.options(c)...)
+}
+
+func (e *chExporter) options(c *Config) []exporterhelper.Option {
+	return []exporterhelper.Option{
+		exporterhelper.WithStart(e.start),
+		exporterhelper.WithShutdown(e.shutdown),
+		exporterhelper.WithTimeout(c.TimeoutConfig),
+		exporterhelper.WithQueue(c.QueueConfig),
+		exporterhelper.WithRetry(c.BackOffConfig),
+		exporterhelper.WithCapabilities(consumer.Capabilities{MutatesData: false}),
+	}
+}
