@@ -98,6 +98,7 @@ and traces wrong answers back to the incomplete inputs they were built on.`,
 		a.pruneCommand(),
 		a.devCommand(),
 		a.ingestCommand(),
+		a.collectorCommand(),
 	)
 	return root
 }

@@ -1,0 +1,210 @@
+package distribution
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/otelcol"
+	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploghttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	sdklog "go.opentelemetry.io/otel/sdk/log"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/ctxaudit/ctxaudit/examples/harness/agentsim"
+	"github.com/ctxaudit/ctxaudit/internal/chtest"
+	"github.com/ctxaudit/ctxaudit/schema/chstore"
+)
+
+func TestMain(m *testing.M) { chtest.Main(m) }
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// startCollector runs the distribution in-process with the given YAML and
+// stops it at the end of the test.
+func startCollector(t *testing.T, yaml string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "collector.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	set := Settings("test")
+	set.ConfigProviderSettings.ResolverSettings.URIs = []string{"file:" + path}
+	col, err := otelcol.NewCollector(set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- col.Run(context.Background()) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for col.GetState() != otelcol.StateRunning {
+		select {
+		case err := <-errc:
+			t.Fatalf("collector exited during start: %v", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("collector not running after 30s (state %v)", col.GetState())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Cleanup(func() {
+		col.Shutdown()
+		select {
+		case err := <-errc:
+			if err != nil {
+				t.Errorf("collector run: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Error("collector did not stop within 30s")
+		}
+	})
+}
+
+func waitFor(t *testing.T, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	var last string
+	for time.Now().Before(deadline) {
+		ok, state := cond()
+		if ok {
+			return
+		}
+		last = state
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("timed out waiting for %s; last: %s", what, last)
+}
+
+func scalar(t *testing.T, s *chstore.Store, query string, args ...any) string {
+	t.Helper()
+	var v string
+	q := strings.ReplaceAll(query, "DB.", s.Database()+".")
+	if err := s.Conn().QueryRow(context.Background(), "SELECT toString(("+q+"))", args...).Scan(&v); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return v
+}
+
+// TestOTLPToClickHouse sends the example harness's spans over OTLP gRPC and
+// HTTP, and a Claude Code tool_result log event over HTTP, through
+// otlp → ctxaudit → batch → ctxaudit_clickhouse, and checks the rows.
+func TestOTLPToClickHouse(t *testing.T) {
+	addr := chtest.Address(t)
+	grpcPort, httpPort := freePort(t), freePort(t)
+	startCollector(t, fmt.Sprintf(`
+receivers:
+  otlp:
+    protocols:
+      grpc: {endpoint: "127.0.0.1:%d"}
+      http: {endpoint: "127.0.0.1:%d"}
+processors:
+  ctxaudit:
+    session_idle: 300ms
+  batch:
+    timeout: 100ms
+exporters:
+  ctxaudit_clickhouse:
+    endpoint: %s
+    retry_on_failure: {initial_interval: 100ms, max_interval: 1s}
+service:
+  pipelines:
+    traces: {receivers: [otlp], processors: [ctxaudit, batch], exporters: [ctxaudit_clickhouse]}
+    logs: {receivers: [otlp], processors: [ctxaudit, batch], exporters: [ctxaudit_clickhouse]}
+  telemetry:
+    metrics: {level: none}
+`, grpcPort, httpPort, addr))
+
+	ctx := context.Background()
+	start := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+
+	grpcExp, err := otlptracegrpc.New(ctx, otlptracegrpc.WithEndpoint(fmt.Sprintf("127.0.0.1:%d", grpcPort)), otlptracegrpc.WithInsecure())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpGRPC := sdktrace.NewTracerProvider(sdktrace.WithSyncer(grpcExp))
+	agentsim.EmitTraces(ctx, tpGRPC, agentsim.Scenario("otlp-grpc"), start)
+	if err := tpGRPC.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	httpExp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpoint(fmt.Sprintf("127.0.0.1:%d", httpPort)), otlptracehttp.WithInsecure())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpHTTP := sdktrace.NewTracerProvider(sdktrace.WithSyncer(httpExp))
+	agentsim.EmitTraces(ctx, tpHTTP, agentsim.Scenario("otlp-http"), start)
+	if err := tpHTTP.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	logExp, err := otlploghttp.New(ctx, otlploghttp.WithEndpoint(fmt.Sprintf("127.0.0.1:%d", httpPort)), otlploghttp.WithInsecure())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lp := sdklog.NewLoggerProvider(sdklog.WithProcessor(sdklog.NewSimpleProcessor(logExp)))
+	agentsim.EmitClaudeCodeToolResult(ctx, lp, "cc-session", "Read", 12345, start)
+	if err := lp.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	s := chtest.OpenStore(t, addr)
+	for _, session := range []string{"otlp-grpc", "otlp-http"} {
+		waitFor(t, session+" rows", func() (bool, string) {
+			if ok, _ := tableExists(s); !ok {
+				return false, "no schema yet"
+			}
+			calls := scalar(t, s, "SELECT count() FROM DB.tool_calls FINAL WHERE session_id = ?", session)
+			answers := scalar(t, s, "SELECT count() FROM DB.answers FINAL WHERE session_id = ?", session)
+			sessions := scalar(t, s, "SELECT count() FROM DB.sessions FINAL WHERE session_id = ?", session)
+			return calls == "4" && answers == "1" && sessions == "1", "calls=" + calls + " answers=" + answers + " sessions=" + sessions
+		})
+		row := func(call, cols string) string {
+			return scalar(t, s, "SELECT concat("+cols+") FROM DB.tool_calls FINAL WHERE session_id = ? AND call_id = ?", session, call)
+		}
+		// Exact figures reported by the harness pass through unchanged.
+		if got := row("read-1", "toString(original_bytes), '/', toString(context_bytes), ' ', toString(truncation_kind), ' ', toString(strategy), ' ', toString(shown_start), '-', toString(shown_end), ' of ', toString(total), ' ', shown_unit"); got != "120000/48000 explicit paginated 1-2000 of 5000 lines" {
+			t.Errorf("%s read-1: %q", session, got)
+		}
+		// Only gen_ai.tool.call.result: the processor detects Codex's head+tail notice.
+		if got := row("shell-1", "toString(truncated), ' ', toString(truncation_kind), ' ', toString(strategy), ' ', toString(original_lines)"); got != "1 explicit head_tail 500" {
+			t.Errorf("%s shell-1 (detected by the processor): %q", session, got)
+		}
+		if got := row("grep-1", "toString(truncated), ' ', toString(truncation_kind)"); got != "0 none" {
+			t.Errorf("%s grep-1: %q", session, got)
+		}
+		if got := row("fetch-1", "toString(truncation_kind), ' ', toString(strategy), ' ', toString(original_bytes)"); got != "silent summary 156000" {
+			t.Errorf("%s fetch-1: %q", session, got)
+		}
+		// Session analysis ran for the OTLP session: the answer's verdict.
+		risk := scalar(t, s, "SELECT concat(toString(risk), ' ', arrayStringConcat(reasons, ',')) FROM DB.answers FINAL WHERE session_id = ?", session)
+		if !strings.HasPrefix(risk, "high ") || !strings.Contains(risk, "absence_claim_on_partial_input") || !strings.Contains(risk, "silent_truncation") {
+			t.Errorf("%s answer verdict: %q", session, risk)
+		}
+	}
+	// A Claude Code claude_code.tool_result log event becomes a tool-call row.
+	waitFor(t, "Claude Code log row", func() (bool, string) {
+		got := scalar(t, s, "SELECT count() FROM DB.tool_calls FINAL WHERE session_id = 'cc-session' AND tool = 'Read' AND source = 'claude_code'")
+		return got == "1", "rows=" + got
+	})
+}
+
+func tableExists(s *chstore.Store) (bool, error) {
+	var n uint64
+	err := s.Conn().QueryRow(context.Background(), "SELECT count() FROM system.tables WHERE database = ? AND name = 'answers'", s.Database()).Scan(&n)
+	return n == 1, err
+}

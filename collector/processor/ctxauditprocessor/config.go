@@ -1,0 +1,55 @@
+package ctxauditprocessor
+
+import (
+	"errors"
+	"time"
+
+	"github.com/ctxaudit/ctxaudit/schema"
+)
+
+// Config is the ctxaudit processor's configuration.
+type Config struct {
+	// DefaultSource is the harness assumed for spans that name none
+	// (ctxaudit.source); it selects the harness-specific notice rules.
+	DefaultSource string `mapstructure:"default_source"`
+	// AnalyzeSessions groups execute_tool and answer spans by session
+	// (gen_ai.conversation.id / session.id) and runs session analysis when a
+	// session goes idle, emitting answers with risk, follow-through and the
+	// session summary.
+	AnalyzeSessions bool `mapstructure:"analyze_sessions"`
+	// SessionIdle is how long a session must be quiet before it is analysed.
+	SessionIdle time.Duration `mapstructure:"session_idle"`
+	// MaxSessions bounds the sessions held in memory; beyond it the least
+	// recently active one is analysed early and dropped (and counted).
+	MaxSessions int `mapstructure:"max_sessions"`
+	// MaxCallsPerSession bounds one session's buffered calls; a session that
+	// reaches it is analysed early and its buffer starts again.
+	MaxCallsPerSession int `mapstructure:"max_calls_per_session"`
+
+	// prevent unkeyed literals
+	_ struct{}
+}
+
+// Validate names the bad key.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.DefaultSource != "" {
+		known := false
+		for _, h := range schema.Harnesses {
+			known = known || string(h) == c.DefaultSource
+		}
+		if !known {
+			errs = append(errs, errors.New("default_source: unknown harness "+c.DefaultSource+" (want claude_code, codex, pi, gemini_cli, opencode, openhands, openclaw, mcp or generic)"))
+		}
+	}
+	if c.SessionIdle <= 0 {
+		errs = append(errs, errors.New("session_idle: must be positive"))
+	}
+	if c.MaxSessions <= 0 {
+		errs = append(errs, errors.New("max_sessions: must be positive"))
+	}
+	if c.MaxCallsPerSession <= 0 {
+		errs = append(errs, errors.New("max_calls_per_session: must be positive"))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,69 @@
+package ctxauditprocessor
+
+import (
+	"context"
+
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/processor"
+
+	"github.com/ctxaudit/ctxaudit/collector/otelconv"
+	"github.com/ctxaudit/ctxaudit/schema"
+)
+
+// logsProcessor adds forensics to Claude Code claude_code.tool_result events
+// (and any log record marked as an execute_tool operation).
+type logsProcessor struct {
+	defaultSource schema.Harness
+	tel           *telemetry
+}
+
+func newLogsProcessor(set processor.Settings, cfg *Config) (*logsProcessor, error) {
+	tel, err := newTelemetry(set)
+	if err != nil {
+		return nil, err
+	}
+	return &logsProcessor{defaultSource: schema.Harness(cfg.DefaultSource), tel: tel}, nil
+}
+
+func (p *logsProcessor) processLogs(ctx context.Context, ld plog.Logs) (plog.Logs, error) {
+	rls := ld.ResourceLogs()
+	for i := 0; i < rls.Len(); i++ {
+		rl := rls.At(i)
+		res := rl.Resource().Attributes()
+		sls := rl.ScopeLogs()
+		for j := 0; j < sls.Len(); j++ {
+			logs := sls.At(j).LogRecords()
+			for k := 0; k < logs.Len(); k++ {
+				lr := logs.At(k)
+				if !isToolResultLog(lr) || otelconv.HasForensics(lr.Attributes()) {
+					continue
+				}
+				harness := p.defaultSource
+				if isClaudeCodeEvent(lr) {
+					harness = schema.HarnessClaudeCode
+				}
+				// Claude Code puts session.id on the resource or the record;
+				// copy it where the exporter looks first.
+				if _, ok := lr.Attributes().Get(otelconv.ClaudeCodeSessionID); !ok {
+					if v, ok := res.Get(otelconv.ClaudeCodeSessionID); ok {
+						lr.Attributes().PutStr(otelconv.ClaudeCodeSessionID, v.AsString())
+					}
+				}
+				f := detectInto(lr.Attributes(), harness)
+				p.tel.recordCall(ctx, f.Kind)
+			}
+		}
+	}
+	return ld, nil
+}
+
+func isClaudeCodeEvent(lr plog.LogRecord) bool {
+	if v, ok := lr.Attributes().Get(otelconv.ClaudeCodeEventName); ok && v.AsString() == otelconv.ClaudeCodeToolResultEvt {
+		return true
+	}
+	return lr.EventName() == otelconv.ClaudeCodeToolResult || lr.Body().AsString() == otelconv.ClaudeCodeToolResult
+}
+
+func isToolResultLog(lr plog.LogRecord) bool {
+	return isClaudeCodeEvent(lr) || otelconv.Operation(lr.Attributes()) == otelconv.OperationExecuteTool
+}

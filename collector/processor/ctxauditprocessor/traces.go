@@ -1,0 +1,361 @@
+package ctxauditprocessor
+
+import (
+	"container/list"
+	"context"
+	"encoding/json"
+	"sort"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor"
+	"go.uber.org/zap"
+
+	"github.com/ctxaudit/ctxaudit/collector/analysis"
+	"github.com/ctxaudit/ctxaudit/collector/otelconv"
+	"github.com/ctxaudit/ctxaudit/schema"
+)
+
+// ScopeName is the instrumentation scope of the spans this processor emits
+// after analysing a session.
+const ScopeName = "github.com/ctxaudit/ctxaudit/collector/processor/ctxauditprocessor"
+
+// analysedScopes are sources that analyse their own sessions (the transcript
+// receiver, and this processor's own output): their spans pass through untouched
+// by the session buffer.
+var analysedScopes = map[string]bool{
+	ScopeName: true,
+	"github.com/ctxaudit/ctxaudit/collector/receiver/agenttranscriptsreceiver": true,
+}
+
+type tracesProcessor struct {
+	cfg    *Config
+	logger *zap.Logger
+	next   consumer.Traces
+	tel    *telemetry
+	now    func() time.Time
+
+	mu       sync.Mutex
+	sessions map[string]*list.Element // of *sessionBuffer, most recent at the front
+	lru      *list.List
+
+	stop chan struct{}
+	done chan struct{}
+}
+
+// sessionBuffer is one session's calls and answers as seen so far.
+type sessionBuffer struct {
+	id       string
+	source   schema.Harness
+	calls    map[string]schema.ToolCall
+	answers  map[string]schema.Answer
+	lastSeen time.Time
+	dirty    bool
+}
+
+func newTracesProcessor(set processor.Settings, cfg *Config, next consumer.Traces) (*tracesProcessor, error) {
+	tel, err := newTelemetry(set)
+	if err != nil {
+		return nil, err
+	}
+	return &tracesProcessor{
+		cfg: cfg, logger: set.Logger, next: next, tel: tel, now: time.Now,
+		sessions: map[string]*list.Element{}, lru: list.New(),
+	}, nil
+}
+
+func (p *tracesProcessor) start(context.Context, component.Host) error {
+	if !p.cfg.AnalyzeSessions {
+		return nil
+	}
+	p.stop, p.done = make(chan struct{}), make(chan struct{})
+	go p.loop()
+	return nil
+}
+
+// shutdown analyses what is still buffered, so a stopping collector does not
+// lose the verdicts of sessions that had not gone idle yet.
+func (p *tracesProcessor) shutdown(ctx context.Context) error {
+	if p.stop == nil {
+		return nil
+	}
+	close(p.stop)
+	<-p.done
+	p.stop = nil
+	return p.flush(ctx, func(*sessionBuffer) bool { return true })
+}
+
+func (p *tracesProcessor) loop() {
+	defer close(p.done)
+	tick := max(p.cfg.SessionIdle/4, 10*time.Millisecond)
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-t.C:
+			cutoff := p.now().Add(-p.cfg.SessionIdle)
+			if err := p.flush(context.Background(), func(b *sessionBuffer) bool { return b.lastSeen.Before(cutoff) }); err != nil {
+				p.logger.Warn("emitting analysed session failed; will retry", zap.Error(err))
+			}
+		}
+	}
+}
+
+func (p *tracesProcessor) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.Traces, error) {
+	var evicted []*sessionBuffer
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		rs := rss.At(i)
+		res := rs.Resource().Attributes()
+		sss := rs.ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			ss := sss.At(j)
+			track := p.cfg.AnalyzeSessions && !analysedScopes[ss.Scope().Name()]
+			spans := ss.Spans()
+			for k := 0; k < spans.Len(); k++ {
+				sp := spans.At(k)
+				attrs := sp.Attributes()
+				switch otelconv.Operation(attrs) {
+				case otelconv.OperationExecuteTool:
+					if !otelconv.HasForensics(attrs) {
+						f := detectInto(attrs, schema.Harness(p.cfg.DefaultSource))
+						p.tel.recordCall(ctx, f.Kind)
+					}
+					if track {
+						c := otelconv.ToolCallFromAttributes(attrs, res, sp.StartTimestamp().AsTime())
+						if c.CallID == "" {
+							c.CallID = sp.SpanID().String()
+						}
+						evicted = append(evicted, p.addCall(c)...)
+					}
+				case otelconv.OperationChat:
+					if track {
+						if a, ok := answerFromChatSpan(sp); ok {
+							evicted = append(evicted, p.addAnswer(a)...)
+						}
+					}
+				}
+			}
+		}
+	}
+	if len(evicted) > 0 {
+		if err := p.emit(ctx, evicted); err != nil {
+			p.logger.Warn("emitting evicted sessions failed", zap.Error(err))
+		}
+	}
+	return td, nil
+}
+
+// answerFromChatSpan turns a model-call span that produced assistant text
+// into an answer candidate: the text comes from ctxaudit.answer.text or the
+// GenAI gen_ai.output.messages attribute.
+func answerFromChatSpan(sp ptrace.Span) (schema.Answer, bool) {
+	attrs := sp.Attributes()
+	if _, ok := attrs.Get(otelconv.AttrAnswerRisk); ok {
+		return schema.Answer{}, false // already analysed upstream
+	}
+	a := otelconv.AnswerFromAttributes(attrs, sp.EndTimestamp().AsTime())
+	if a.Text == "" {
+		if v, ok := attrs.Get("gen_ai.output.messages"); ok {
+			a.Text = assistantText(v)
+		}
+	}
+	if a.MessageID == "" {
+		a.MessageID = sp.SpanID().String()
+	}
+	return a, a.SessionID != "" && a.Text != ""
+}
+
+// assistantText extracts the text parts of gen_ai.output.messages, given as a
+// JSON string or as a structured value.
+func assistantText(v pcommon.Value) string {
+	var raw []byte
+	if v.Type() == pcommon.ValueTypeStr {
+		raw = []byte(v.Str())
+	} else {
+		b, err := json.Marshal(v.AsRaw())
+		if err != nil {
+			return ""
+		}
+		raw = b
+	}
+	var msgs []struct {
+		Role  string `json:"role"`
+		Parts []struct {
+			Type    string `json:"type"`
+			Content any    `json:"content"`
+		} `json:"parts"`
+	}
+	if json.Unmarshal(raw, &msgs) != nil {
+		return ""
+	}
+	var out string
+	for _, m := range msgs {
+		if m.Role != "" && m.Role != "assistant" {
+			continue
+		}
+		for _, part := range m.Parts {
+			if s, ok := part.Content.(string); ok && part.Type == "text" {
+				if out != "" {
+					out += "\n"
+				}
+				out += s
+			}
+		}
+	}
+	return out
+}
+
+// buffer returns the session's buffer, creating it (and evicting the least
+// recently active session when full). Called with p.mu held.
+func (p *tracesProcessor) buffer(id string, source schema.Harness) (*sessionBuffer, []*sessionBuffer) {
+	if el, ok := p.sessions[id]; ok {
+		p.lru.MoveToFront(el)
+		return el.Value.(*sessionBuffer), nil
+	}
+	var evicted []*sessionBuffer
+	for p.lru.Len() >= p.cfg.MaxSessions {
+		el := p.lru.Back()
+		b := el.Value.(*sessionBuffer)
+		p.lru.Remove(el)
+		delete(p.sessions, b.id)
+		p.tel.sessionsHeld.Add(context.Background(), -1)
+		p.tel.sessionsEvicted.Add(context.Background(), 1)
+		if b.dirty {
+			evicted = append(evicted, b)
+		}
+	}
+	b := &sessionBuffer{id: id, source: source, calls: map[string]schema.ToolCall{}, answers: map[string]schema.Answer{}}
+	p.sessions[id] = p.lru.PushFront(b)
+	p.tel.sessionsHeld.Add(context.Background(), 1)
+	return b, evicted
+}
+
+func (p *tracesProcessor) addCall(c schema.ToolCall) []*sessionBuffer {
+	if c.SessionID == "" {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b, evicted := p.buffer(c.SessionID, c.Source)
+	if _, known := b.calls[c.CallID]; !known && len(b.calls) >= p.cfg.MaxCallsPerSession {
+		// Analyse what we have and start the session's buffer again: bounded
+		// memory wins over whole-session analysis for runaway sessions.
+		el := p.sessions[c.SessionID]
+		p.lru.Remove(el)
+		delete(p.sessions, c.SessionID)
+		p.tel.sessionsHeld.Add(context.Background(), -1)
+		p.tel.sessionsEvicted.Add(context.Background(), 1)
+		evicted = append(evicted, b)
+		var more []*sessionBuffer
+		b, more = p.buffer(c.SessionID, c.Source)
+		evicted = append(evicted, more...)
+	}
+	b.calls[c.CallID] = c
+	b.lastSeen, b.dirty = p.now(), true
+	if b.source == "" {
+		b.source = c.Source
+	}
+	return evicted
+}
+
+func (p *tracesProcessor) addAnswer(a schema.Answer) []*sessionBuffer {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b, evicted := p.buffer(a.SessionID, a.Source)
+	b.answers[a.MessageID] = a
+	b.lastSeen, b.dirty = p.now(), true
+	return evicted
+}
+
+// flush analyses and emits every dirty session that pick selects.
+func (p *tracesProcessor) flush(ctx context.Context, pick func(*sessionBuffer) bool) error {
+	p.mu.Lock()
+	var ready []*sessionBuffer
+	for el := p.lru.Front(); el != nil; el = el.Next() {
+		b := el.Value.(*sessionBuffer)
+		if b.dirty && pick(b) {
+			ready = append(ready, b)
+			b.dirty = false
+		}
+	}
+	p.mu.Unlock()
+	if len(ready) == 0 {
+		return nil
+	}
+	if err := p.emit(ctx, ready); err != nil {
+		p.mu.Lock()
+		for _, b := range ready {
+			b.dirty = true // try again on the next tick
+		}
+		p.mu.Unlock()
+		return err
+	}
+	return nil
+}
+
+// emit analyses sessions and sends their verdicts downstream as spans: the
+// calls (with follow-through), the answers (with risk) and the session.
+func (p *tracesProcessor) emit(ctx context.Context, bufs []*sessionBuffer) error {
+	td := ptrace.NewTraces()
+	ss := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty()
+	ss.Scope().SetName(ScopeName)
+	spans := ss.Spans()
+	for _, b := range bufs {
+		s := p.analyse(b)
+		p.tel.sessionsAnalysed.Add(ctx, 1)
+		otelconv.AppendSession(spans, &s.Meta)
+		for i := range s.Calls {
+			otelconv.AppendToolCall(spans, &s.Calls[i])
+		}
+		for i := range s.Answers {
+			otelconv.AppendAnswer(spans, &s.Answers[i])
+		}
+	}
+	return p.next.ConsumeTraces(ctx, td)
+}
+
+func (p *tracesProcessor) analyse(b *sessionBuffer) analysis.Session {
+	p.mu.Lock()
+	s := analysis.Session{Meta: schema.Session{SessionID: b.id, Source: b.source}}
+	for _, c := range b.calls {
+		s.Calls = append(s.Calls, c)
+	}
+	for _, a := range b.answers {
+		s.Answers = append(s.Answers, a)
+	}
+	p.mu.Unlock()
+	sort.SliceStable(s.Calls, func(i, j int) bool {
+		if !s.Calls[i].Timestamp.Equal(s.Calls[j].Timestamp) {
+			return s.Calls[i].Timestamp.Before(s.Calls[j].Timestamp)
+		}
+		return s.Calls[i].CallID < s.Calls[j].CallID
+	})
+	sort.SliceStable(s.Answers, func(i, j int) bool { return s.Answers[i].Timestamp.Before(s.Answers[j].Timestamp) })
+	for i := range s.Answers {
+		if s.Answers[i].Source == "" {
+			s.Answers[i].Source = b.source
+		}
+	}
+	if len(s.Calls) > 0 {
+		s.Meta.StartedAt, s.Meta.EndedAt = s.Calls[0].Timestamp, s.Calls[len(s.Calls)-1].Timestamp
+		s.Meta.Model, s.Meta.HarnessVersion = s.Calls[0].Model, s.Calls[0].HarnessVersion
+		s.Meta.Project, s.Meta.Cwd, s.Meta.GitBranch = s.Calls[0].Project, s.Calls[0].Cwd, s.Calls[0].GitBranch
+	}
+	if n := len(s.Answers); n > 0 {
+		if s.Meta.StartedAt.IsZero() || s.Answers[0].Timestamp.Before(s.Meta.StartedAt) {
+			s.Meta.StartedAt = s.Answers[0].Timestamp
+		}
+		if s.Answers[n-1].Timestamp.After(s.Meta.EndedAt) {
+			s.Meta.EndedAt = s.Answers[n-1].Timestamp
+		}
+	}
+	analysis.Analyze(&s)
+	return s
+}
