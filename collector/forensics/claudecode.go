@@ -1,0 +1,183 @@
+package forensics
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/ctxaudit/ctxaudit/schema"
+)
+
+// Claude Code facts (transcript-formats.md §1: CC-src 2.1.88, checked against
+// real 2.0.58–2.1.22 transcripts). Sizes in notices are JavaScript string
+// lengths, i.e. UTF-16 code units, which we record as chars.
+const (
+	// ccPreviewChars is the <persisted-output> preview size ("first 2KB").
+	ccPreviewChars = 2000
+	// ccBashMaxChars is BASH_MAX_OUTPUT_LENGTH's default: the kept head.
+	ccBashMaxChars = 30000
+	// ccErrorKeptChars: formatError keeps the first and last 5,000 chars.
+	ccErrorKeptChars = 10000
+	// ccReadDefaultLines is Read's default limit when the call gives none.
+	ccReadDefaultLines = 2000
+	// ccGrepDefaultHeadLimit is Grep's head_limit when the call gives none.
+	ccGrepDefaultHeadLimit = 250
+	// ccWebFetchMaxChars: WebFetch hands at most this much of the page's
+	// markdown to the secondary model whose digest the main model sees.
+	ccWebFetchMaxChars = 100000
+)
+
+// claudeCodeCaps are caps at which an output without its notice is suspect.
+var claudeCodeCaps = []capFact{
+	{tools: []string{"Bash"}, unit: schema.UnitChars, n: ccBashMaxChars, reason: "cap_chars"},
+	{tools: []string{"TaskOutput", "BashOutput"}, unit: schema.UnitChars, n: 32000, reason: "cap_chars"},
+}
+
+// ccToolResultSizeIsPreview: tools whose tool_result_size_bytes log attribute
+// measures the preview or overflow instructions rather than the output,
+// because they build their notice inside the result mapper (§1.7).
+func ccToolResultSizeIsPreview(tool string) bool {
+	return tool == "Bash" || tool == "PowerShell" || strings.HasPrefix(tool, "mcp__")
+}
+
+var (
+	ccPersistedRe   = regexp.MustCompile(`(?s)\A<persisted-output>\nOutput too large \((\d+(?:\.\d+)?(?:KB|MB|GB| bytes))\)\. Full output saved to: ([^\n]+)\n\nPreview \(first ([^)\n]+)\):\n(.*?)(\n\.\.\.)?\n</persisted-output>\s*\z`)
+	ccMCPSavedRe    = regexp.MustCompile(`\AError: result \(([\d,]+) characters\) exceeds maximum allowed tokens\. Output has been saved to ([^\n]*?)\.\nFormat: ([^\n]*)\n`)
+	ccMCPFailedRe   = regexp.MustCompile(`\AError: result \(([\d,]+) characters\) exceeds maximum allowed tokens\. Failed to save output to file: ([^\n]*?)\. (If this MCP server provides pagination[^\n]*)`)
+	ccMCPTruncRe    = regexp.MustCompile(`\n\n\[OUTPUT TRUNCATED - exceeded (\d+) token limit\]\n\n(The tool output was truncated\.[^\n]*)`)
+	ccBashLinesRe   = regexp.MustCompile(`\n\n\.\.\. \[(\d+) lines truncated\] \.\.\.`)
+	ccCharsTruncRe  = regexp.MustCompile(`\.\.\. \[(\d+) characters truncated\] \.\.\.`)
+	ccReadTokensRe  = regexp.MustCompile(`\A(?:File|Notebook) content \((\d+) tokens\) exceeds maximum allowed tokens \((\d+)\)\.(?: ([^\n]*))?`)
+	ccReadSizeRe    = regexp.MustCompile(`\A(?:File|Notebook) content \((\d+(?:\.\d+)?(?:KB|MB|GB| bytes))\) exceeds maximum allowed size \((\d+(?:\.\d+)?(?:KB|MB|GB| bytes))\)\.(?: ([^\n]*))?`)
+	ccEmptyRe       = regexp.MustCompile(`\A\(([^()\n]+) completed with no output\)\z`)
+	ccGrepPageRe    = regexp.MustCompile(`\n\n\[Showing results with pagination = ([^\]\n]+)\]\s*\z`)
+	ccGrepFilesRe   = regexp.MustCompile(`\AFound (\d+) files?(?: ((?:limit|offset): \d+(?:, offset: \d+)?))?\n`)
+	ccLimitRe       = regexp.MustCompile(`limit: (\d+)`)
+	ccOffsetRe      = regexp.MustCompile(`offset: (\d+)`)
+	ccGlobTruncRe   = regexp.MustCompile(`\n?\((Results are truncated\. Consider using a more specific path or pattern\.)\)\s*\z`)
+	ccTaskTruncRe   = regexp.MustCompile(`\A\[Truncated\. Full output: ([^\]\n]+)\]\n\n`)
+	ccWebFetchRe    = regexp.MustCompile(`\n\n\[Content truncated due to length\.\.\.\]`)
+	ccAttachTruncRe = regexp.MustCompile(`Note: The file ([^\n]+?) was too large and has been truncated to the first (\d+) lines\.`)
+	// The Read notice of current builds, quoted verbatim in the issue; the
+	// path may itself be elided with "…".
+	ccPartialViewRe = regexp.MustCompile(`\[Truncated: PARTIAL view — ([^\n]*?): showing lines (\d+)-(\d+) of (\d+) total \((\d+) tokens, cap (\d+)\)\. ((?:Call|Use) [^\]\n]*?)\]`)
+	ccReadLineRe    = regexp.MustCompile(`(?m)^ *(\d+)(?:→|\t)`)
+)
+
+var claudeCodeRules = []rule{
+	{name: "claude_code.cleared", match: ccCleared},
+	{name: "claude_code.persisted_output", match: ccPersisted},
+	{name: "claude_code.mcp_saved", match: ccMCPSaved},
+	{name: "claude_code.read_refused", match: ccReadRefused},
+	{name: "claude_code.task_truncated", match: ccTaskTruncated},
+	{name: "claude_code.empty", match: ccEmpty},
+	{name: "claude_code.read_partial_view", anchor: anchorTruncated, match: ccPartialView},
+	{name: "claude_code.mcp_truncated", anchor: anchorTRUNCATED, match: ccMCPTruncated},
+	{name: "claude_code.bash_lines_truncated", anchor: anchorTruncated, match: ccBashLines},
+	{name: "claude_code.chars_truncated", anchor: anchorTruncated, match: ccCharsTruncated},
+	{name: "claude_code.grep_pagination", match: ccGrepPagination},
+	{name: "claude_code.grep_omitted_long_line", anchor: anchorOmitted, match: ccOmittedLongLines},
+	{name: "claude_code.glob_truncated", match: ccGlobTruncated},
+	{name: "claude_code.webfetch_content_truncated", anchor: anchorTruncated, match: ccWebFetchMarker},
+	{name: "claude_code.attachment_truncated", anchor: anchorTruncated, match: ccAttachTruncated},
+	{name: "claude_code.webfetch_summary", match: ccWebFetch},
+	{name: "claude_code.read_file", match: ccReadFile},
+	{name: "claude_code.read_shape", match: ccReadShape},
+	{name: "claude_code.glob_metadata", match: ccGlobMetadata},
+}
+
+// ccCleared: micro-compaction replaced the result with a stub.
+func ccCleared(s *scan, fd *finding) bool {
+	if strings.TrimSpace(s.text) != "[Old tool result content cleared]" {
+		return false
+	}
+	fd.cut(schema.StrategyCleared, "cleared", "[Old tool result content cleared]")
+	fd.disclose(false, true, false)
+	return true
+}
+
+// ccPersisted: C1, a 2 KB preview plus the saved path. The size label counts
+// UTF-16 units in KiB with one decimal, so it gives chars only roughly; the
+// toolUseResult or the saved file give the exact original.
+func ccPersisted(s *scan, fd *finding) bool {
+	if !strings.HasPrefix(s.text, "<persisted-output>") {
+		return false
+	}
+	m := ccPersistedRe.FindStringSubmatchIndex(s.text)
+	if m == nil {
+		return false
+	}
+	label, path, preview := group(s.text, m, 1), group(s.text, m, 2), group(s.text, m, 4)
+	fd.cut(schema.StrategySpillToFile, "too_large", strings.TrimSuffix(s.text[:m[8]], "\n"))
+	fd.SavedRef = path
+	fd.NextHint = "Full output saved to: " + path
+	fd.disclose(true, true, true)
+	fd.show(schema.Known(0), schema.KnownInt(countRunes(preview)), schema.UnitChars, schema.Unknown)
+	fd.totalIsOriginal = true
+	if n := parseSizeLabel(label); n.Known {
+		if strings.HasSuffix(label, "bytes") {
+			fd.claims(schema.UnitChars, n) // exact below 1 KiB
+		} else {
+			s.orig.add(rankMarker, schema.Sizes{Chars: n})
+		}
+	}
+	return true
+}
+
+// ccMCPSaved: C2/C3, an MCP result over MAX_MCP_OUTPUT_TOKENS. Nothing of the
+// content is inline; C2 saved it to a file, C3 failed to.
+func ccMCPSaved(s *scan, fd *finding) bool {
+	if !strings.HasPrefix(s.text, "Error: result (") {
+		return false
+	}
+	if m := ccMCPSavedRe.FindStringSubmatchIndex(s.text); m != nil {
+		fd.cut(schema.StrategySpillToFile, "cap_tokens", s.text[m[0]:m[1]-1])
+		fd.SavedRef = group(s.text, m, 2)
+		fd.NextHint = "Output has been saved to " + fd.SavedRef + ". Use offset and limit parameters to read specific portions of the file"
+		fd.disclose(true, true, true)
+		chars := atoi(group(s.text, m, 1))
+		fd.show(schema.Known(0), schema.Known(0), schema.UnitChars, chars)
+		fd.claims(schema.UnitChars, chars)
+		return true
+	}
+	if m := ccMCPFailedRe.FindStringSubmatchIndex(s.text); m != nil {
+		fd.cut(schema.StrategyRefused, "cap_tokens", s.text[m[0]:m[1]])
+		fd.NextHint = group(s.text, m, 3)
+		fd.disclose(true, true, true)
+		chars := atoi(group(s.text, m, 1))
+		fd.show(schema.Known(0), schema.Known(0), schema.UnitChars, chars)
+		fd.claims(schema.UnitChars, chars)
+		return true
+	}
+	return false
+}
+
+// ccTaskTruncated: C16, background task output keeps its tail.
+func ccTaskTruncated(s *scan, fd *finding) bool {
+	if !strings.HasPrefix(s.text, "[Truncated. Full output: ") {
+		return false
+	}
+	m := ccTaskTruncRe.FindStringSubmatchIndex(head(s.text, 4096))
+	if m == nil {
+		return false
+	}
+	fd.cut(schema.StrategyTail, "cap_chars", strings.TrimSpace(s.text[m[0]:m[1]]))
+	fd.SavedRef = group(s.text, m, 1)
+	fd.NextHint = "Full output: " + fd.SavedRef
+	fd.disclose(false, false, true)
+	kept := schema.KnownInt(countRunes(s.text[m[1]:]))
+	fd.Shown.Unit = schema.UnitChars
+	fd.tailKept = kept
+	fd.totalIsOriginal = true
+	return true
+}
+
+// ccEmpty: C11, the stub for an empty output; nothing was cut.
+func ccEmpty(s *scan, fd *finding) bool {
+	if len(s.text) > 256 || !ccEmptyRe.MatchString(s.text) {
+		return false
+	}
+	fd.Kind = schema.KindNone
+	fd.complete = true
+	s.orig.add(rankMarker, schema.Sizes{Bytes: schema.Known(0), Chars: schema.Known(0), Lines: schema.Known(0), Tokens: schema.Known(0)})
+	return true
+}

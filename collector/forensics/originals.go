@@ -1,0 +1,148 @@
+package forensics
+
+import (
+	"github.com/ctxaudit/ctxaudit/schema"
+)
+
+// rank orders the sources of an original size from most to least exact. When
+// several sources know a size, the better one wins field by field.
+type rank uint8
+
+const (
+	// rankSavedFile: the spilled full output was read and measured.
+	rankSavedFile rank = iota
+	// rankVerbatim: the source carried the complete output text itself.
+	rankVerbatim
+	// rankOTel: an instrumented harness reported the figure as an attribute.
+	rankOTel
+	// rankMetadata: structured harness metadata (toolUseResult, details.truncation).
+	rankMetadata
+	// rankSDK: structured metadata an SDK or tool server attached to the result.
+	rankSDK
+	// rankMarker: parsed or derived from the notice text the model saw.
+	rankMarker
+)
+
+var rankSource = [...]schema.OriginalSource{
+	rankSavedFile: schema.SourceSavedFile,
+	rankVerbatim:  schema.SourceHarnessMetadata,
+	rankOTel:      schema.SourceOTelAttribute,
+	rankMetadata:  schema.SourceHarnessMetadata,
+	rankSDK:       schema.SourceSDK,
+	rankMarker:    schema.SourceMarker,
+}
+
+// candidate is one source's knowledge of the original size. Tokens is set
+// only when the source itself gives a token count; otherwise tokens are
+// estimated from the final byte count.
+type candidate struct {
+	rank  rank
+	sizes schema.Sizes
+}
+
+// originals collects candidates in any order and resolves them by rank.
+type originals struct {
+	list []candidate
+}
+
+func (o *originals) add(r rank, sz schema.Sizes) {
+	if sz.Bytes.Known || sz.Chars.Known || sz.Lines.Known || sz.Tokens.Known {
+		o.list = append(o.list, candidate{rank: r, sizes: sz})
+	}
+}
+
+// addText measures a complete original text.
+func (o *originals) addText(r rank, text string) {
+	sz := Measure(text)
+	sz.Tokens = schema.Unknown // an estimate, derived again after resolution
+	o.add(r, sz)
+}
+
+// best returns the best-ranked known value of one size field and its rank.
+func (o *originals) best(field func(schema.Sizes) schema.Count, below rank) (schema.Count, rank, bool) {
+	var out schema.Count
+	var outRank rank
+	found := false
+	for _, c := range o.list {
+		v := field(c.sizes)
+		if !v.Known || c.rank >= below {
+			continue
+		}
+		if !found || c.rank < outRank {
+			out, outRank, found = v, c.rank, true
+		}
+	}
+	return out, outRank, found
+}
+
+// resolve merges the candidates ranked better than below into one Original.
+// Its Source is that of the best-ranked candidate that contributed a size.
+func (o *originals) resolve(below rank) schema.Original {
+	var out schema.Original
+	out.Source = schema.SourceUnknown
+	bestRank := rank(255)
+	take := func(field func(schema.Sizes) schema.Count) schema.Count {
+		v, r, ok := o.best(field, below)
+		if ok && r < bestRank {
+			bestRank = r
+		}
+		return v
+	}
+	out.Bytes = take(bytesOf)
+	out.Chars = take(charsOf)
+	out.Lines = take(linesOf)
+	out.Tokens = take(tokensOf)
+	if !out.Tokens.Known && out.Bytes.Known {
+		out.Tokens = schema.Known(estimateTokens(out.Bytes.N))
+	}
+	if int(bestRank) < len(rankSource) {
+		out.Source = rankSource[bestRank]
+	}
+	return out
+}
+
+// known reports whether any candidate ranked better than below knows a size.
+func (o *originals) known(below rank) bool {
+	for _, c := range o.list {
+		if c.rank < below {
+			return true
+		}
+	}
+	return false
+}
+
+func bytesOf(s schema.Sizes) schema.Count  { return s.Bytes }
+func charsOf(s schema.Sizes) schema.Count  { return s.Chars }
+func linesOf(s schema.Sizes) schema.Count  { return s.Lines }
+func tokensOf(s schema.Sizes) schema.Count { return s.Tokens }
+
+// sizeIn returns the field of sz that measures unit.
+func sizeIn(sz schema.Sizes, unit schema.Unit) schema.Count {
+	switch unit {
+	case schema.UnitBytes:
+		return sz.Bytes
+	case schema.UnitChars:
+		return sz.Chars
+	case schema.UnitLines:
+		return sz.Lines
+	case schema.UnitTokens:
+		return sz.Tokens
+	}
+	return schema.Unknown
+}
+
+// sizesIn builds Sizes with one known field.
+func sizesIn(unit schema.Unit, n schema.Count) schema.Sizes {
+	var sz schema.Sizes
+	switch unit {
+	case schema.UnitBytes:
+		sz.Bytes = n
+	case schema.UnitChars:
+		sz.Chars = n
+	case schema.UnitLines:
+		sz.Lines = n
+	case schema.UnitTokens:
+		sz.Tokens = n
+	}
+	return sz
+}

@@ -1,0 +1,308 @@
+package forensics
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/ctxaudit/ctxaudit/schema"
+)
+
+// pi facts (transcript-formats.md §3, badlogic/pi-mono truncate.ts): read,
+// bash, grep, find and ls cut at 2000 lines or 50 KiB, whichever comes first;
+// read keeps the head, bash the tail. Sizes in notices use formatSize (B, KB,
+// MB with one decimal, base 1024). Older builds end notices without the final
+// period, so the regexps accept both.
+const (
+	piMaxLines = 2000
+	piMaxBytes = 50 * 1024
+)
+
+var piCaps = []capFact{
+	{tools: []string{"read", "bash", "grep", "find", "ls"}, unit: schema.UnitLines, n: piMaxLines, reason: "cap_lines"},
+	{tools: []string{"read", "bash", "grep", "find", "ls"}, unit: schema.UnitBytes, n: piMaxBytes, reason: "cap_bytes"},
+}
+
+var (
+	piReadLinesRe    = regexp.MustCompile(`\n\n\[Showing lines (\d+)-(\d+) of (\d+)(?: \((\d+(?:\.\d+)?(?:B|KB|MB)) limit\))?\. (Use offset=(\d+) to continue)\.?\]\s*\z`)
+	piReadMoreRe     = regexp.MustCompile(`\n\n\[(\d+) more lines in file\. (Use offset=(\d+) to continue)\.?\]\s*\z`)
+	piReadFirstRe    = regexp.MustCompile(`\A\[Line (\d+) is (\d+(?:\.\d+)?(?:B|KB|MB)), exceeds (\d+(?:\.\d+)?(?:B|KB|MB)) limit\. (Use bash: [^\n]*?)\]`)
+	piBashLinesRe    = regexp.MustCompile(`\n\n\[Showing lines (\d+)-(\d+) of (\d+)(?: \((\d+(?:\.\d+)?(?:B|KB|MB)) limit\))?\. Full output: ([^\]\n]+)\]`)
+	piBashLastLineRe = regexp.MustCompile(`\n\n\[Showing last (\d+(?:\.\d+)?(?:B|KB|MB)) of line (\d+) \(line is (\d+(?:\.\d+)?(?:B|KB|MB))\)\. Full output: ([^\]\n]+)\]`)
+	piNoticesRe      = regexp.MustCompile(`\n\n\[([^\]\n]*(?:limit reached|lines truncated to)[^\]\n]*)\]\s*\z`)
+	piLimitCountRe   = regexp.MustCompile(`\A(\d+) (?:matches|results|entries) limit reached`)
+	piBashExecRe     = regexp.MustCompile(`\n\n\[Output truncated\. Full output: ([^\]\n]+)\]`)
+	piMoreCharsRe    = regexp.MustCompile(`\n\n\[\.\.\. (\d+) more characters truncated(?:; rerun with narrower args if needed)?\]`)
+)
+
+var piRules = []rule{
+	{name: "pi.read_lines", match: piReadLines},
+	{name: "pi.read_more_lines", match: piReadMore},
+	{name: "pi.read_first_line", match: piReadFirstLine},
+	{name: "pi.bash_lines", match: piBashLines},
+	{name: "pi.bash_last_line", match: piBashLastLine},
+	{name: "pi.limit_notices", match: piNotices},
+	{name: "pi.output_truncated", anchor: anchorTruncated, match: piBashExec},
+	{name: "pi.more_characters", anchor: anchorTruncated, match: piMoreChars},
+	{name: "pi.details_truncation", match: piDetailsRule},
+}
+
+// piReadLines: read cut by its caps; the notice tells all three.
+func piReadLines(s *scan, fd *finding) bool {
+	t := tail(s.text, 512)
+	if !strings.Contains(t, "[Showing lines ") {
+		return false
+	}
+	m := piReadLinesRe.FindStringSubmatchIndex(t)
+	if m == nil {
+		return false
+	}
+	limit := group(t, m, 4)
+	reason := "cap_lines"
+	if limit != "" {
+		reason = "cap_bytes"
+	}
+	total := atoi(group(t, m, 3))
+	fd.cut(schema.StrategyPaginated, reason, strings.TrimSpace(t[m[0]:m[1]]))
+	fd.NextHint = group(t, m, 5)
+	fd.disclose(true, limit != "", true)
+	fd.show(atoi(group(t, m, 1)), atoi(group(t, m, 2)), schema.UnitLines, total)
+	fd.claims(schema.UnitLines, total)
+	return true
+}
+
+// piReadMore: read with the call's own limit; the rest is a page away.
+func piReadMore(s *scan, fd *finding) bool {
+	t := tail(s.text, 256)
+	if !strings.Contains(t, " more lines in file. ") {
+		return false
+	}
+	m := piReadMoreRe.FindStringSubmatchIndex(t)
+	if m == nil {
+		return false
+	}
+	remaining, next := atoi(group(t, m, 1)), atoi(group(t, m, 3))
+	if !next.Known || next.N == 0 {
+		return false
+	}
+	end := schema.Known(next.N - 1)
+	start := s.req.Offset
+	if !start.Known || start.N == 0 {
+		start = schema.Known(1)
+	}
+	fd.Marker = strings.TrimSpace(t[m[0]:m[1]])
+	fd.NextHint = group(t, m, 2)
+	fd.disclose(true, false, true)
+	fd.show(start, end, schema.UnitLines, addCounts(end, remaining))
+	got := end.N - min(end.N, start.N-1)
+	if s.req.Limit.Known && got < s.req.Limit.N {
+		fd.cut(schema.StrategyPaginated, "cap_lines", fd.Marker)
+		return true
+	}
+	fd.byRequest()
+	fd.confirmedBy = schema.SourceMarker
+	return true
+}
+
+// piReadFirstLine: the first line alone is over the byte cap; nothing shown.
+func piReadFirstLine(s *scan, fd *finding) bool {
+	if !strings.HasPrefix(s.text, "[Line ") {
+		return false
+	}
+	m := piReadFirstRe.FindStringSubmatchIndex(head(s.text, 2048))
+	if m == nil {
+		return false
+	}
+	fd.cut(schema.StrategyRefused, "cap_bytes", s.text[m[0]:m[1]])
+	fd.NextHint = group(s.text, m, 4)
+	fd.disclose(true, true, true)
+	return true
+}
+
+// piBashLines: bash keeps the tail and saves the full output.
+func piBashLines(s *scan, fd *finding) bool {
+	t := tail(s.text, 4096)
+	if !strings.Contains(t, "[Showing lines ") {
+		return false
+	}
+	m := piBashLinesRe.FindStringSubmatchIndex(t)
+	if m == nil {
+		return false
+	}
+	limit := group(t, m, 4)
+	reason := "cap_lines"
+	if limit != "" {
+		reason = "cap_bytes"
+	}
+	total := atoi(group(t, m, 3))
+	fd.cut(schema.StrategyTail, reason, strings.TrimSpace(t[m[0]:m[1]]))
+	fd.SavedRef = group(t, m, 5)
+	fd.NextHint = "Full output: " + fd.SavedRef
+	fd.disclose(true, limit != "", true)
+	fd.show(atoi(group(t, m, 1)), atoi(group(t, m, 2)), schema.UnitLines, total)
+	fd.claims(schema.UnitLines, total)
+	return true
+}
+
+// piBashLastLine: a single last line over the byte cap; its tail is shown.
+func piBashLastLine(s *scan, fd *finding) bool {
+	t := tail(s.text, 4096)
+	if !strings.Contains(t, "[Showing last ") {
+		return false
+	}
+	m := piBashLastLineRe.FindStringSubmatchIndex(t)
+	if m == nil {
+		return false
+	}
+	fd.cut(schema.StrategyTail, "cap_bytes", strings.TrimSpace(t[m[0]:m[1]]))
+	fd.SavedRef = group(t, m, 4)
+	fd.NextHint = "Full output: " + fd.SavedRef
+	fd.disclose(true, true, true)
+	shown := parseSizeLabel(group(t, m, 1))
+	fd.Shown.Unit = schema.UnitBytes
+	fd.tailKept = shown
+	fd.totalIsOriginal = true
+	return true
+}
+
+// piNotices: grep/find/ls limits, joined by ". " in one bracket.
+func piNotices(s *scan, fd *finding) bool {
+	t := tail(s.text, 1024)
+	if !strings.Contains(t, "limit reached") && !strings.Contains(t, "lines truncated to") {
+		return false
+	}
+	m := piNoticesRe.FindStringSubmatchIndex(t)
+	if m == nil {
+		return false
+	}
+	notice := group(t, m, 1)
+	reason := "cap_chars"
+	switch {
+	case strings.Contains(notice, "matches limit reached"), strings.Contains(notice, "results limit reached"),
+		strings.Contains(notice, "entries limit reached"):
+		reason = "cap_items"
+	case strings.Contains(notice, "B limit reached"):
+		reason = "cap_bytes"
+	}
+	fd.cut(schema.StrategyHead, reason, strings.TrimSpace(t[m[0]:m[1]]))
+	fd.NextHint = notice
+	fd.disclose(false, true, strings.Contains(notice, "Use "))
+	if lm := piLimitCountRe.FindStringSubmatch(notice); lm != nil {
+		n := atoi(lm[1])
+		fd.show(schema.Known(0), n, schema.UnitItems, schema.Unknown)
+		onlyLimit := !strings.Contains(notice, "B limit reached") && !strings.Contains(notice, "lines truncated to")
+		if onlyLimit && s.req.Limit.Known && n.Known && s.req.Limit.N == n.N {
+			fd.byRequest()
+		}
+	}
+	return true
+}
+
+// piBashExec: a user "!" command rendered into context, tail kept.
+func piBashExec(s *scan, fd *finding) bool {
+	m := s.find(s.text, anchorTruncated, "[Output truncated. Full output: ", piBashExecRe, 2, 1024)
+	if m == nil {
+		return false
+	}
+	fd.cut(schema.StrategyTail, "", strings.TrimSpace(s.text[m[0]:m[1]]))
+	fd.SavedRef = group(s.text, m, 1)
+	fd.NextHint = "Full output: " + fd.SavedRef
+	fd.disclose(false, false, true)
+	fd.Shown.Unit = schema.UnitChars
+	fd.tailKept = keptChars(s.text, m[0], m[1])
+	fd.totalIsOriginal = true
+	return true
+}
+
+// piMoreChars: compaction serialisation (also OpenClaw's suffix), head kept.
+func piMoreChars(s *scan, fd *finding) bool {
+	m := s.find(s.text, anchorTruncated, " more characters truncated", piMoreCharsRe, 32, 48)
+	if m == nil {
+		return false
+	}
+	removed := atoi(group(s.text, m, 1))
+	fd.cut(schema.StrategyHead, "cap_chars", strings.TrimSpace(s.text[m[0]:m[1]]))
+	next := strings.Contains(s.text[m[0]:m[1]], "rerun with narrower args")
+	fd.disclose(true, false, next)
+	if next {
+		fd.NextHint = "rerun with narrower args if needed"
+	}
+	kept := keptChars(s.text, m[0], m[1])
+	fd.show(schema.Known(0), kept, schema.UnitChars, schema.Unknown)
+	fd.claims(schema.UnitChars, addCounts(kept, removed))
+	fd.totalIsOriginal = true
+	return true
+}
+
+// piDetails is details.truncation (TruncationResult) plus bash's fullOutputPath.
+type piDetails struct {
+	present                  bool
+	truncated                bool
+	truncatedBy              string
+	totalLines, totalBytes   schema.Count
+	outputLines, outputBytes schema.Count
+	fullOutputPath           string
+}
+
+func (s *scan) piDetails() *piDetails {
+	if s.pi != nil {
+		return s.pi
+	}
+	s.pi = &piDetails{}
+	m := decodeObject(s.in.Details)
+	if m == nil {
+		return s.pi
+	}
+	d := s.pi
+	d.fullOutputPath = stringOf(m["fullOutputPath"])
+	t := objectOf(m["truncation"])
+	if t == nil {
+		return d
+	}
+	d.present = true
+	d.truncated, _ = boolOf(t["truncated"])
+	d.truncatedBy = stringOf(t["truncatedBy"])
+	d.totalLines, d.totalBytes = numberOf(t["totalLines"]), numberOf(t["totalBytes"])
+	d.outputLines, d.outputBytes = numberOf(t["outputLines"]), numberOf(t["outputBytes"])
+	return d
+}
+
+// collectPiOriginals: details.truncation gives the original lines and bytes.
+func collectPiOriginals(s *scan) {
+	if len(s.in.Details) == 0 {
+		return
+	}
+	d := s.piDetails()
+	if d.present {
+		s.orig.add(rankMetadata, schema.Sizes{Lines: d.totalLines, Bytes: d.totalBytes})
+	}
+}
+
+// piDetailsRule: details.truncation says cut but no notice was found.
+func piDetailsRule(s *scan, fd *finding) bool {
+	d := s.piDetails()
+	if !d.present {
+		return false
+	}
+	if !d.truncated {
+		fd.Kind = schema.KindNone
+		fd.complete = true
+		fd.confirmedBy = schema.SourceHarnessMetadata
+		return true
+	}
+	reason := "cap_lines"
+	if d.truncatedBy == "bytes" {
+		reason = "cap_bytes"
+	}
+	strategy := schema.StrategyHead
+	if strings.EqualFold(s.in.Tool, "bash") {
+		strategy = schema.StrategyTail
+	}
+	fd.silentCut(strategy, reason)
+	fd.SavedRef = d.fullOutputPath
+	if strategy == schema.StrategyTail {
+		fd.show(subCount(addCounts(d.totalLines, schema.Known(1)), d.outputLines), d.totalLines, schema.UnitLines, d.totalLines)
+	} else {
+		fd.show(schema.Known(1), d.outputLines, schema.UnitLines, d.totalLines)
+	}
+	return true
+}
