@@ -73,7 +73,9 @@ func (o *outageServer) stop() {
 	o.srv = nil
 }
 
-func (o *outageServer) addr() string { return fmt.Sprintf("clickhouse://default@127.0.0.1:%d/ctxaudit", o.tcp) }
+func (o *outageServer) addr() string {
+	return fmt.Sprintf("clickhouse://default@127.0.0.1:%d/ctxaudit", o.tcp)
+}
 
 func (o *outageServer) count(session string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
