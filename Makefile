@@ -16,6 +16,8 @@ CTXAUDIT_CLICKHOUSE  ?= clickhouse://default@127.0.0.1:$(CLICKHOUSE_PORT)/ctxaud
 # Debian installs clickhouse-server into /usr/sbin.
 export PATH := $(PATH):/usr/sbin
 
+COLLECTOR_CONFIG ?= examples/collector.yaml
+
 TEST_TIMEOUT  ?= 20m
 BENCH         ?= .
 FUZZTIME      ?= 30s
@@ -36,9 +38,12 @@ deps:
 test: deps lint
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
-## run: start the local ClickHouse, migrate, and show the schema.
+## run: start the local ClickHouse, create the schema, load the bundled example
+## sessions, then run the collector in the foreground (OTLP on 127.0.0.1:4317/4318).
 run: deps build clickhouse
 	./$(BIN) migrate --clickhouse '$(CTXAUDIT_CLICKHOUSE)'
+	./$(BIN) ingest --clickhouse '$(CTXAUDIT_CLICKHOUSE)' --store-content all examples/sessions
+	CTXAUDIT_CLICKHOUSE='$(CTXAUDIT_CLICKHOUSE)' ./$(BIN) collector --config $(COLLECTOR_CONFIG)
 
 bench:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem ./...

@@ -24,7 +24,7 @@ import (
 
 func TestMain(m *testing.M) { chtest.Main(m) }
 
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -36,7 +36,7 @@ func freePort(t *testing.T) int {
 
 // startCollector runs the distribution in-process with the given YAML and
 // stops it at the end of the test.
-func startCollector(t *testing.T, yaml string) {
+func startCollector(t testing.TB, yaml string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "collector.yaml")
 	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
@@ -75,7 +75,7 @@ func startCollector(t *testing.T, yaml string) {
 	})
 }
 
-func waitFor(t *testing.T, what string, cond func() (bool, string)) {
+func waitFor(t testing.TB, what string, cond func() (bool, string)) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	var last string

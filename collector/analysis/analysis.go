@@ -1,0 +1,172 @@
+// Package analysis follows a session through time: which later calls continued
+// an earlier truncated one, how much of each original the model eventually
+// saw, and, for each answer, which of its inputs were still incomplete when it
+// was given and how risky that makes it (DESIGN §4–5).
+//
+// The model, in the order the files implement it:
+//
+//   - targets.go, tools.go, shell*.go: each call touches targets — a file, a
+//     URL, a search's result list, a command's output, a saved full output —
+//     each with a mode (read, search, meta, write) and the view it asked for
+//     (Read offset/limit, fetch start_index, sed -n 'a,bp', tail -n +N …).
+//   - coverage.go: what a call delivered of a target is its forensics' Shown
+//     range where known, else the view it asked for if nothing was cut; a
+//     target's coverage is the union of what was delivered over its total,
+//     in the unit that has a total (unknown when none has).
+//   - followthrough.go: a later call continues an earlier truncated one when
+//     it reads a part of the same target the truncated call did not show, or
+//     searches it (Searched: searched, not read). Targets are per agent
+//     thread: a sub-agent's reading is not in the main model's context.
+//   - answers.go, absence.go: an answer's inputs are judged with only the
+//     calls made up to it; risk and reasons follow DESIGN §5.
+//   - verdict.go: the one-sentence explanation, shared with the CLI.
+//
+// It is pure: no database, collector or file-system imports, no global
+// mutable state, and no panics on any input.
+package analysis
+
+import (
+	"sort"
+
+	"github.com/ctxaudit/ctxaudit/schema"
+)
+
+// Session is everything analysis knows about one session, in order.
+type Session struct {
+	Meta schema.Session
+	// Calls in the order they were issued (by timestamp, then source line).
+	Calls []schema.ToolCall
+	// Answers in order, with Turn, Timestamp, Text and InputCallIDs set by the parser.
+	Answers []schema.Answer
+}
+
+// Analyze fills the follow-through fields of s.Calls (FollowedUp,
+// ContinuationOf, SessionCoverage, Searched, and Target where the parser left
+// it empty), the verdict fields of s.Answers (IncompleteInputs, AbsenceClaim,
+// Risk, Reasons, ReasonCalls, Verdict, and InputCallIDs where the parser left
+// them empty: the calls of the answer's turn and thread up to it) and the
+// counts of s.Meta.
+//
+// Analyze is a pure function of the parser-set fields: it first clears every
+// field it fills, so analysing a session that grew by later calls and answers
+// — even one whose records carry the results of an earlier Analyze — gives
+// the same result as analysing the whole afresh. Use Analyzer to avoid
+// re-parsing old calls' arguments on every growth.
+func Analyze(s *Session) {
+	infos := make([]callInfo, len(s.Calls))
+	for i := range s.Calls {
+		infos[i] = newCallInfo(&s.Calls[i])
+	}
+	analyze(s, infos)
+}
+
+// callInfo is what analysis derives from one call alone.
+type callInfo struct {
+	acc []access
+	// keys are the accesses' keys scoped to the call's agent thread.
+	keys  []string
+	label string
+	// request identifies what was asked: tool and arguments.
+	request string
+}
+
+func newCallInfo(c *schema.ToolCall) callInfo {
+	acc := accessesOf(c)
+	keys := make([]string, len(acc))
+	for i, a := range acc {
+		keys[i] = c.AgentID + "\x00" + a.key
+	}
+	return callInfo{acc: acc, keys: keys, label: labelOf(acc), request: c.Tool + "\x00" + c.Arguments}
+}
+
+func analyze(s *Session, infos []callInfo) {
+	calls, answers := s.Calls, s.Answers
+	byID := make(map[string]int, len(calls))
+	for i := range calls {
+		c := &calls[i]
+		c.FollowedUp, c.ContinuationOf, c.Searched = false, "", false
+		c.SessionCoverage = schema.Ratio{}
+		if c.Target == "" {
+			c.Target = infos[i].label
+		}
+		if _, dup := byID[c.CallID]; !dup && c.CallID != "" {
+			byID[c.CallID] = i
+		}
+	}
+
+	// Sweep the calls once; judge each answer right after its last call, so
+	// that "at answer time" sees exactly the calls made up to it.
+	cut := cutoffs(answers, calls, byID)
+	var turns map[turnKey][]int
+	for j := range answers {
+		if len(answers[j].InputCallIDs) == 0 {
+			if turns == nil {
+				turns = indexTurns(calls)
+			}
+			answers[j].InputCallIDs = deriveInputs(&answers[j], cut[j], calls, turns)
+		}
+	}
+	order := make([]int, len(answers))
+	for j := range order {
+		order[j] = j
+	}
+	sort.SliceStable(order, func(x, y int) bool { return cut[order[x]] < cut[order[y]] })
+	tr := newTracker(calls, infos)
+	next := 0
+	claims := make([]string, len(answers))
+	judgeUpTo := func(i int) {
+		for ; next < len(order) && cut[order[next]] <= i; next++ {
+			j := order[next]
+			claims[j] = judge(&answers[j], inputIndices(&answers[j], byID), tr)
+		}
+	}
+	judgeUpTo(-1)
+	for i := range calls {
+		tr.add(i)
+		judgeUpTo(i)
+	}
+	judgeUpTo(len(calls))
+
+	for i := range calls {
+		calls[i].SessionCoverage = tr.coverage(i)
+	}
+	lookup := func(id string) *schema.ToolCall {
+		if i, ok := byID[id]; ok {
+			return &calls[i]
+		}
+		return nil
+	}
+	for j := range answers {
+		answers[j].Verdict = verdict(&answers[j], claims[j], lookup)
+	}
+	count(s)
+}
+
+// count fills the session counts of s.Meta.
+func count(s *Session) {
+	m := &s.Meta
+	m.ToolCalls, m.TruncatedCalls, m.SilentCalls = len(s.Calls), 0, 0
+	m.Answers, m.RiskyAnswers, m.MaxRisk = len(s.Answers), 0, schema.RiskNone
+	turns := 0
+	for i := range s.Calls {
+		c := &s.Calls[i]
+		if isTruncated(c) {
+			m.TruncatedCalls++
+			if c.Kind == schema.KindSilent {
+				m.SilentCalls++
+			}
+		}
+		turns = max(turns, c.Turn+1)
+	}
+	for i := range s.Answers {
+		a := &s.Answers[i]
+		if a.Risk.Severity() >= schema.RiskMedium.Severity() {
+			m.RiskyAnswers++
+		}
+		if a.Risk.Severity() > m.MaxRisk.Severity() {
+			m.MaxRisk = a.Risk
+		}
+		turns = max(turns, a.Turn+1)
+	}
+	m.Turns = max(m.Turns, turns)
+}

@@ -1,0 +1,183 @@
+package analysis
+
+import (
+	"sort"
+	"time"
+
+	"github.com/ctxaudit/ctxaudit/schema"
+)
+
+// reasonOrder is the order reasons are listed in: the most serious first.
+var reasonOrder = []string{
+	schema.ReasonAbsenceClaimOnPartialInput,
+	schema.ReasonSilentTruncation,
+	schema.ReasonExplicitTruncation,
+	schema.ReasonSuspectedTruncation,
+	schema.ReasonNotFollowedUp,
+	schema.ReasonMarkerUnderstated,
+	schema.ReasonCleared,
+	schema.ReasonRefused,
+	schema.ReasonRecovered,
+}
+
+// kindReason is the reason code of an unrecovered truncation of a kind. A
+// call marked truncated without a clear kind counts as suspected.
+func kindReason(k schema.TruncationKind) string {
+	switch k {
+	case schema.KindSilent:
+		return schema.ReasonSilentTruncation
+	case schema.KindExplicit:
+		return schema.ReasonExplicitTruncation
+	}
+	return schema.ReasonSuspectedTruncation
+}
+
+// reasonRisk is the risk each reason implies on its own (DESIGN §5): an
+// absence claim on incomplete input or unrecovered silent truncation is
+// high; any other unrecovered truncation medium; recovered truncation low.
+func reasonRisk(code string) schema.Risk {
+	switch code {
+	case schema.ReasonAbsenceClaimOnPartialInput, schema.ReasonSilentTruncation:
+		return schema.RiskHigh
+	case schema.ReasonRecovered:
+		return schema.RiskLow
+	}
+	return schema.RiskMedium
+}
+
+// judge fills the verdict fields of answer a from the state of the session
+// just after its last input (tr has seen calls up to then), and returns the
+// sentence holding its absence claim, if any. Verdict is left for later: it
+// names follow-ups that may come after the answer.
+func judge(a *schema.Answer, inputs []int, tr *tracker) (claim string) {
+	calls := make(map[string][]string)
+	add := func(code, id string) {
+		ids := calls[code]
+		for _, x := range ids {
+			if x == id {
+				return
+			}
+		}
+		calls[code] = append(ids, id)
+	}
+	a.IncompleteInputs = []string{}
+	for _, i := range inputs {
+		c := &tr.calls[i]
+		if !isTruncated(c) {
+			continue
+		}
+		if r := tr.coverage(i); r.Known && r.V >= 1 {
+			add(schema.ReasonRecovered, c.CallID)
+			continue
+		}
+		a.IncompleteInputs = append(a.IncompleteInputs, c.CallID)
+		add(kindReason(c.Kind), c.CallID)
+		if !c.FollowedUp { // as of now: the tracker has not seen later calls yet
+			add(schema.ReasonNotFollowedUp, c.CallID)
+		}
+		if c.MarkerUnderstated {
+			add(schema.ReasonMarkerUnderstated, c.CallID)
+		}
+		switch c.Strategy {
+		case schema.StrategyCleared:
+			add(schema.ReasonCleared, c.CallID)
+		case schema.StrategyRefused:
+			add(schema.ReasonRefused, c.CallID)
+		}
+	}
+	m, ok := FindAbsenceClaim(a.Text)
+	a.AbsenceClaim = ok
+	if a.AbsenceClaim && len(a.IncompleteInputs) > 0 {
+		calls[schema.ReasonAbsenceClaimOnPartialInput] = append([]string(nil), a.IncompleteInputs...)
+	}
+	a.Risk = schema.RiskNone
+	a.Reasons = []string{}
+	a.ReasonCalls = make(map[string][]string, len(calls))
+	for _, code := range reasonOrder {
+		ids, ok := calls[code]
+		if !ok {
+			continue
+		}
+		a.Reasons = append(a.Reasons, code)
+		a.ReasonCalls[code] = ids
+		if r := reasonRisk(code); r.Severity() > a.Risk.Severity() {
+			a.Risk = r
+		}
+	}
+	return m.Sentence
+}
+
+// inputIndices are the calls named by an answer's InputCallIDs; ids that
+// match no call are skipped.
+func inputIndices(a *schema.Answer, byID map[string]int) []int {
+	var out []int
+	for _, id := range a.InputCallIDs {
+		if i, ok := byID[id]; ok {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// turnCalls indexes calls by thread and turn, for deriveInputs.
+type turnKey struct {
+	agent string
+	turn  int
+}
+
+func indexTurns(calls []schema.ToolCall) map[turnKey][]int {
+	m := make(map[turnKey][]int)
+	for i := range calls {
+		k := turnKey{calls[i].AgentID, calls[i].Turn}
+		m[k] = append(m[k], i)
+	}
+	return m
+}
+
+// deriveInputs finds an answer's inputs when the parser did not name them:
+// the calls of the same turn and thread made up to the answer (index at most
+// cutoff), except those issued by the answer's own message (text that
+// precedes a tool call in one message was written before its result).
+func deriveInputs(a *schema.Answer, cutoff int, calls []schema.ToolCall, turns map[turnKey][]int) []string {
+	out := []string{}
+	for _, i := range turns[turnKey{a.AgentID, a.Turn}] {
+		if i > cutoff {
+			break
+		}
+		c := &calls[i]
+		if c.CallID != "" && (a.MessageID == "" || c.MessageID != a.MessageID) {
+			out = append(out, c.CallID)
+		}
+	}
+	return out
+}
+
+// cutoffs gives, per answer, the index of the last call made up to it: the
+// last call with a timestamp at or before the answer's, and never before the
+// answer's own inputs. Calls are in issue order, so this is a prefix; the
+// binary search runs over suffix minima so that a call with a stray early
+// timestamp cannot hide the ones before it.
+func cutoffs(answers []schema.Answer, calls []schema.ToolCall, byID map[string]int) []int {
+	suffixMin := make([]time.Time, len(calls))
+	for i := len(calls) - 1; i >= 0; i-- {
+		suffixMin[i] = calls[i].Timestamp
+		if i+1 < len(calls) && suffixMin[i+1].Before(suffixMin[i]) {
+			suffixMin[i] = suffixMin[i+1]
+		}
+	}
+	out := make([]int, len(answers))
+	for j := range answers {
+		a := &answers[j]
+		k := -1
+		if !a.Timestamp.IsZero() {
+			k = sort.Search(len(calls), func(i int) bool { return suffixMin[i].After(a.Timestamp) }) - 1
+		}
+		for _, id := range a.InputCallIDs {
+			if i, ok := byID[id]; ok {
+				k = max(k, i)
+			}
+		}
+		out[j] = k
+	}
+	return out
+}

@@ -1,0 +1,235 @@
+package analysis
+
+import (
+	"github.com/ctxaudit/ctxaudit/schema"
+)
+
+// seen is what one call contributed to one target's coverage.
+type seen struct {
+	// delivered: something of the target entered the context (false for a
+	// refused or cleared output, and for accesses that do not read).
+	delivered bool
+	whole     bool
+	// positioned: sp (in unit) is where the delivered part lies.
+	positioned bool
+	unit       int
+	sp         span
+	// fromEnd > 0: the last fromEnd units, placed once the total is known.
+	fromEnd uint64
+	// amount > 0: how much was shown when nothing says where (a head+tail
+	// cut), in unit; it never counts as the whole.
+	amount uint64
+}
+
+// seenBy works out what call c delivered of the target of access a. The
+// call's forensics win where they say something; the view it asked for
+// fills in the rest, but only for output that was not cut.
+func seenBy(c *schema.ToolCall, a access, truncated bool) seen {
+	if a.Mode != AccessRead || c.Strategy == schema.StrategyRefused || c.Strategy == schema.StrategyCleared {
+		return seen{}
+	}
+	s := seen{delivered: true}
+	if !truncated && !c.PartialByRequest && a.view.whole {
+		s.whole = true
+		return s
+	}
+	if a.Self {
+		if sp, ok := shownSpan(c.Shown); ok {
+			if u, ok := unitIndex(c.Shown.Unit); ok {
+				switch v := a.view; {
+				case v.whole || !v.relative:
+					s.positioned, s.unit, s.sp = true, u, sp
+					return s
+				case v.known && v.fromEnd == 0 && v.unit == c.Shown.Unit:
+					// A shell view numbers its output from 1: shift into the target.
+					lo := satAdd(v.sp.lo, sp.lo)
+					hi := min(satAdd(v.sp.lo, sp.hi), v.sp.hi)
+					s.positioned, s.unit, s.sp = true, u, span{lo, max(lo, hi)}
+					return s
+				}
+			}
+		}
+	}
+	if truncated {
+		// Where nothing says which part was shown, how much was shown still
+		// bounds the coverage — but not for a summary, whose size says
+		// nothing about how much of the original went into it.
+		if a.Self && !a.view.relative && c.Strategy != schema.StrategySummary {
+			if u, ok := unitIndex(c.Shown.Unit); ok {
+				if n := sizeIn(c.Context, c.Shown.Unit); n.Known {
+					s.unit, s.amount = u, n.N
+				}
+			}
+		}
+		return s
+	}
+	// Complete, but asked for part: the view says which part. (A view of
+	// the whole that came back partial by request says nothing more.)
+	if v := a.view; v.known {
+		if u, ok := unitIndex(v.unit); ok {
+			s.unit = u
+			if v.fromEnd > 0 {
+				s.fromEnd = v.fromEnd
+			} else {
+				s.positioned, s.sp = true, v.sp
+			}
+		}
+	}
+	return s
+}
+
+// targetState is everything seen of one target (a file, URL, search result
+// list or command output) within one agent thread, so far.
+type targetState struct {
+	whole bool
+	// unplaced: something was delivered that nothing places (a cut view
+	// whose forensics give no range or size), so "nothing seen" is unknown.
+	unplaced bool
+	// units holds what is known per unit, only for the units that occur
+	// (usually one or two), to keep a long session's many targets small.
+	units []unitState
+
+	// groups are the truncated calls of this target, grouped by what they
+	// saw, waiting to be followed up.
+	groups   []*truncGroup
+	groupIdx map[groupKey]*truncGroup
+	indexed  bool // registered under its parent directories
+}
+
+// unitState is what is known of a target in one unit.
+type unitState struct {
+	unit    int
+	seen    intervalSet
+	fromEnd uint64 // the longest "last N" view
+	amount  uint64 // the largest unplaced amount shown by a cut view
+	// total is the latest size reported for the whole target.
+	total schema.Count
+	// end is where a complete page that stopped short of its window showed
+	// the target to end, for targets whose total no one reports (MCP fetch).
+	end schema.Count
+}
+
+// in returns the state of unit u, adding it if absent.
+func (t *targetState) in(u int) *unitState {
+	for i := range t.units {
+		if t.units[i].unit == u {
+			return &t.units[i]
+		}
+	}
+	t.units = append(t.units, unitState{unit: u})
+	return &t.units[len(t.units)-1]
+}
+
+func (t *targetState) add(s seen) {
+	switch {
+	case s.whole:
+		t.whole = true
+	case s.positioned:
+		us := t.in(s.unit)
+		us.seen = us.seen.add(s.sp)
+	case s.fromEnd > 0:
+		us := t.in(s.unit)
+		us.fromEnd = max(us.fromEnd, s.fromEnd)
+	case s.amount > 0:
+		us := t.in(s.unit)
+		us.amount = max(us.amount, s.amount)
+	case s.delivered:
+		t.unplaced = true
+	}
+}
+
+// learnSize records what call c says about the size of the target of its
+// self access a: its Total in the shown unit, its original sizes when it
+// asked for the whole target, and the end shown by a short complete page.
+func (t *targetState) learnSize(c *schema.ToolCall, a access, s seen, truncated bool) {
+	if !a.Self {
+		return
+	}
+	targetRelative := a.view.whole || !a.view.relative
+	if u, ok := unitIndex(c.Shown.Unit); ok && c.Total.Known && targetRelative {
+		t.in(u).total = c.Total
+	}
+	// A call that asked for the whole target reports the whole's size as its
+	// original; a partial view by request reports only its part's.
+	if a.view.whole && !a.view.relative && !c.PartialByRequest {
+		for _, u := range [...]schema.Unit{schema.UnitBytes, schema.UnitChars, schema.UnitLines, schema.UnitTokens} {
+			if n := sizeIn(c.Original.Sizes, u); n.Known {
+				i, _ := unitIndex(u)
+				t.in(i).total = n
+			}
+		}
+	}
+	if !truncated && s.positioned && a.view.page > 0 && s.sp.hi-s.sp.lo < a.view.page && s.sp.hi != openEnd {
+		if us := t.in(s.unit); !us.end.Known || us.end.N < s.sp.hi {
+			us.end = schema.Known(s.sp.hi)
+		}
+	}
+}
+
+func (us *unitState) totalSize() (uint64, bool) {
+	if us.total.Known {
+		return us.total.N, true
+	}
+	if us.end.Known {
+		return us.end.N, true
+	}
+	return 0, false
+}
+
+// coverage is the share of the target seen so far: the union of the ranges
+// seen over the total, in the unit the ranges were seen in (the best such
+// unit, when there are several). It is unknown when no unit has both, unless
+// the whole was seen (1) or provably nothing was (0: e.g. a refused output
+// whose size is known).
+func (t *targetState) coverage() schema.Ratio {
+	if t.whole {
+		return schema.KnownRatio(1)
+	}
+	best, found, seenAny, totalAny := 0.0, false, false, false
+	for i := range t.units {
+		us := &t.units[i]
+		seen := len(us.seen) > 0 || us.fromEnd > 0 || us.amount > 0
+		seenAny = seenAny || seen
+		total, ok := us.totalSize()
+		if !ok {
+			continue
+		}
+		totalAny = true
+		if total == 0 {
+			return schema.KnownRatio(1) // an empty original: nothing to miss
+		}
+		if !seen {
+			continue
+		}
+		set := us.seen
+		if n := us.fromEnd; n > 0 {
+			set = append(intervalSet(nil), set...).add(span{total - min(n, total), total})
+		}
+		got := set.lengthWithin(total)
+		if us.amount > 0 {
+			got = max(got, min(us.amount, total-1)) // a cut view never saw everything
+		}
+		best, found = max(best, float64(got)/float64(total)), true
+	}
+	switch {
+	case found:
+		return schema.KnownRatio(min(best, 1))
+	case totalAny && !seenAny && !t.unplaced:
+		return schema.KnownRatio(0)
+	}
+	return schema.Ratio{}
+}
+
+// within reports whether what s saw lies inside what prev saw — used to tell
+// a continuation (it reads more) from a repeat.
+func (s seen) within(prev seen) bool {
+	switch {
+	case s.whole:
+		return prev.whole
+	case s.positioned:
+		return prev.whole || prev.positioned && prev.unit == s.unit && intervalSet{prev.sp}.contains(s.sp)
+	case s.fromEnd > 0:
+		return prev.whole || prev.fromEnd >= s.fromEnd && prev.unit == s.unit
+	}
+	return false
+}

@@ -1,0 +1,246 @@
+package analysis
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/ctxaudit/ctxaudit/schema"
+)
+
+// Verdict explains an analysed answer in one plain English sentence: what it
+// claimed, which input it was built on, what of that input the model saw,
+// whether it was told, and whether it went back for the rest. For example:
+//
+//	Answer at 12:03:41 says "There is no such setting."; it was built on
+//	WebFetch of https://example.com/docs, which delivered a summary of the
+//	first 100,000 of 156,000 chars with no notice, and the model never read
+//	further.
+//
+// a must carry the fields Analyze fills (Risk, Reasons, ReasonCalls,
+// IncompleteInputs); calls are the session's calls as stored (any order),
+// used to describe the inputs named there. Analyze sets Answer.Verdict to
+// exactly this sentence; the postmortem CLI rebuilds it from stored rows.
+func Verdict(a schema.Answer, calls []schema.ToolCall) string {
+	byID := make(map[string]*schema.ToolCall, len(calls))
+	for i := range calls {
+		if _, dup := byID[calls[i].CallID]; !dup {
+			byID[calls[i].CallID] = &calls[i]
+		}
+	}
+	var claim string
+	if a.AbsenceClaim {
+		m, _ := FindAbsenceClaim(a.Text)
+		claim = m.Sentence
+	}
+	return verdict(&a, claim, func(id string) *schema.ToolCall { return byID[id] })
+}
+
+// verdict builds the sentence; claim is the sentence holding the answer's
+// absence claim, or empty.
+func verdict(a *schema.Answer, claim string, lookup func(string) *schema.ToolCall) string {
+	lead := "Answer"
+	if !a.Timestamp.IsZero() {
+		lead += " at " + a.Timestamp.UTC().Format("15:04:05")
+	}
+	if claim != "" {
+		lead += ` says "` + clip(claim, 100) + `"; it`
+	}
+	switch a.Risk {
+	case schema.RiskNone, "":
+		switch n := len(a.InputCallIDs); n {
+		case 0:
+			return lead + " used no tool results."
+		case 1:
+			return lead + " was built on " + describe(a.InputCallIDs[0], lookup) + ", which was complete."
+		default:
+			return lead + " was built on " + plural(n, "tool call") + ", all complete."
+		}
+	case schema.RiskLow:
+		if ids := a.ReasonCalls[schema.ReasonRecovered]; len(ids) == 1 {
+			return lead + " was built on " + describe(ids[0], lookup) +
+				", which was cut at first but read in full before the answer."
+		}
+		return lead + " was built on " + plural(len(a.ReasonCalls[schema.ReasonRecovered]), "truncated input") +
+			", all read in full before the answer."
+	}
+	id := worstInput(a)
+	if id == "" {
+		return lead + " is rated " + string(a.Risk) + "."
+	}
+	var b strings.Builder
+	b.WriteString(lead)
+	b.WriteString(" was built on ")
+	b.WriteString(describe(id, lookup))
+	if c := lookup(id); c != nil {
+		b.WriteString(", which delivered ")
+		b.WriteString(delivery(c))
+		b.WriteString(notice(c))
+		b.WriteString(", and ")
+		b.WriteString(followThrough(a, c))
+	}
+	if others := len(a.IncompleteInputs) - 1; others > 0 {
+		b.WriteString(" (plus " + plural(others, "other incomplete input") + ")")
+	}
+	b.WriteString(".")
+	return b.String()
+}
+
+// worstInput picks the incomplete input to explain: silent before suspected
+// before explicit, then the earliest listed.
+func worstInput(a *schema.Answer) string {
+	for _, code := range [...]string{schema.ReasonSilentTruncation, schema.ReasonSuspectedTruncation, schema.ReasonExplicitTruncation} {
+		if ids := a.ReasonCalls[code]; len(ids) > 0 {
+			return ids[0]
+		}
+	}
+	if len(a.IncompleteInputs) > 0 {
+		return a.IncompleteInputs[0]
+	}
+	return ""
+}
+
+// describe names a call by tool and target: "WebFetch of https://…",
+// "Bash `grep -r foo .`".
+func describe(id string, lookup func(string) *schema.ToolCall) string {
+	c := lookup(id)
+	if c == nil {
+		return "call " + id
+	}
+	label := TargetLabel(*c)
+	tool := c.Tool
+	if tool == "" {
+		tool = "call " + c.CallID
+	}
+	if label == "" || label == c.Tool {
+		return tool
+	}
+	if specFor(c.Tool).class == classShell {
+		return tool + " `" + clip(label, 80) + "`"
+	}
+	return tool + " of " + clip(label, 120)
+}
+
+// delivery says what of the original entered the context.
+func delivery(c *schema.ToolCall) string {
+	u := string(c.Shown.Unit)
+	total := c.Total
+	if !total.Known && c.Shown.Unit != schema.UnitNone {
+		total = sizeIn(c.Original.Sizes, c.Shown.Unit)
+	}
+	switch c.Strategy {
+	case schema.StrategyRefused:
+		if total.Known && u != "" {
+			return "nothing (its " + num(total.N) + " " + u + " were refused as too large)"
+		}
+		return "nothing (the output was refused as too large)"
+	case schema.StrategyCleared:
+		return "content that was later cleared from the context"
+	case schema.StrategyHeadTail:
+		if total.Known && u != "" {
+			return "only the start and end of " + num(total.N) + " " + u
+		}
+		return "only the start and end of its output"
+	}
+	part := "only part of its output"
+	sp, positioned := shownSpan(c.Shown)
+	switch {
+	case positioned && total.Known && sp.lo == 0:
+		part = "the first " + num(min(sp.hi, total.N)) + " of " + num(total.N) + " " + u
+	case positioned && total.Known && sp.hi >= total.N:
+		part = "the last " + num(total.N-min(sp.lo, total.N)) + " of " + num(total.N) + " " + u
+	case positioned && total.Known:
+		part = rangeText(sp, c.Shown.Unit) + " of " + num(total.N)
+	case positioned:
+		part = rangeText(sp, c.Shown.Unit) + " of an unknown total"
+	case total.Known && u != "":
+		if ctx := sizeIn(c.Context, c.Shown.Unit); ctx.Known {
+			part = num(ctx.N) + " of " + num(total.N) + " " + u
+		}
+	}
+	switch c.Strategy {
+	case schema.StrategySummary:
+		return "a summary of " + part
+	case schema.StrategySpillToFile:
+		if c.SavedRef != "" {
+			return "a preview of " + part + " (the rest saved to " + clip(c.SavedRef, 120) + ")"
+		}
+		return "a preview of " + part
+	}
+	return part
+}
+
+// rangeText is "lines 2,001–4,000" (1-based, as people number lines) or
+// "chars 100,000–150,000".
+func rangeText(sp span, u schema.Unit) string {
+	lo := sp.lo
+	if u == schema.UnitLines {
+		lo++
+	}
+	return string(u) + " " + num(lo) + "–" + num(sp.hi)
+}
+
+// notice says whether the model was told.
+func notice(c *schema.ToolCall) string {
+	switch c.Kind {
+	case schema.KindSilent:
+		return " with no notice"
+	case schema.KindExplicit:
+		if c.MarkerUnderstated {
+			return " with a notice that understated how much was cut"
+		}
+		return " with a notice"
+	}
+	return " with no notice but the shape of a cut"
+}
+
+// followThrough says whether the model went back for the rest before it
+// answered.
+func followThrough(a *schema.Answer, c *schema.ToolCall) string {
+	for _, id := range a.ReasonCalls[schema.ReasonNotFollowedUp] {
+		if id == c.CallID {
+			if c.FollowedUp {
+				return "the model read further only after answering"
+			}
+			return "the model never read further"
+		}
+	}
+	return "the model went back for more but had not seen all of it when it answered"
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+// num formats n with thousands separators: 156000 → "156,000".
+func num(n uint64) string {
+	s := strconv.FormatUint(n, 10)
+	if len(s) <= 3 {
+		return s
+	}
+	var b strings.Builder
+	lead := len(s) % 3
+	if lead > 0 {
+		b.WriteString(s[:lead])
+	}
+	for i := lead; i < len(s); i += 3 {
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(s[i : i+3])
+	}
+	return b.String()
+}
+
+// clip shortens s to at most n runes, marking the cut with "…".
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
