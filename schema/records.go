@@ -28,9 +28,10 @@ type Original struct {
 	Source OriginalSource `json:"source"`
 }
 
-// Range is the part of the original that was shown, in Unit. End is
-// exclusive for byte/char offsets and inclusive for 1-based line numbers, as
-// the harnesses themselves number them; Unit disambiguates.
+// Range is the part of the original that was shown, in Unit. Lines are
+// numbered as the harnesses number them: 1-based, End inclusive (lines
+// 1–2000 of 5000). Every other unit is an offset: 0-based, End exclusive
+// (chars 0–100000 of 156000). Coverage arithmetic depends on this convention.
 type Range struct {
 	Start Count `json:"start"`
 	End   Count `json:"end"`
