@@ -1,0 +1,237 @@
+package ctxauditprocessor
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor/processortest"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/ctxaudit/ctxaudit/collector/forensics"
+	"github.com/ctxaudit/ctxaudit/collector/otelconv"
+)
+
+func TestConfig(t *testing.T) {
+	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := componenttest.CheckConfigStruct(createDefaultConfig()); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		id      component.ID
+		want    *Config
+		wantErr string
+	}{
+		{id: component.NewID(componentType), want: createDefaultConfig().(*Config)},
+		{id: component.NewIDWithName(componentType, "custom"), want: &Config{DefaultSource: "codex", AnalyzeSessions: true,
+			SessionIdle: 5 * time.Second, MaxSessions: 10, MaxCallsPerSession: 100}},
+		{id: component.NewIDWithName(componentType, "bad"), wantErr: "default_source: unknown harness aider"},
+	} {
+		t.Run(tc.id.String(), func(t *testing.T) {
+			cfg := createDefaultConfig().(*Config)
+			sub, err := cm.Sub(tc.id.String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := sub.Unmarshal(cfg); err != nil {
+				t.Fatal(err)
+			}
+			err = confmap.Validate(cfg)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "session_idle") {
+					t.Fatalf("Validate = %v; want errors naming default_source and session_idle", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if *cfg != *tc.want {
+				t.Fatalf("config %+v, want %+v", *cfg, *tc.want)
+			}
+		})
+	}
+}
+
+// shellSpan is an execute_tool span that carries only the tool's result text,
+// as a harness instrumented with plain GenAI conventions reports it.
+func shellSpan(spans ptrace.SpanSlice, session, id, result string, at time.Time) {
+	sp := spans.AppendEmpty()
+	sp.SetName("execute_tool shell_command")
+	sp.SetTraceID(otelconv.TraceID(session))
+	sp.SetSpanID(otelconv.SpanID(session, "call", id))
+	sp.SetStartTimestamp(pcommonTS(at))
+	sp.SetEndTimestamp(pcommonTS(at))
+	a := sp.Attributes()
+	a.PutStr(otelconv.AttrOperationName, otelconv.OperationExecuteTool)
+	a.PutStr(otelconv.AttrToolName, "shell_command")
+	a.PutStr(otelconv.AttrToolCallID, id)
+	a.PutStr(otelconv.AttrConversationID, session)
+	a.PutStr(otelconv.AttrSource, "codex")
+	a.PutStr(otelconv.AttrToolCallResult, result)
+}
+
+func chatSpan(spans ptrace.SpanSlice, session, text string, at time.Time) {
+	sp := spans.AppendEmpty()
+	sp.SetName("chat")
+	sp.SetSpanID(otelconv.SpanID(session, "answer", "m1"))
+	sp.SetStartTimestamp(pcommonTS(at))
+	sp.SetEndTimestamp(pcommonTS(at))
+	a := sp.Attributes()
+	a.PutStr(otelconv.AttrOperationName, otelconv.OperationChat)
+	a.PutStr(otelconv.AttrConversationID, session)
+	a.PutStr("gen_ai.output.messages", `[{"role":"assistant","parts":[{"type":"text","content":"`+text+`"}]}]`)
+}
+
+const codexCut = "Exit code: 0\nWall time: 0.1 seconds\nTotal output lines: 300\nOutput:\nhead\n[... omitted 298 of 300 lines ...]\n\ntail\n"
+
+func TestTracesDetectAndAnalyse(t *testing.T) {
+	tel := componenttest.NewTelemetry()
+	defer func() { _ = tel.Shutdown(context.Background()) }()
+	set := processortest.NewNopSettings(componentType)
+	set.TelemetrySettings = tel.NewTelemetrySettings()
+	cfg := createDefaultConfig().(*Config)
+	cfg.SessionIdle = 50 * time.Millisecond
+	sink := new(consumertest.TracesSink)
+	p, err := NewFactory().CreateTraces(context.Background(), set, cfg, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	td := ptrace.NewTraces()
+	spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+	shellSpan(spans, "s1", "c1", codexCut, at)
+	chatSpan(spans, "s1", "There is no such file in the output.", at.Add(time.Second))
+	if err := p.ConsumeTraces(context.Background(), td); err != nil {
+		t.Fatal(err)
+	}
+
+	// The pass-through span now carries the verdict.
+	first := sink.AllTraces()[0].ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Attributes()
+	kind, _ := first.Get(forensics.AttrTruncationKind)
+	strategy, _ := first.Get(forensics.AttrStrategy)
+	if kind.AsString() != "explicit" || strategy.AsString() != "head_tail" {
+		t.Fatalf("detected kind %q strategy %q; want explicit head_tail", kind.AsString(), strategy.AsString())
+	}
+
+	// Once idle, the session's analysis arrives as new spans.
+	deadline := time.Now().Add(5 * time.Second)
+	for len(sink.AllTraces()) < 2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if len(sink.AllTraces()) < 2 {
+		t.Fatal("no analysis emitted after the session went idle")
+	}
+	var risk string
+	analysed := sink.AllTraces()[1].ResourceSpans().At(0).ScopeSpans().At(0)
+	if analysed.Scope().Name() != ScopeName {
+		t.Errorf("analysis scope %q", analysed.Scope().Name())
+	}
+	for i := 0; i < analysed.Spans().Len(); i++ {
+		a := analysed.Spans().At(i).Attributes()
+		if otelconv.Operation(a) == otelconv.OperationChat {
+			v, _ := a.Get(otelconv.AttrAnswerRisk)
+			risk = v.AsString()
+		}
+	}
+	if risk != "high" {
+		t.Fatalf("answer risk %q; an absence claim on a cut output is high", risk)
+	}
+	if err := p.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	m, err := tel.GetMetric("ctxaudit_processor_sessions_analysed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum := m.Data.(metricdata.Sum[int64]).DataPoints[0].Value; sum != 1 {
+		t.Errorf("sessions analysed = %d, want 1", sum)
+	}
+}
+
+func TestEvictionIsBoundedAndCounted(t *testing.T) {
+	tel := componenttest.NewTelemetry()
+	defer func() { _ = tel.Shutdown(context.Background()) }()
+	set := processortest.NewNopSettings(componentType)
+	set.TelemetrySettings = tel.NewTelemetrySettings()
+	cfg := createDefaultConfig().(*Config)
+	cfg.MaxSessions = 2
+	cfg.SessionIdle = time.Hour
+	sink := new(consumertest.TracesSink)
+	p, err := NewFactory().CreateTraces(context.Background(), set, cfg, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	for _, s := range []string{"a", "b", "c", "d"} {
+		td := ptrace.NewTraces()
+		shellSpan(td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans(), s, "c1", "ok\n", at)
+		if err := p.ConsumeTraces(context.Background(), td); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := tel.GetMetric("ctxaudit_processor_sessions_evicted")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := m.Data.(metricdata.Sum[int64]).DataPoints[0].Value; n != 2 {
+		t.Fatalf("evicted = %d, want 2 (four sessions, room for two)", n)
+	}
+	// 4 pass-through batches + 2 evicted sessions analysed early.
+	if got := len(sink.AllTraces()); got != 6 {
+		t.Fatalf("batches downstream = %d, want 6", got)
+	}
+	if err := p.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(sink.AllTraces()); got != 7 {
+		t.Fatalf("after shutdown, batches = %d, want 7 (the two held sessions flushed together)", got)
+	}
+}
+
+func TestClaudeCodeLogEvent(t *testing.T) {
+	sink := new(consumertest.LogsSink)
+	p, err := NewFactory().CreateLogs(context.Background(), processortest.NewNopSettings(componentType), createDefaultConfig(), sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ld := plog.NewLogs()
+	rl := ld.ResourceLogs().AppendEmpty()
+	rl.Resource().Attributes().PutStr("session.id", "cc-1")
+	lr := rl.ScopeLogs().AppendEmpty().LogRecords().AppendEmpty()
+	lr.Body().SetStr("claude_code.tool_result")
+	lr.Attributes().PutStr("event.name", "tool_result")
+	lr.Attributes().PutStr("tool_name", "Read")
+	lr.Attributes().PutStr("tool_result_size_bytes", "12345")
+	if err := p.ConsumeLogs(context.Background(), ld); err != nil {
+		t.Fatal(err)
+	}
+	out := sink.AllLogs()[0].ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0).Attributes()
+	if _, ok := out.Get(forensics.AttrTruncationKind); !ok {
+		t.Fatal("no forensics on the claude_code.tool_result event")
+	}
+	if v, _ := out.Get("session.id"); v.AsString() != "cc-1" {
+		t.Errorf("session.id not copied from the resource: %q", v.AsString())
+	}
+	if v, _ := out.Get(otelconv.AttrSource); v.AsString() != "claude_code" {
+		t.Errorf("source %q, want claude_code", v.AsString())
+	}
+}

@@ -1,0 +1,9 @@
+package clickhouseexporter
+
+import (
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+)
+
+func pcommonTS(t time.Time) pcommon.Timestamp { return pcommon.NewTimestampFromTime(t) }
