@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/ctxaudit/ctxaudit/collector/forensics"
@@ -440,3 +441,20 @@ func SessionFromAttributes(m pcommon.Map, start, end time.Time) schema.Session {
 // AttributesAsMap returns the attributes as native Go values, the form
 // forensics.Input.Attributes takes.
 func AttributesAsMap(m pcommon.Map) map[string]any { return m.AsRaw() }
+
+// IsClaudeCodeToolResult recognizes Claude Code's claude_code.tool_result
+// event, by event name, event.name attribute, or body (versions differ).
+func IsClaudeCodeToolResult(lr plog.LogRecord) bool {
+	if v, ok := lr.Attributes().Get(ClaudeCodeEventName); ok {
+		if name := v.AsString(); name == ClaudeCodeToolResultEvt || name == ClaudeCodeToolResult {
+			return true
+		}
+	}
+	return lr.EventName() == ClaudeCodeToolResult || lr.Body().AsString() == ClaudeCodeToolResult
+}
+
+// IsToolResultLog recognizes a log record that reports one tool result: a
+// Claude Code tool_result event or any record marked as an execute_tool operation.
+func IsToolResultLog(lr plog.LogRecord) bool {
+	return IsClaudeCodeToolResult(lr) || Operation(lr.Attributes()) == OperationExecuteTool
+}

@@ -180,7 +180,7 @@ func (e *chExporter) pushLogs(ctx context.Context, ld plog.Logs) error {
 			logs := sls.At(j).LogRecords()
 			for k := 0; k < logs.Len(); k++ {
 				lr := logs.At(k)
-				if !IsToolResultLog(lr) {
+				if !otelconv.IsToolResultLog(lr) {
 					continue
 				}
 				t := lr.Timestamp().AsTime()
@@ -199,22 +199,6 @@ func (e *chExporter) pushLogs(ctx context.Context, ld plog.Logs) error {
 		}
 	}
 	return e.write(ctx, &r)
-}
-
-// IsToolResultLog recognizes Claude Code's claude_code.tool_result event (by
-// body or event.name) and any log record marked as an execute_tool operation.
-func IsToolResultLog(lr plog.LogRecord) bool {
-	attrs := lr.Attributes()
-	if otelconv.Operation(attrs) == otelconv.OperationExecuteTool {
-		return true
-	}
-	if v, ok := attrs.Get(otelconv.ClaudeCodeEventName); ok {
-		name := v.AsString()
-		if name == otelconv.ClaudeCodeToolResultEvt || name == otelconv.ClaudeCodeToolResult {
-			return true
-		}
-	}
-	return lr.EventName() == otelconv.ClaudeCodeToolResult || lr.Body().AsString() == otelconv.ClaudeCodeToolResult
 }
 
 // LogCallID derives a stable id for a tool-result log record that names no

@@ -35,11 +35,11 @@ func (p *logsProcessor) processLogs(ctx context.Context, ld plog.Logs) (plog.Log
 			logs := sls.At(j).LogRecords()
 			for k := 0; k < logs.Len(); k++ {
 				lr := logs.At(k)
-				if !isToolResultLog(lr) || otelconv.HasForensics(lr.Attributes()) {
+				if !otelconv.IsToolResultLog(lr) || otelconv.HasForensics(lr.Attributes()) {
 					continue
 				}
 				harness := p.defaultSource
-				if isClaudeCodeEvent(lr) {
+				if otelconv.IsClaudeCodeToolResult(lr) {
 					harness = schema.HarnessClaudeCode
 				}
 				// Claude Code puts session.id on the resource or the record;
@@ -55,15 +55,4 @@ func (p *logsProcessor) processLogs(ctx context.Context, ld plog.Logs) (plog.Log
 		}
 	}
 	return ld, nil
-}
-
-func isClaudeCodeEvent(lr plog.LogRecord) bool {
-	if v, ok := lr.Attributes().Get(otelconv.ClaudeCodeEventName); ok && v.AsString() == otelconv.ClaudeCodeToolResultEvt {
-		return true
-	}
-	return lr.EventName() == otelconv.ClaudeCodeToolResult || lr.Body().AsString() == otelconv.ClaudeCodeToolResult
-}
-
-func isToolResultLog(lr plog.LogRecord) bool {
-	return isClaudeCodeEvent(lr) || otelconv.Operation(lr.Attributes()) == otelconv.OperationExecuteTool
 }
