@@ -17,6 +17,7 @@ import (
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"github.com/ctxaudit/ctxaudit/collector/transcript/transcripttest"
 	"github.com/ctxaudit/ctxaudit/examples/harness/agentsim"
 	"github.com/ctxaudit/ctxaudit/internal/chtest"
 	"github.com/ctxaudit/ctxaudit/schema/chstore"
@@ -208,3 +209,110 @@ func tableExists(s *chstore.Store) (bool, error) {
 	err := s.Conn().QueryRow(context.Background(), "SELECT count() FROM system.tables WHERE database = ? AND name = 'answers'", s.Database()).Scan(&n)
 	return n == 1, err
 }
+
+// copyTree copies a fixture folder into dst, keeping its layout.
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if info.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTranscriptsToClickHouse tails a real Claude Code session folder through
+// agenttranscripts → ctxaudit → ctxaudit_clickhouse, grows the transcript
+// while the collector runs, then restarts the collector on the same
+// file_storage: every call is stored exactly once.
+func TestTranscriptsToClickHouse(t *testing.T) {
+	addr := chtest.Address(t)
+	watched, state := t.TempDir(), t.TempDir()
+	src := filepath.Join(transcripttest.FixturesDir(t), "claude-code", "session-2.1.6-637ef6e7")
+	copyTree(t, src, watched)
+	mainFile := filepath.Join(watched, mainSessionID+".jsonl")
+	full, err := os.ReadFile(mainFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Start with the first 60 lines of the main thread; the rest is appended later.
+	lines := strings.SplitAfter(string(full), "\n")
+	if err := os.WriteFile(mainFile, []byte(strings.Join(lines[:60], "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf(`
+extensions:
+  file_storage: {directory: %q}
+receivers:
+  agenttranscripts:
+    include: ["%s/**/*.jsonl"]
+    storage: file_storage
+    poll_interval: 100ms
+    session_idle: 300ms
+processors:
+  ctxaudit: {}
+exporters:
+  ctxaudit_clickhouse:
+    endpoint: %s
+    retry_on_failure: {initial_interval: 100ms}
+service:
+  extensions: [file_storage]
+  pipelines:
+    traces: {receivers: [agenttranscripts], processors: [ctxaudit], exporters: [ctxaudit_clickhouse]}
+  telemetry:
+    metrics: {level: none}
+`, state, watched, addr)
+
+	s := chtest.OpenStore(t, addr)
+	counts := func() (string, string) {
+		if ok, _ := tableExists(s); !ok {
+			return "no schema", ""
+		}
+		return scalar(t, s, "SELECT count() FROM DB.tool_calls FINAL WHERE session_id = ?", mainSessionID),
+			scalar(t, s, "SELECT count() FROM DB.answers FINAL WHERE session_id = ?", mainSessionID)
+	}
+	t.Run("first run, then the transcript grows", func(t *testing.T) {
+		startCollector(t, cfg)
+		// Lines 1–60 of the main thread hold 16 tool results; the sub-agent file holds 7.
+		waitFor(t, "calls of the first 60 lines", func() (bool, string) { c, _ := counts(); return c == "23", "calls=" + c })
+		f, err := os.OpenFile(mainFile, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteString(strings.Join(lines[60:], "")); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		waitFor(t, "all calls and answers", func() (bool, string) { c, a := counts(); return c == "26" && a == "3", "calls=" + c + " answers=" + a })
+		got := scalar(t, s, "SELECT concat(toString(original_chars), '/', toString(original_bytes), ' ', toString(strategy), ' ', toString(original_source)) FROM DB.tool_calls FINAL WHERE session_id = ? AND source_line = 52", mainSessionID)
+		if got != "85713/85795 spill_to_file saved_file" {
+			t.Errorf("line 52 Grep: %q", got)
+		}
+	})
+	t.Run("restart on the same storage", func(t *testing.T) {
+		startCollector(t, cfg)
+		time.Sleep(time.Second) // several polls
+		if c, a := counts(); c != "26" || a != "3" {
+			t.Fatalf("after restart: calls=%s answers=%s, want 26 and 3", c, a)
+		}
+		// No duplicate ids, even before a merge.
+		dups := scalar(t, s, "SELECT count() - uniqExact(call_id) FROM DB.tool_calls FINAL WHERE session_id = ?", mainSessionID)
+		if dups != "0" {
+			t.Fatalf("duplicate call ids: %s", dups)
+		}
+	})
+}
+
+const mainSessionID = "637ef6e7-e740-4503-8ff8-5780d7c0918f"

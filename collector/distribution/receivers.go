@@ -1,8 +1,12 @@
 package distribution
 
-import "go.opentelemetry.io/collector/receiver"
+import (
+	"go.opentelemetry.io/collector/receiver"
+
+	"github.com/ctxaudit/ctxaudit/collector/receiver/agenttranscriptsreceiver"
+)
 
 // receiverFactories are ctxaudit's own receivers besides OTLP.
 func receiverFactories() []receiver.Factory {
-	return nil
+	return []receiver.Factory{agenttranscriptsreceiver.NewFactory()}
 }

@@ -269,11 +269,7 @@ func (r *run) file(ctx context.Context, f file, st *unitState) error {
 	popts := transcript.Options{SourceFile: f.path}
 	// The session id is needed to resolve saved outputs; for Claude Code the
 	// main thread's file name is it.
-	sid := transcript.SessionIDFromPath(f.path)
-	if main, ok := mainThreadOf(f.path); ok {
-		sid = transcript.SessionIDFromPath(main)
-	}
-	popts.ReadSaved = newSavedReader(f, sid, r.opts.MaxSavedBytes)
+	popts.ReadSaved = newSavedReader(f, layoutSessionID(f.path), r.opts.MaxSavedBytes)
 
 	emit := func(rec transcript.Record) { r.record(f, rec, st) }
 	var p transcript.Parser

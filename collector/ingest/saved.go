@@ -102,3 +102,21 @@ func readCapped(p string, max int64) ([]byte, error) {
 	}
 	return io.ReadAll(io.LimitReader(f, max))
 }
+
+// SavedFileReader returns the reader of saved full outputs for one transcript
+// file (Claude Code main thread or sub-agent; nil for formats that spill
+// nothing ctxaudit reads), for callers outside a Run such as the collector's
+// transcript receiver. The session id is taken from the file's place in the
+// Claude Code layout (a sub-agent file belongs to its main thread's session);
+// maxBytes <= 0 means DefaultMaxSavedBytes.
+func SavedFileReader(path string, format transcript.Format, maxBytes int64) func(string) ([]byte, error) {
+	return newSavedReader(file{path: path, format: format}, layoutSessionID(path), maxBytes)
+}
+
+// layoutSessionID is the session id a Claude Code transcript path implies.
+func layoutSessionID(p string) string {
+	if main, ok := mainThreadOf(p); ok {
+		return transcript.SessionIDFromPath(main)
+	}
+	return transcript.SessionIDFromPath(p)
+}

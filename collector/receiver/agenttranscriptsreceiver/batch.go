@@ -1,0 +1,101 @@
+package agenttranscriptsreceiver // import "github.com/ctxaudit/ctxaudit/collector/receiver/agenttranscriptsreceiver"
+
+import (
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/ctxaudit/ctxaudit/collector/otelconv"
+	"github.com/ctxaudit/ctxaudit/collector/receiver/agenttranscriptsreceiver/internal/metadata"
+	"github.com/ctxaudit/ctxaudit/schema"
+)
+
+// maxBatchSpans bounds one batch: a poll stops reading when it is reached,
+// sends what it has and goes on with the next batch once that one is
+// accepted. It keeps a first scan of a large history from building one
+// huge request and bounds what a refused batch holds while it is retried.
+const maxBatchSpans = 4096
+
+// batch is what one ConsumeTraces call carries: records, not pdata, so a
+// refused batch is rebuilt and sent again unchanged.
+type batch struct {
+	spans    int
+	order    []string
+	sessions map[string]*sessionSpans
+	// analyzed are the files whose session analysis this batch carries,
+	// with the line each was analysed up to; it is committed with the batch.
+	analyzed map[*trackedFile]int64
+}
+
+type sessionSpans struct {
+	source  schema.Harness
+	meta    *schema.Session
+	calls   []schema.ToolCall
+	answers []schema.Answer
+}
+
+func newBatch() *batch {
+	return &batch{sessions: map[string]*sessionSpans{}, analyzed: map[*trackedFile]int64{}}
+}
+
+func (b *batch) full() bool { return b.spans >= maxBatchSpans }
+
+func (b *batch) session(id string, source schema.Harness) *sessionSpans {
+	ss, ok := b.sessions[id]
+	if !ok {
+		ss = &sessionSpans{source: source}
+		b.sessions[id] = ss
+		b.order = append(b.order, id)
+	}
+	if ss.source == "" {
+		ss.source = source
+	}
+	return ss
+}
+
+func (b *batch) addCall(c schema.ToolCall) {
+	ss := b.session(c.SessionID, c.Source)
+	ss.calls = append(ss.calls, c)
+	b.spans++
+}
+
+func (b *batch) addAnalysis(id string, r analysisResult, withSession bool) {
+	ss := b.session(id, r.meta.Source)
+	if withSession {
+		m := r.meta
+		ss.meta = &m
+		b.spans++
+	}
+	ss.calls = append(ss.calls, r.calls...)
+	ss.answers = append(ss.answers, r.answers...)
+	b.spans += len(r.calls) + len(r.answers)
+}
+
+// traces builds the request: one resource per session (service.name is
+// the harness), spans under the receiver's scope.
+func (b *batch) traces(version string) ptrace.Traces {
+	td := ptrace.NewTraces()
+	for _, id := range b.order {
+		ss := b.sessions[id]
+		if ss.meta == nil && len(ss.calls) == 0 && len(ss.answers) == 0 {
+			continue
+		}
+		rs := td.ResourceSpans().AppendEmpty()
+		if ss.source != "" {
+			rs.Resource().Attributes().PutStr("service.name", string(ss.source))
+		}
+		scope := rs.ScopeSpans().AppendEmpty()
+		scope.Scope().SetName(metadata.ScopeName)
+		scope.Scope().SetVersion(version)
+		spans := scope.Spans()
+		spans.EnsureCapacity(len(ss.calls) + len(ss.answers) + 1)
+		if ss.meta != nil {
+			otelconv.AppendSession(spans, ss.meta)
+		}
+		for i := range ss.calls {
+			otelconv.AppendToolCall(spans, &ss.calls[i])
+		}
+		for i := range ss.answers {
+			otelconv.AppendAnswer(spans, &ss.answers[i])
+		}
+	}
+	return td
+}

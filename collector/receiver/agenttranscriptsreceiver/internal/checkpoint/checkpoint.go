@@ -1,0 +1,172 @@
+// Package checkpoint is what the agenttranscripts receiver keeps in its
+// storage extension for each transcript file, and how it is encoded.
+//
+// A file's entry says how far the pipeline has accepted it: a byte offset
+// that always falls on a line boundary and the number of lines before it.
+// The file is identified by its path and guarded by a fingerprint of its
+// first bytes, so a file replaced or truncated under the same name is read
+// again from the start rather than from a stale offset. The fingerprint is
+// kept as a hash: the first KiB of a transcript is the user's first prompt,
+// and the storage is no place for a copy of it.
+//
+// Entries are stored one key per file, so a commit rewrites only the files
+// that moved; an index key lists the paths so that entries of files that
+// disappeared while the collector was down can be found and deleted.
+package checkpoint
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+)
+
+// FingerprintSize is how many leading bytes identify a file.
+const FingerprintSize = 1024
+
+// Storage keys.
+const (
+	keyPrefix = "file:"
+	// IndexKey holds the JSON list of paths that have an entry.
+	IndexKey = "files"
+)
+
+// version is the encoding version written; entries of another version are
+// ignored (the file is then read again from the start, which the span ids
+// make harmless).
+const version = 1
+
+// Key is the storage key of a file's entry.
+func Key(path string) string { return keyPrefix + path }
+
+// Fingerprint identifies a file by its first Len bytes (at most
+// FingerprintSize); a file shorter than that has a fingerprint that grows
+// with it, and stays the same file as long as the old one is a prefix.
+type Fingerprint struct {
+	Len int
+	Sum [sha256.Size]byte
+}
+
+// FingerprintOf returns the fingerprint of a file whose first bytes are head.
+func FingerprintOf(head []byte) Fingerprint {
+	if len(head) > FingerprintSize {
+		head = head[:FingerprintSize]
+	}
+	return Fingerprint{Len: len(head), Sum: sha256.Sum256(head)}
+}
+
+// ReadHead reads the first min(size, FingerprintSize) bytes of r.
+func ReadHead(r io.ReaderAt, size int64) ([]byte, error) {
+	n := min(size, FingerprintSize)
+	if n <= 0 {
+		return nil, nil
+	}
+	buf := make([]byte, n)
+	got, err := r.ReadAt(buf, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	return buf[:got], nil
+}
+
+// IsPrefixOf reports whether f is the fingerprint of a prefix of head: the
+// file that now starts with head is the one f was taken from. A fingerprint
+// of no bytes (a file first seen empty) matches any file.
+func (f Fingerprint) IsPrefixOf(head []byte) bool {
+	if f.Len == 0 {
+		return true
+	}
+	if f.Len > len(head) {
+		return false
+	}
+	return sha256.Sum256(head[:f.Len]) == f.Sum
+}
+
+// File is one file's entry.
+type File struct {
+	Fingerprint Fingerprint
+	// Offset is the committed byte offset, at a line boundary.
+	Offset int64
+	// Line is the number of lines before Offset.
+	Line int64
+	// AnalyzedLine is the Line at which the file's session was last
+	// analysed and its verdicts accepted downstream.
+	AnalyzedLine int64
+	// SessionID is the session the file's records belong to.
+	SessionID string
+	// Format is the transcript format detected for the file.
+	Format string
+}
+
+type fileJSON struct {
+	V        int    `json:"v"`
+	FPLen    int    `json:"fp_len"`
+	FP       string `json:"fp_sha256"`
+	Offset   int64  `json:"offset"`
+	Line     int64  `json:"line"`
+	Analyzed int64  `json:"analyzed_line"`
+	Session  string `json:"session,omitempty"`
+	Format   string `json:"format,omitempty"`
+}
+
+// Encode returns the stored form of f.
+func Encode(f File) ([]byte, error) {
+	return json.Marshal(fileJSON{
+		V: version, FPLen: f.Fingerprint.Len, FP: hex.EncodeToString(f.Fingerprint.Sum[:]),
+		Offset: f.Offset, Line: f.Line, Analyzed: f.AnalyzedLine, Session: f.SessionID, Format: f.Format,
+	})
+}
+
+// ErrInvalid reports an entry that cannot be used.
+var ErrInvalid = errors.New("invalid checkpoint")
+
+// Decode parses a stored entry; anything inconsistent is ErrInvalid.
+func Decode(b []byte) (File, error) {
+	var j fileJSON
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&j); err != nil {
+		return File{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if j.V != version {
+		return File{}, fmt.Errorf("%w: version %d, want %d", ErrInvalid, j.V, version)
+	}
+	sum, err := hex.DecodeString(j.FP)
+	if err != nil || len(sum) != sha256.Size {
+		return File{}, fmt.Errorf("%w: bad fingerprint", ErrInvalid)
+	}
+	switch {
+	case j.FPLen < 0 || j.FPLen > FingerprintSize:
+		return File{}, fmt.Errorf("%w: fingerprint length %d", ErrInvalid, j.FPLen)
+	case j.Offset < 0 || j.Line < 0 || j.Analyzed < 0 || j.Analyzed > j.Line || j.Line > j.Offset:
+		return File{}, fmt.Errorf("%w: offset %d, line %d, analyzed line %d", ErrInvalid, j.Offset, j.Line, j.Analyzed)
+	}
+	f := File{
+		Fingerprint: Fingerprint{Len: j.FPLen}, Offset: j.Offset, Line: j.Line,
+		AnalyzedLine: j.Analyzed, SessionID: j.Session, Format: j.Format,
+	}
+	copy(f.Fingerprint.Sum[:], sum)
+	return f, nil
+}
+
+// EncodeIndex returns the stored form of the path list.
+func EncodeIndex(paths []string) ([]byte, error) {
+	sorted := append([]string(nil), paths...)
+	sort.Strings(sorted)
+	return json.Marshal(sorted)
+}
+
+// DecodeIndex parses the path list; an absent index is empty.
+func DecodeIndex(b []byte) ([]string, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	var paths []string
+	if err := json.Unmarshal(b, &paths); err != nil {
+		return nil, fmt.Errorf("%w: index: %w", ErrInvalid, err)
+	}
+	return paths, nil
+}
