@@ -43,7 +43,8 @@ test: deps lint
 run: deps build clickhouse
 	./$(BIN) migrate --clickhouse '$(CTXAUDIT_CLICKHOUSE)'
 	./$(BIN) ingest --clickhouse '$(CTXAUDIT_CLICKHOUSE)' --store-content all examples/sessions
-	CTXAUDIT_CLICKHOUSE='$(CTXAUDIT_CLICKHOUSE)' ./$(BIN) collector --config $(COLLECTOR_CONFIG)
+	CTXAUDIT_CLICKHOUSE='$(CTXAUDIT_CLICKHOUSE)' CTXAUDIT_EXAMPLES='$(CURDIR)/examples/sessions' \
+	  ./$(BIN) collector --config $(COLLECTOR_CONFIG)
 
 bench:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem ./...
