@@ -40,7 +40,9 @@ func ccToolResultSizeIsPreview(tool string) bool {
 }
 
 var (
-	ccPersistedRe   = regexp.MustCompile(`(?s)\A<persisted-output>\nOutput too large \((\d+(?:\.\d+)?(?:KB|MB|GB| bytes))\)\. Full output saved to: ([^\n]+)\n\nPreview \(first ([^)\n]+)\):\n(.*?)(\n\.\.\.)?\n</persisted-output>\s*\z`)
+	// ccPersistedRe is the header of a <persisted-output> preview; see
+	// ccPersistedMatch for the rest.
+	ccPersistedRe   = regexp.MustCompile(`\A<persisted-output>\nOutput too large \((\d+(?:\.\d+)?(?:KB|MB|GB| bytes))\)\. Full output saved to: ([^\n]+)\n\nPreview \(first ([^)\n]+)\):\n`)
 	ccMCPSavedRe    = regexp.MustCompile(`\AError: result \(([\d,]+) characters\) exceeds maximum allowed tokens\. Output has been saved to ([^\n]*?)\.\nFormat: ([^\n]*)\n`)
 	ccMCPFailedRe   = regexp.MustCompile(`\AError: result \(([\d,]+) characters\) exceeds maximum allowed tokens\. Failed to save output to file: ([^\n]*?)\. (If this MCP server provides pagination[^\n]*)`)
 	ccMCPTruncRe    = regexp.MustCompile(`\n\n\[OUTPUT TRUNCATED - exceeded (\d+) token limit\]\n\n(The tool output was truncated\.[^\n]*)`)
@@ -102,7 +104,7 @@ func ccPersisted(s *scan, fd *finding) bool {
 	if !strings.HasPrefix(s.text, "<persisted-output>") {
 		return false
 	}
-	m := ccPersistedRe.FindStringSubmatchIndex(s.text)
+	m := ccPersistedMatch(s.text)
 	if m == nil {
 		return false
 	}
@@ -121,6 +123,41 @@ func ccPersisted(s *scan, fd *finding) bool {
 		}
 	}
 	return true
+}
+
+// ccPersistedFooter closes a <persisted-output> preview.
+const ccPersistedFooter = "\n</persisted-output>"
+
+// ccPersistedMatch matches a whole <persisted-output> text and returns the
+// submatch indices FindStringSubmatchIndex would return for
+//
+//	(?s)\A<header>(.*?)(\n\.\.\.)?\n</persisted-output>\s*\z
+//
+// where <header> is ccPersistedRe: 1 the size label, 2 the saved path,
+// 3 the preview size, 4 the preview, 5 the "\n..." that marks a preview
+// cut short. Run as one regexp, the lazy (.*?) made the engine step through
+// the whole 2 KB preview (~30 MB/s); only the header needs a regexp. The
+// footer is found from the end: it ends in '>', so only its last occurrence
+// can be followed by nothing but whitespace, and the shortest (.*?) stops
+// before a "\n..." right in front of it. TestPersistedMatch checks the two
+// forms agree.
+func ccPersistedMatch(text string) []int {
+	h := ccPersistedRe.FindStringSubmatchIndex(text)
+	if h == nil {
+		return nil
+	}
+	body := strings.TrimRight(text[h[1]:], " \t\n\f\r")
+	if !strings.HasSuffix(body, ccPersistedFooter) {
+		return nil
+	}
+	preview := body[:len(body)-len(ccPersistedFooter)]
+	m := append(h[:8:8], h[1], h[1]+len(preview), -1, -1)
+	m[1] = len(text)
+	if strings.HasSuffix(preview, "\n...") {
+		m[9] -= len("\n...")
+		m[10], m[11] = m[9], m[9]+len("\n...")
+	}
+	return m
 }
 
 // ccMCPSaved: C2/C3, an MCP result over MAX_MCP_OUTPUT_TOKENS. Nothing of the

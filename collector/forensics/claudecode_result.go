@@ -1,66 +1,100 @@
 package forensics
 
 import (
+	"bytes"
 	"strings"
 
+	"github.com/ctxaudit/ctxaudit/collector/internal/jsonscan"
 	"github.com/ctxaudit/ctxaudit/schema"
 )
 
 // ccResult is the part of Claude Code's toolUseResult the rules read
-// (transcript-formats.md §1.4). It is decoded leniently: a field of an
-// unexpected type is treated as absent.
+// (transcript-formats.md §1.4). It is read leniently: a field of an
+// unexpected type is treated as absent. The texts (Grep's content, Bash's
+// stdout and stderr) stay raw JSON until collectClaudeOriginals needs them,
+// so a toolUseResult costs no allocation unless its text is measured.
 type ccResult struct {
 	// Read
 	File struct {
-		Path                            string
 		NumLines, StartLine, TotalLines schema.Count
 	}
 	// Grep
-	Mode                        string
-	Content                     *string
+	Mode string
+	// Content is the raw "content" member (Grep's matched lines; Read's
+	// text lives in file.content and is not read).
+	Content                     []byte
 	NumLines, NumFiles          schema.Count
 	AppliedLimit, AppliedOffset schema.Count
 	// Glob
 	Truncated bool
-	// Bash
-	Stdout, Stderr      string
-	PersistedOutputPath string
+	// Bash: Stdout and Stderr are raw members.
+	Stdout, Stderr      []byte
 	PersistedOutputSize schema.Count
 	// WebFetch
 	Bytes schema.Count
 }
 
-// claudeResult decodes toolUseResult once per call.
+// ccResultKeys are the toolUseResult members ccResult reads, in the order
+// of the ccKey constants.
+var ccResultKeys = [...]string{
+	"file", "mode", "content", "numLines", "numFiles", "appliedLimit", "appliedOffset",
+	"truncated", "stdout", "stderr", "persistedOutputSize", "bytes",
+}
+
+const (
+	ccKeyFile = iota
+	ccKeyMode
+	ccKeyContent
+	ccKeyNumLines
+	ccKeyNumFiles
+	ccKeyAppliedLimit
+	ccKeyAppliedOffset
+	ccKeyTruncated
+	ccKeyStdout
+	ccKeyStderr
+	ccKeyPersistedOutputSize
+	ccKeyBytes
+)
+
+var ccFileKeys = [...]string{"numLines", "startLine", "totalLines"}
+
+// claudeResult reads toolUseResult once per call.
 func (s *scan) claudeResult() *ccResult {
 	if s.cc != nil {
 		return s.cc
 	}
 	s.cc = &ccResult{}
-	m := decodeObject(s.in.ToolUseResult)
-	if m == nil {
+	o := objectIn(s.in.ToolUseResult)
+	if o == nil {
 		return s.cc
 	}
 	r := s.cc
-	if f := objectOf(m["file"]); f != nil {
-		r.File.Path = stringOf(f["filePath"])
-		r.File.NumLines = numberOf(f["numLines"])
-		r.File.StartLine = numberOf(f["startLine"])
-		r.File.TotalLines = numberOf(f["totalLines"])
+	var v [len(ccResultKeys)][]byte
+	o.fields(ccResultKeys[:], v[:])
+	if f := member(v[ccKeyFile]); f != nil {
+		var fv [len(ccFileKeys)][]byte
+		f.fields(ccFileKeys[:], fv[:])
+		r.File.NumLines = countIn(fv[0])
+		r.File.StartLine = countIn(fv[1])
+		r.File.TotalLines = countIn(fv[2])
 	}
-	r.Mode = stringOf(m["mode"])
-	if c, ok := m["content"].(string); ok {
-		r.Content = &c
+	r.Mode = stringOr(v[ccKeyMode])
+	if jsonscan.IsString(v[ccKeyContent]) {
+		r.Content = v[ccKeyContent]
 	}
-	r.NumLines = numberOf(m["numLines"])
-	r.NumFiles = numberOf(m["numFiles"])
-	r.AppliedLimit = numberOf(m["appliedLimit"])
-	r.AppliedOffset = numberOf(m["appliedOffset"])
-	r.Truncated, _ = boolOf(m["truncated"])
-	r.Stdout = stringOf(m["stdout"])
-	r.Stderr = stringOf(m["stderr"])
-	r.PersistedOutputPath = stringOf(m["persistedOutputPath"])
-	r.PersistedOutputSize = numberOf(m["persistedOutputSize"])
-	r.Bytes = numberOf(m["bytes"])
+	r.NumLines = countIn(v[ccKeyNumLines])
+	r.NumFiles = countIn(v[ccKeyNumFiles])
+	r.AppliedLimit = countIn(v[ccKeyAppliedLimit])
+	r.AppliedOffset = countIn(v[ccKeyAppliedOffset])
+	r.Truncated, _ = boolIn(v[ccKeyTruncated])
+	if jsonscan.IsString(v[ccKeyStdout]) {
+		r.Stdout = v[ccKeyStdout]
+	}
+	if jsonscan.IsString(v[ccKeyStderr]) {
+		r.Stderr = v[ccKeyStderr]
+	}
+	r.PersistedOutputSize = countIn(v[ccKeyPersistedOutputSize])
+	r.Bytes = countIn(v[ccKeyBytes])
 	return r
 }
 
@@ -68,28 +102,92 @@ func (s *scan) claudeResult() *ccResult {
 // output: Grep's content, Bash's stdout/stderr or persisted size, WebFetch's
 // page bytes. Read's file content is not the tool output (the model sees it
 // numbered), so Read is judged by line counts in ccReadFile instead.
+//
+// The texts are measured in their JSON form (jsonscan.Stats), not decoded:
+// a Grep content member is routinely 100 KB.
 func collectClaudeOriginals(s *scan) {
 	if len(s.in.ToolUseResult) == 0 {
 		return
 	}
 	r := s.claudeResult()
+	// A raw string longer than "" decodes to a non-empty text: every
+	// escape and every invalid byte decodes to at least one byte.
+	hasStdout, hasStderr := len(r.Stdout) > 2, len(r.Stderr) > 2
 	switch {
 	case r.Content != nil && r.Mode == "content":
-		s.orig.addText(rankMetadata, *r.Content)
+		s.orig.add(rankMetadata, rawTextSizes(r.Content))
 	case r.PersistedOutputSize.Known:
 		s.orig.add(rankMetadata, schema.Sizes{Bytes: r.PersistedOutputSize})
-	case r.Stdout != "" || r.Stderr != "":
-		out := r.Stdout
-		if r.Stdout != "" && r.Stderr != "" {
-			out += "\n" + r.Stderr
-		} else if r.Stderr != "" {
-			out = r.Stderr
-		}
+	case hasStdout || hasStderr:
 		// A stdout that carries the harness's own notice is the cut text, not the original.
-		if !strings.Contains(out, " lines truncated] ...") && !strings.Contains(out, " characters truncated] ...") {
-			s.orig.addText(rankMetadata, out)
+		for _, lit := range [...]string{" lines truncated] ...", " characters truncated] ..."} {
+			if rawTextContains(r.Stdout, lit) || rawTextContains(r.Stderr, lit) {
+				return
+			}
 		}
+		// The original is stdout, stderr, or both joined by a newline.
+		var st jsonscan.StringStats
+		switch {
+		case hasStdout && hasStderr:
+			a, _ := jsonscan.Stats(r.Stdout)
+			b, _ := jsonscan.Stats(r.Stderr)
+			st = jsonscan.StringStats{
+				Bytes:         a.Bytes + 1 + b.Bytes,
+				Runes:         a.Runes + 1 + b.Runes,
+				Newlines:      a.Newlines + 1 + b.Newlines,
+				EndsInNewline: b.EndsInNewline,
+			}
+		case hasStdout:
+			st, _ = jsonscan.Stats(r.Stdout)
+		default:
+			st, _ = jsonscan.Stats(r.Stderr)
+		}
+		s.orig.add(rankMetadata, statsSizes(st))
 	case r.Bytes.Known:
 		s.orig.add(rankMetadata, schema.Sizes{Bytes: r.Bytes})
 	}
+}
+
+// rawTextSizes measures the text a raw JSON string decodes to, as addText
+// measures a decoded text. A value that is not a string has no sizes.
+func rawTextSizes(v []byte) schema.Sizes {
+	st, ok := jsonscan.Stats(v)
+	if !ok {
+		return schema.Sizes{}
+	}
+	return statsSizes(st)
+}
+
+// statsSizes are the sizes Measure gives a text, but tokens, which addText
+// leaves to the resolution (an estimate, derived from the final bytes).
+func statsSizes(st jsonscan.StringStats) schema.Sizes {
+	lines := st.Newlines
+	if st.Bytes > 0 && !st.EndsInNewline {
+		lines++ // countLines: a final unterminated line counts
+	}
+	return schema.Sizes{
+		Bytes: schema.KnownInt(st.Bytes),
+		Chars: schema.KnownInt(st.Runes),
+		Lines: schema.KnownInt(lines),
+	}
+}
+
+// rawTextContains reports whether the text a raw JSON string (of a checked
+// object) decodes to contains lit. lit must hold no backslash, quote or
+// control character and start with a byte that cannot follow a backslash
+// (the notices start with a space). Then lit found in the raw form is in
+// the text: it cannot start inside an escape, and no escape starts inside
+// it. Conversely the text can hold lit where the raw form does not only
+// through a \u escape, so only raw strings with one are decoded to look.
+func rawTextContains(v []byte, lit string) bool {
+	if len(v) < 2 {
+		return false
+	}
+	if bytes.Contains(v, []byte(lit)) {
+		return true
+	}
+	if !bytes.Contains(v, []byte(`\u`)) {
+		return false
+	}
+	return strings.Contains(stringOr(v), lit)
 }

@@ -73,6 +73,8 @@ func fetchEnd(s *scan, fd *finding) bool {
 	return true
 }
 
+var githubJobLogsKeys = [...]string{"logs_content", "original_length"}
+
 // githubJobLogs: {"logs_content": …, "original_length": TOTAL_LINES}. The
 // model sees the total, so a shorter tail is an explicit (if terse) cut;
 // an explicit tail_lines the call asked for is a partial view by request.
@@ -80,12 +82,13 @@ func githubJobLogs(s *scan, fd *finding) bool {
 	if !strings.HasPrefix(strings.TrimSpace(head(s.text, 16)), "{") || !strings.Contains(s.text, `"original_length"`) {
 		return false
 	}
-	m := decodeObject([]byte(s.text))
-	logs, ok := m["logs_content"].(string)
+	var v [len(githubJobLogsKeys)][]byte
+	objectIn([]byte(s.text)).fields(githubJobLogsKeys[:], v[:])
+	logs, ok := stringIn(v[0])
 	if !ok {
 		return false
 	}
-	total := numberOf(m["original_length"])
+	total := countIn(v[1])
 	if !total.Known {
 		return false
 	}

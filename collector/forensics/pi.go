@@ -248,23 +248,32 @@ func (s *scan) piDetails() *piDetails {
 		return s.pi
 	}
 	s.pi = &piDetails{}
-	m := decodeObject(s.in.Details)
-	if m == nil {
+	o := objectIn(s.in.Details)
+	if o == nil {
 		return s.pi
 	}
 	d := s.pi
-	d.fullOutputPath = stringOf(m["fullOutputPath"])
-	t := objectOf(m["truncation"])
+	var v [len(piDetailsKeys)][]byte
+	o.fields(piDetailsKeys[:], v[:])
+	d.fullOutputPath = stringOr(v[0])
+	t := member(v[1])
 	if t == nil {
 		return d
 	}
 	d.present = true
-	d.truncated, _ = boolOf(t["truncated"])
-	d.truncatedBy = stringOf(t["truncatedBy"])
-	d.totalLines, d.totalBytes = numberOf(t["totalLines"]), numberOf(t["totalBytes"])
-	d.outputLines, d.outputBytes = numberOf(t["outputLines"]), numberOf(t["outputBytes"])
+	var tv [len(piTruncationKeys)][]byte
+	t.fields(piTruncationKeys[:], tv[:])
+	d.truncated, _ = boolIn(tv[0])
+	d.truncatedBy = stringOr(tv[1])
+	d.totalLines, d.totalBytes = countIn(tv[2]), countIn(tv[3])
+	d.outputLines, d.outputBytes = countIn(tv[4]), countIn(tv[5])
 	return d
 }
+
+var (
+	piDetailsKeys    = [...]string{"fullOutputPath", "truncation"}
+	piTruncationKeys = [...]string{"truncated", "truncatedBy", "totalLines", "totalBytes", "outputLines", "outputBytes"}
+)
 
 // collectPiOriginals: details.truncation gives the original lines and bytes.
 func collectPiOriginals(s *scan) {

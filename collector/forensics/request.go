@@ -1,6 +1,7 @@
 package forensics
 
 import (
+	"github.com/ctxaudit/ctxaudit/collector/internal/jsonscan"
 	"github.com/ctxaudit/ctxaudit/schema"
 )
 
@@ -29,33 +30,59 @@ type request struct {
 // parseRequest reads the arguments JSON; malformed or absent arguments yield
 // an empty request (the call asked for everything).
 func parseRequest(raw []byte) request {
-	m := decodeObject(raw)
-	if m == nil {
+	o := objectIn(raw)
+	if o == nil {
 		return request{}
 	}
+	var v [len(requestKeys)][]byte
+	o.fields(requestKeys[:], v[:])
 	var r request
-	r.Offset = numberOf(m["offset"])
-	r.Limit = numberOf(m["limit"])
-	r.StartIndex = numberOf(m["start_index"])
-	r.MaxLength = numberOf(m["max_length"])
-	r.HeadLimit = numberOf(m["head_limit"])
-	r.TailLines = numberOf(m["tail_lines"])
-	r.StartLine = numberOf(m["start_line"])
-	r.EndLine = numberOf(m["end_line"])
-	r.MaxOutputTokens = numberOf(m["max_output_tokens"])
-	for _, k := range [...]string{"page", "per_page", "page_size", "cursor", "pageToken", "page_token"} {
-		if v, ok := m[k]; ok && v != nil {
+	r.Offset = countIn(v[reqOffset])
+	r.Limit = countIn(v[reqLimit])
+	r.StartIndex = countIn(v[reqStartIndex])
+	r.MaxLength = countIn(v[reqMaxLength])
+	r.HeadLimit = countIn(v[reqHeadLimit])
+	r.TailLines = countIn(v[reqTailLines])
+	r.StartLine = countIn(v[reqStartLine])
+	r.EndLine = countIn(v[reqEndLine])
+	r.MaxOutputTokens = countIn(v[reqMaxOutputTokens])
+	for _, p := range v[reqPage:reqTarget] {
+		if !jsonscan.IsNull(p) {
 			r.PageAsked = true
 		}
 	}
-	for _, k := range [...]string{"file_path", "path", "filePath", "absolute_path", "url"} {
-		if s := stringOf(m[k]); s != "" {
+	for _, t := range v[reqTarget:] {
+		if s := stringOr(t); s != "" {
 			r.Target = s
 			break
 		}
 	}
 	return r
 }
+
+// requestKeys are the argument members parseRequest reads, in the order of
+// the req constants: the counts, then the page keys, then the target keys
+// in order of preference.
+var requestKeys = [...]string{
+	"offset", "limit", "start_index", "max_length", "head_limit", "tail_lines",
+	"start_line", "end_line", "max_output_tokens",
+	"page", "per_page", "page_size", "cursor", "pageToken", "page_token",
+	"file_path", "path", "filePath", "absolute_path", "url",
+}
+
+const (
+	reqOffset = iota
+	reqLimit
+	reqStartIndex
+	reqMaxLength
+	reqHeadLimit
+	reqTailLines
+	reqStartLine
+	reqEndLine
+	reqMaxOutputTokens
+	reqPage                 // the first of six page keys
+	reqTarget = reqPage + 6 // the first of the target keys, to the end
+)
 
 // asksForPart reports whether the call restricted its own output in any way.
 func (r request) asksForPart() bool {

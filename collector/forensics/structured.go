@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/ctxaudit/ctxaudit/collector/internal/jsonscan"
 	"github.com/ctxaudit/ctxaudit/schema"
 )
 
@@ -30,33 +31,76 @@ type structured struct {
 	reason                       string
 	strategy                     schema.Strategy
 	next, ref                    string
-	marker                       map[string]any
+	// marker holds the raw report members (structuredKeys) that were
+	// present, each from the last object that had it; markerText renders them.
+	marker [numStructuredKeys][]byte
 }
 
-// structuredKeys are the members whose presence makes an object a report.
-var structuredKeys = []string{
+// reportKeys are the members read from each candidate object, in the order
+// of the rk constants. The first numStructuredKeys are structuredKeys: the
+// members whose presence makes an object a report. From rkNested on they are
+// the members that may hold the report instead of the top level (read from
+// the top level only).
+var reportKeys = [...]string{
 	"truncated", "is_complete", "complete", "original_size_bytes", "returned_size_bytes",
 	"truncation_reason", "shown", "continue_options", "next_page", "next_cursor",
+	"total", "range", "unit", "reason", "strategy", "next_offset", "cursor", "next",
+	"saved_ref", "ref", "full_output_path", "full_output_ref",
+	"truncation", "_meta", "meta", "metadata", "pagination",
 }
 
-// nestedReportKeys are members that may hold the report instead of the top level.
-var nestedReportKeys = []string{"truncation", "_meta", "meta", "metadata", "pagination"}
+const (
+	rkTruncated = iota
+	rkIsComplete
+	rkComplete
+	rkOriginalSize
+	rkReturnedSize
+	rkTruncationReason
+	rkShown
+	rkContinueOptions
+	rkNextPage
+	rkNextCursor
+	rkTotal
+	rkRange
+	rkUnit
+	rkReason
+	rkStrategy
+	rkNextOffset
+	rkCursor
+	rkNext
+	rkSavedRef
+	rkRef
+	rkFullOutputPath
+	rkFullOutputRef
+	rkNested // the first of the nested report keys, to the end
 
-func parseStructured(m map[string]any) structured {
+	numStructuredKeys = rkTotal // the report keys end here
+)
+
+// structuredKeys are the members whose presence makes an object a report.
+var structuredKeys = reportKeys[:numStructuredKeys]
+
+// reportFields are one object's members, indexed by the rk constants.
+type reportFields = [len(reportKeys)][]byte
+
+func parseStructured(o object) structured {
 	var st structured
-	if m == nil {
+	if o == nil {
 		return st
 	}
-	objs := []map[string]any{m}
-	for _, k := range nestedReportKeys {
-		if o := objectOf(m[k]); o != nil {
-			objs = append(objs, o)
+	// The top level, then the nested reports in the order of reportKeys.
+	var objs [1 + len(reportKeys) - rkNested]reportFields
+	o.fields(reportKeys[:], objs[0][:])
+	n := 1
+	for _, v := range objs[0][rkNested:] {
+		if m := member(v); m != nil {
+			m.fields(reportKeys[:rkNested], objs[n][:])
+			n++
 		}
 	}
-	st.marker = map[string]any{}
-	for _, o := range objs {
-		for _, k := range structuredKeys {
-			if v, ok := o[k]; ok {
+	for i := range objs[:n] {
+		for k, v := range objs[i][:numStructuredKeys] {
+			if v != nil {
 				st.found = true
 				st.marker[k] = v
 			}
@@ -65,57 +109,82 @@ func parseStructured(m map[string]any) structured {
 	if !st.found {
 		return st
 	}
-	for _, o := range objs {
-		st.read(o)
+	for i := range objs[:n] {
+		st.read(&objs[i])
 	}
 	return st
 }
 
+var rangeKeys = [...]string{"start_line", "end_line", "start", "end"}
+
 // read fills the fields one object provides; earlier objects win.
-func (st *structured) read(o map[string]any) {
-	if b, ok := boolOf(o["truncated"]); ok && !st.truncatedKnown {
+func (st *structured) read(v *reportFields) {
+	if b, ok := boolIn(v[rkTruncated]); ok && !st.truncatedKnown {
 		st.truncated, st.truncatedKnown = b, true
 	}
-	for _, k := range [...]string{"is_complete", "complete"} {
-		if b, ok := boolOf(o[k]); ok && !st.truncatedKnown {
+	for _, k := range [...]int{rkIsComplete, rkComplete} {
+		if b, ok := boolIn(v[k]); ok && !st.truncatedKnown {
 			st.truncated, st.truncatedKnown = !b, true
 		}
 	}
-	st.originalBytes = st.originalBytes.Or(numberOf(o["original_size_bytes"]))
-	st.returnedBytes = st.returnedBytes.Or(numberOf(o["returned_size_bytes"]))
-	st.total = st.total.Or(numberOf(o["total"]))
-	if arr, ok := o["shown"].([]any); ok && len(arr) == 2 && !st.start.Known {
-		st.start, st.end = numberOf(arr[0]), numberOf(arr[1])
+	st.originalBytes = st.originalBytes.Or(countIn(v[rkOriginalSize]))
+	st.returnedBytes = st.returnedBytes.Or(countIn(v[rkReturnedSize]))
+	st.total = st.total.Or(countIn(v[rkTotal]))
+	if a, b, ok := pairIn(v[rkShown]); ok && !st.start.Known {
+		st.start, st.end = countIn(a), countIn(b)
 	}
-	if r := objectOf(o["range"]); r != nil && !st.start.Known {
-		st.start, st.end = numberOf(r["start_line"]), numberOf(r["end_line"])
+	if r := member(v[rkRange]); r != nil && !st.start.Known {
+		var rv [len(rangeKeys)][]byte
+		r.fields(rangeKeys[:], rv[:])
+		st.start, st.end = countIn(rv[0]), countIn(rv[1])
 		if st.start.Known || st.end.Known {
 			st.unit = schema.UnitLines
 		} else {
-			st.start, st.end = numberOf(r["start"]), numberOf(r["end"])
+			st.start, st.end = countIn(rv[2]), countIn(rv[3])
 		}
 	}
-	if u := schema.Unit(stringOf(o["unit"])); u != "" && st.unit == "" && validUnit(u) {
+	if u := schema.Unit(stringOr(v[rkUnit])); u != "" && st.unit == "" && validUnit(u) {
 		st.unit = u
 	}
-	for _, k := range [...]string{"truncation_reason", "reason"} {
-		if r := stringOf(o[k]); r != "" && st.reason == "" {
-			st.reason = normaliseReason(r)
+	for _, k := range [...]int{rkTruncationReason, rkReason} {
+		if st.reason == "" {
+			if r := stringOr(v[k]); r != "" {
+				st.reason = normaliseReason(r)
+			}
 		}
 	}
-	if sv := schema.Strategy(stringOf(o["strategy"])); validStrategy(sv) && st.strategy == "" {
+	if sv := schema.Strategy(stringOr(v[rkStrategy])); validStrategy(sv) && st.strategy == "" {
 		st.strategy = sv
 	}
-	for _, k := range [...]string{"next_page", "next_cursor", "continue_options", "next_offset", "cursor", "next"} {
-		if t := textOf(o[k]); t != "" && st.next == "" {
-			st.next = t
+	for _, k := range [...]int{rkNextPage, rkNextCursor, rkContinueOptions, rkNextOffset, rkCursor, rkNext} {
+		if st.next == "" {
+			st.next = textIn(v[k])
 		}
 	}
-	for _, k := range [...]string{"saved_ref", "ref", "full_output_path", "full_output_ref"} {
-		if t := stringOf(o[k]); t != "" && st.ref == "" {
-			st.ref = t
+	for _, k := range [...]int{rkSavedRef, rkRef, rkFullOutputPath, rkFullOutputRef} {
+		if st.ref == "" {
+			st.ref = stringOr(v[k])
 		}
 	}
+}
+
+// pairIn returns the elements of a raw array that has exactly two.
+func pairIn(v []byte) (a, b []byte, ok bool) {
+	if len(v) == 0 || v[0] != '[' {
+		return nil, nil, false
+	}
+	it := jsonscan.Array(v)
+	n := 0
+	for it.Next() {
+		switch n {
+		case 0:
+			a = it.Value()
+		case 1:
+			b = it.Value()
+		}
+		n++
+	}
+	return a, b, n == 2
 }
 
 // cut reports whether the object says something was left out.
@@ -126,8 +195,16 @@ func (st structured) cut() bool {
 	return st.next != "" || exceeds(st.originalBytes, st.returnedBytes, 0, 0)
 }
 
-func (st structured) markerText() string {
-	b, err := json.Marshal(st.marker)
+// markerText renders the report members as the notice, compact JSON with
+// sorted keys (decoded and re-encoded only here: a cut result is rare).
+func (st *structured) markerText() string {
+	m := map[string]any{}
+	for k, v := range st.marker {
+		if v != nil {
+			m[structuredKeys[k]] = valueIn(v)
+		}
+	}
+	b, err := json.Marshal(m)
 	if err != nil {
 		return ""
 	}
@@ -144,7 +221,7 @@ func structuredResult(s *scan, fd *finding) bool {
 	if !strings.HasPrefix(strings.TrimSpace(head(s.text, 64)), "{") || !structuredPrefilter(s.text) {
 		return false
 	}
-	st := parseStructured(decodeObject([]byte(s.text)))
+	st := parseStructured(objectIn([]byte(s.text)))
 	if !st.found {
 		return false
 	}
@@ -155,7 +232,7 @@ func structuredResult(s *scan, fd *finding) bool {
 
 // structuredMetadata reads the report from Input.Metadata (not model-visible).
 func structuredMetadata(s *scan, fd *finding) bool {
-	st := parseStructured(decodeObject(s.in.Metadata))
+	st := parseStructured(objectIn(s.in.Metadata))
 	if !st.found {
 		return false
 	}
@@ -280,7 +357,7 @@ func collectMetadataOriginals(s *scan) {
 	collectClaudeOriginals(s)
 	collectPiOriginals(s)
 	if len(s.in.Metadata) > 0 {
-		st := parseStructured(decodeObject(s.in.Metadata))
+		st := parseStructured(objectIn(s.in.Metadata))
 		s.orig.add(rankSDK, schema.Sizes{Bytes: st.originalBytes})
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ctxaudit/ctxaudit/collector/transcript/internal/jsonscan"
+	"github.com/ctxaudit/ctxaudit/collector/internal/jsonscan"
 	"github.com/ctxaudit/ctxaudit/schema"
 )
 

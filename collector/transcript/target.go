@@ -4,7 +4,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/ctxaudit/ctxaudit/collector/transcript/internal/jsonscan"
+	"github.com/ctxaudit/ctxaudit/collector/internal/jsonscan"
 )
 
 // targetKeys are the argument names that say what a call read, most

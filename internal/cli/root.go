@@ -99,6 +99,7 @@ and traces wrong answers back to the incomplete inputs they were built on.`,
 		a.devCommand(),
 		a.ingestCommand(),
 		a.collectorCommand(),
+		a.sessionsCommand(), a.postmortemCommand(),
 	)
 	return root
 }

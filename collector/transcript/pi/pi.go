@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/ctxaudit/ctxaudit/collector/forensics"
+	"github.com/ctxaudit/ctxaudit/collector/internal/jsonscan"
 	"github.com/ctxaudit/ctxaudit/collector/transcript"
-	"github.com/ctxaudit/ctxaudit/collector/transcript/internal/jsonscan"
 	"github.com/ctxaudit/ctxaudit/schema"
 )
 
