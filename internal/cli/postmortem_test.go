@@ -1,0 +1,495 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ctxaudit/ctxaudit/collector/transcript/transcripttest"
+	"github.com/ctxaudit/ctxaudit/internal/chtest"
+	"github.com/ctxaudit/ctxaudit/internal/report"
+	"github.com/ctxaudit/ctxaudit/schema"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/postmortem")
+
+// scenariosDir holds the sessions examples/sessions lacks (see its README).
+const scenariosDir = "testdata/scenarios"
+
+// Session ids of the scenarios, as the issue names them.
+const (
+	sessWebFetch     = "11111111-0001-4001-8001-000000000001" // (a)
+	sessPartialRead  = "22222222-0002-4002-8002-000000000002" // (b)
+	sessBashHeadTail = "33333333-0003-4003-8003-000000000003"
+	sessMCPPaged     = "44444444-0004-4004-8004-000000000004"
+	sessPersisted    = "55555555-0005-4005-8005-000000000005" // (a′)
+	sessCodexClaim   = "01990a6e-66c6-7e66-8666-666666666666"
+	sessPiRead       = "77777777-7777-4777-8777-777777777777"
+	sessBashSearched = "c0c0c0c0-000c-400c-800c-00000000000c" // (c)
+	sessCodexCut     = "019a0d0d-0d0d-7d0d-8d0d-0d0d0d0d0d0d" // (d)
+	sessComplete     = "e0e0e0e0-000e-400e-800e-00000000000e" // (e)
+	sessChinese      = "f0f0f0f0-000f-400f-800f-00000000000f" // (f)
+)
+
+// ingestScenarios ingests examples/sessions and testdata/scenarios through
+// the CLI, storing every output text, into a fresh database.
+func ingestScenarios(t *testing.T) string {
+	t.Helper()
+	addr := chtest.Address(t)
+	code, out, errOut := run(t, "ingest", "--clickhouse", addr, "--store-content", "all",
+		transcripttest.ExamplesDir(t), scenariosDir)
+	if code != ExitOK {
+		t.Fatalf("ingest: exit %d\n%s\n%s", code, out, errOut)
+	}
+	return addr
+}
+
+// postmortemJSON runs postmortem --format json and decodes it.
+func postmortemJSON(t *testing.T, addr string, args ...string) report.Postmortem {
+	t.Helper()
+	args = append([]string{"postmortem", "--clickhouse", addr, "--format", "json"}, args...)
+	code, out, errOut := run(t, args...)
+	if code != ExitOK {
+		t.Fatalf("%v: exit %d: %s", args, code, errOut)
+	}
+	var pm report.Postmortem
+	if err := json.Unmarshal([]byte(out), &pm); err != nil {
+		t.Fatalf("decode postmortem JSON: %v\n%s", err, out)
+	}
+	return pm
+}
+
+func callByID(pm report.Postmortem, id string) *schema.ToolCall {
+	for i := range pm.ToolCalls {
+		if pm.ToolCalls[i].CallID == id {
+			return &pm.ToolCalls[i]
+		}
+	}
+	return nil
+}
+
+// TestPostmortemScenarios runs each scenario of the issue through ingest →
+// ClickHouse → postmortem and checks the verdict it reaches.
+func TestPostmortemScenarios(t *testing.T) {
+	addr := ingestScenarios(t)
+	tests := []struct {
+		name    string
+		session string
+		expect  string
+		risk    schema.Risk
+		reasons []string // must all be present
+		absence bool
+		check   func(t *testing.T, pm report.Postmortem)
+	}{
+		{
+			name: "a: WebFetch silent summary, then an absence claim", session: sessWebFetch,
+			risk: schema.RiskHigh, absence: true,
+			reasons: []string{schema.ReasonAbsenceClaimOnPartialInput, schema.ReasonSilentTruncation, schema.ReasonNotFollowedUp},
+			check: func(t *testing.T, pm report.Postmortem) {
+				c := callByID(pm, "toolu_01WebFetch00000000001")
+				if c == nil || c.Kind != schema.KindSilent || c.Strategy != schema.StrategySummary || c.Original.Bytes != schema.Known(156000) {
+					t.Errorf("WebFetch call = %+v", c)
+				}
+				wantVerdict(t, pm, "WebFetch of https://docs.acme.example/cli/configuration", "summary of the first 100,000 of 156,000 chars with no notice", "never read further")
+			},
+		},
+		{
+			name: "a′: persisted Grep preview lacks the answer; the saved file has it", session: sessPersisted, expect: "UPLOAD_DISABLED",
+			risk: schema.RiskHigh, absence: true,
+			reasons: []string{schema.ReasonAbsenceClaimOnPartialInput, schema.ReasonExplicitTruncation},
+			check: func(t *testing.T, pm report.Postmortem) {
+				wantExpect(t, pm.Expect, []string{"toolu_01PersistedGrep000001"}, []string{}, []string{"toolu_01PersistedGrep000001"})
+				wantVerdict(t, pm, "Grep of upload", "preview of the first 1,982 of 101,862 chars", "never read further")
+			},
+		},
+		{
+			name: "b: partial Read, then offset Reads to the end", session: sessPartialRead,
+			risk: schema.RiskLow, reasons: []string{schema.ReasonRecovered},
+			check: func(t *testing.T, pm report.Postmortem) {
+				c := callByID(pm, "toolu_01ReadHead000000000001")
+				if c == nil || !c.Truncated || !c.FollowedUp || c.SessionCoverage != schema.KnownRatio(1) {
+					t.Errorf("first Read = %+v", c)
+				}
+				if len(pm.Answers) == 1 && len(pm.Answers[0].IncompleteInputs) != 0 {
+					t.Errorf("incomplete inputs = %v, want none", pm.Answers[0].IncompleteInputs)
+				}
+				wantVerdict(t, pm, "read in full before the answer")
+			},
+		},
+		{
+			name: "c: Bash persisted-output, then Grep over the saved file", session: sessBashSearched, expect: "TestUploadRetry",
+			risk: schema.RiskMedium, reasons: []string{schema.ReasonExplicitTruncation},
+			check: func(t *testing.T, pm report.Postmortem) {
+				c := callByID(pm, "toolu_01BashPersisted000001")
+				if c == nil || !c.FollowedUp || !c.Searched || c.Strategy != schema.StrategySpillToFile || c.Original.Source != schema.SourceSavedFile {
+					t.Errorf("Bash call = %+v", c)
+				}
+				if g := callByID(pm, "toolu_01GrepSavedOutput0001"); g == nil || g.ContinuationOf != "toolu_01BashPersisted000001" {
+					t.Errorf("Grep call = %+v", g)
+				}
+				if slices.Contains(pm.Answers[0].Reasons, schema.ReasonNotFollowedUp) {
+					t.Errorf("reasons %v: the call was followed up", pm.Answers[0].Reasons)
+				}
+				wantExpect(t, pm.Expect,
+					[]string{"toolu_01BashPersisted000001", "toolu_01GrepSavedOutput0001"},
+					[]string{"toolu_01GrepSavedOutput0001"},
+					[]string{"toolu_01BashPersisted000001"})
+			},
+		},
+		{
+			name: "d: Codex head+tail, not revisited, no absence claim", session: sessCodexCut,
+			risk: schema.RiskMedium, reasons: []string{schema.ReasonExplicitTruncation, schema.ReasonNotFollowedUp},
+			check: func(t *testing.T, pm report.Postmortem) {
+				c := callByID(pm, "call_HeadTailImportLog00001")
+				if c == nil || c.Strategy != schema.StrategyHeadTail || c.Total != schema.Known(5000) || c.Original.Bytes.Known {
+					t.Errorf("Codex call = %+v", c)
+				}
+				wantVerdict(t, pm, "only the start and end of 5,000 lines with a notice")
+			},
+		},
+		{
+			name: "e: nothing truncated", session: sessComplete, risk: schema.RiskNone, reasons: nil,
+			check: func(t *testing.T, pm report.Postmortem) {
+				if len(pm.Answers[0].Reasons) != 0 {
+					t.Errorf("reasons = %v, want none", pm.Answers[0].Reasons)
+				}
+				wantVerdict(t, pm, "which was complete")
+			},
+		},
+		{
+			name: "f: Chinese absence claim (沒有) on a partial read", session: sessChinese,
+			risk: schema.RiskHigh, absence: true,
+			reasons: []string{schema.ReasonAbsenceClaimOnPartialInput, schema.ReasonExplicitTruncation},
+			check: func(t *testing.T, pm report.Postmortem) {
+				wantVerdict(t, pm, "沒有定義", "the first 2,000 of 3,100 lines")
+			},
+		},
+		{
+			name: "Bash head/tail with an understated marker", session: sessBashHeadTail,
+			risk: schema.RiskMedium, reasons: []string{schema.ReasonMarkerUnderstated},
+			check: func(t *testing.T, pm report.Postmortem) {
+				wantVerdict(t, pm, "a notice that understated how much was cut")
+			},
+		},
+		{
+			// The grade is medium, not low: the last page is recorded as complete
+			// with no shown range, so the pages' total, and their coverage, stay
+			// unknown (collector/analysis scenario g expects the total to be
+			// learnt from the short last page).
+			name: "MCP fetch paged to the end", session: sessMCPPaged, risk: schema.RiskMedium,
+			check: func(t *testing.T, pm report.Postmortem) {
+				for _, id := range []string{"toolu_01McpFetch0000000001", "toolu_01McpFetch0000000002"} {
+					if c := callByID(pm, id); c == nil || !c.FollowedUp || !c.Disclosure.Next {
+						t.Errorf("page %s = %+v", id, c)
+					}
+				}
+			},
+		},
+		{name: "Codex head+tail with an absence claim", session: sessCodexClaim, risk: schema.RiskHigh, absence: true,
+			reasons: []string{schema.ReasonAbsenceClaimOnPartialInput}},
+		{name: "pi truncated read with an absence claim", session: sessPiRead, risk: schema.RiskHigh, absence: true,
+			reasons: []string{schema.ReasonAbsenceClaimOnPartialInput}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := []string{"--session", tt.session}
+			if tt.expect != "" {
+				args = append(args, "--expect", tt.expect)
+			}
+			pm := postmortemJSON(t, addr, args...)
+			if pm.SessionID != tt.session || len(pm.Answers) != 1 || len(pm.ToolCalls) == 0 {
+				t.Fatalf("session %s: %d answers, %d calls", pm.SessionID, len(pm.Answers), len(pm.ToolCalls))
+			}
+			a := pm.Answers[0]
+			if a.Risk != tt.risk || a.AbsenceClaim != tt.absence {
+				t.Errorf("risk %s absence_claim %v (reasons %v); want %s, %v", a.Risk, a.AbsenceClaim, a.Reasons, tt.risk, tt.absence)
+			}
+			for _, r := range tt.reasons {
+				if !slices.Contains(a.Reasons, r) {
+					t.Errorf("reasons %v lack %s", a.Reasons, r)
+				}
+			}
+			if (tt.expect != "") != (pm.Expect != nil) {
+				t.Errorf("expect = %+v with --expect %q", pm.Expect, tt.expect)
+			}
+			if a.Verdict == "" {
+				t.Error("no verdict")
+			}
+			if tt.check != nil {
+				tt.check(t, pm)
+			}
+		})
+	}
+}
+
+func wantVerdict(t *testing.T, pm report.Postmortem, parts ...string) {
+	t.Helper()
+	v := pm.Answers[0].Verdict
+	for _, p := range parts {
+		if !strings.Contains(v, p) {
+			t.Errorf("verdict lacks %q:\n%s", p, v)
+		}
+	}
+}
+
+func wantExpect(t *testing.T, e *report.Expect, inOriginal, inContext, cutFrom []string) {
+	t.Helper()
+	if e == nil {
+		t.Fatal("no expect section")
+	}
+	if !slices.Equal(e.FoundInOriginal, inOriginal) || !slices.Equal(e.FoundInContext, inContext) || !slices.Equal(e.CutFrom, cutFrom) {
+		t.Errorf("expect = original %v, context %v, cut_from %v; want %v, %v, %v",
+			e.FoundInOriginal, e.FoundInContext, e.CutFrom, inOriginal, inContext, cutFrom)
+	}
+}
+
+// TestPostmortemGolden renders the scenarios as text and Markdown and
+// compares them with testdata/postmortem/*.golden (go test -update rewrites).
+func TestPostmortemGolden(t *testing.T) {
+	addr := ingestScenarios(t)
+	cases := []struct {
+		name string
+		args []string
+	}{
+		{"a-webfetch-silent", []string{"--session", sessWebFetch}},
+		{"a2-persisted-expect", []string{"--session", sessPersisted, "--expect", "UPLOAD_DISABLED"}},
+		{"b-partial-read", []string{"--session", sessPartialRead, "--answer", "msg_01PartialRead00000004"}},
+		{"c-bash-searched", []string{"--session", sessBashSearched, "--expect", "TestUploadRetry"}},
+		{"d-codex-head-tail", []string{"--session", sessCodexCut}},
+		{"e-complete", []string{"--session", sessComplete}},
+		{"f-chinese-claim", []string{"--session", sessChinese}},
+	}
+	for _, tc := range cases {
+		for _, format := range []struct{ name, ext string }{{"text", "txt"}, {"markdown", "md"}} {
+			t.Run(tc.name+"/"+format.name, func(t *testing.T) {
+				args := append([]string{"postmortem", "--clickhouse", addr, "--format", format.name}, tc.args...)
+				code, out, errOut := run(t, args...)
+				if code != ExitOK {
+					t.Fatalf("exit %d: %s", code, errOut)
+				}
+				golden(t, filepath.Join("testdata", "postmortem", tc.name+"."+format.ext+".golden"), out)
+			})
+		}
+	}
+}
+
+func golden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+// TestPostmortemJSONSchema checks the JSON output against DESIGN §8 key by
+// key and type by type, decoded generically so that no Go type can hide a
+// missing key or a 0 standing in for unknown.
+func TestPostmortemJSONSchema(t *testing.T) {
+	addr := ingestScenarios(t)
+	code, out, errOut := run(t, "postmortem", "--clickhouse", addr, "--format", "json", "--session", sessCodexCut, "--expect", "import finished")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var doc map[string]any
+	dec := json.NewDecoder(bytes.NewReader([]byte(out)))
+	dec.UseNumber()
+	if err := dec.Decode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	if dec.More() {
+		t.Fatal("more than one JSON value")
+	}
+	s := schemaChecker{t: t}
+	s.want(doc, "session_id", isString)
+	s.want(doc, "source", isString)
+	answers := s.want(doc, "answers", isArray).([]any)
+	if len(answers) != 1 {
+		t.Fatalf("%d answers", len(answers))
+	}
+	a := answers[0].(map[string]any)
+	s.want(a, "message_id", isString)
+	s.want(a, "timestamp", isString)
+	s.want(a, "text", isString)
+	s.want(a, "risk", isString)
+	s.want(a, "reasons", isStringArray)
+	s.want(a, "incomplete_inputs", isStringArray)
+	s.want(a, "absence_claim", isBool)
+	calls := s.want(doc, "tool_calls", isArray).([]any)
+	if len(calls) != 1 {
+		t.Fatalf("%d tool calls", len(calls))
+	}
+	c := calls[0].(map[string]any)
+	for _, k := range []string{"call_id", "tool", "timestamp", "truncation_kind", "strategy", "marker", "saved_ref"} {
+		s.want(c, k, isString)
+	}
+	for _, k := range []string{"truncated", "marker_understated", "followed_up"} {
+		s.want(c, k, isBool)
+	}
+	orig := s.want(c, "original", isObject).(map[string]any)
+	// Codex says only "Total output lines: 5000": lines known, the rest unknown → null.
+	s.wantValue(orig, "lines", json.Number("5000"))
+	for _, k := range []string{"bytes", "chars", "tokens"} {
+		s.wantValue(orig, k, nil)
+	}
+	s.want(orig, "source", isString)
+	ctx := s.want(c, "context", isObject).(map[string]any)
+	for _, k := range []string{"bytes", "chars", "lines", "tokens"} {
+		s.want(ctx, k, isNumber)
+	}
+	shown := s.want(c, "shown", isObject).(map[string]any)
+	s.wantValue(shown, "start", nil) // head+tail: no single shown range
+	s.wantValue(shown, "end", nil)
+	s.want(shown, "unit", isString)
+	s.wantValue(c, "total", json.Number("5000"))
+	d := s.want(c, "disclosure", isObject).(map[string]any)
+	for _, k := range []string{"range", "reason", "next"} {
+		s.want(d, k, isBool)
+	}
+	s.want(c, "session_coverage", isNumber)
+	e := s.want(doc, "expect", isObject).(map[string]any)
+	for _, k := range []string{"found_in_original", "found_in_context", "cut_from"} {
+		s.want(e, k, isStringArray)
+	}
+	// "import finished" is the last log line: kept in the tail the model saw.
+	if got := e["found_in_context"].([]any); len(got) != 1 || got[0] != "call_HeadTailImportLog00001" {
+		t.Errorf("found_in_context = %v", got)
+	}
+
+	// Without --expect there is no expect key, and a session with a null
+	// coverage shows null.
+	code, out, errOut = run(t, "postmortem", "--clickhouse", addr, "--format", "json", "--session", sessWebFetch)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	doc = nil
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := doc["expect"]; ok {
+		t.Error("expect present without --expect")
+	}
+	wf := doc["tool_calls"].([]any)[0].(map[string]any)["original"].(map[string]any)
+	if wf["chars"] != nil || wf["bytes"] != float64(156000) {
+		t.Errorf("WebFetch original = %v; want bytes 156000 and chars null", wf)
+	}
+}
+
+type kind struct {
+	name string
+	ok   func(any) bool
+}
+
+var (
+	isString = kind{"string", func(v any) bool { _, ok := v.(string); return ok }}
+	isBool   = kind{"bool", func(v any) bool { _, ok := v.(bool); return ok }}
+	isNumber = kind{"number", func(v any) bool { _, ok := v.(json.Number); return ok }}
+	isObject = kind{"object", func(v any) bool { _, ok := v.(map[string]any); return ok }}
+	isArray  = kind{"array", func(v any) bool { _, ok := v.([]any); return ok }}
+	// isStringArray is an array (never null) of strings.
+	isStringArray = kind{"array of strings", func(v any) bool {
+		arr, ok := v.([]any)
+		if !ok {
+			return false
+		}
+		for _, x := range arr {
+			if _, ok := x.(string); !ok {
+				return false
+			}
+		}
+		return true
+	}}
+)
+
+type schemaChecker struct{ t *testing.T }
+
+func (s schemaChecker) want(obj map[string]any, key string, k kind) any {
+	s.t.Helper()
+	v, ok := obj[key]
+	if !ok {
+		s.t.Fatalf("key %q missing from %v", key, keys(obj))
+	}
+	if !k.ok(v) {
+		s.t.Fatalf("key %q = %#v, want %s", key, v, k.name)
+	}
+	return v
+}
+
+func (s schemaChecker) wantValue(obj map[string]any, key string, want any) {
+	s.t.Helper()
+	v, ok := obj[key]
+	if !ok {
+		s.t.Fatalf("key %q missing from %v", key, keys(obj))
+	}
+	if v != want {
+		s.t.Errorf("key %q = %#v, want %#v", key, v, want)
+	}
+}
+
+func keys(m map[string]any) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func TestPostmortemScopeAndErrors(t *testing.T) {
+	addr := ingestScenarios(t)
+
+	t.Run("one answer and its turn", func(t *testing.T) {
+		pm := postmortemJSON(t, addr, "--session", sessPartialRead, "--answer", "msg_01PartialRead00000004")
+		if pm.Answer != "msg_01PartialRead00000004" || len(pm.Answers) != 1 || len(pm.ToolCalls) != 3 {
+			t.Fatalf("answer %q: %d answers, %d calls", pm.Answer, len(pm.Answers), len(pm.ToolCalls))
+		}
+	})
+	t.Run("no stored texts: a warning, not a failure", func(t *testing.T) {
+		bare := chtest.Address(t)
+		if code, _, errOut := run(t, "ingest", "--clickhouse", bare, filepath.Join(scenariosDir, "claude-code")); code != ExitOK {
+			t.Fatalf("ingest: %s", errOut)
+		}
+		code, _, errOut := run(t, "postmortem", "--clickhouse", bare, "--session", sessComplete, "--expect", "8080")
+		if code != ExitOK || !strings.Contains(errOut, "--store-content all") {
+			t.Fatalf("exit %d, stderr %q", code, errOut)
+		}
+	})
+
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"unknown session", []string{"--session", "no-such-session"}, ExitUsage, `session "no-such-session" not found`},
+		{"unknown answer", []string{"--session", sessPartialRead, "--answer", "msg_nope"}, ExitUsage, "msg_01PartialRead00000004"},
+		{"no session", nil, ExitUsage, "--session"},
+		{"bad format", []string{"--session", sessWebFetch, "--format", "html"}, ExitUsage, "--format"},
+		{"empty expect", []string{"--session", sessWebFetch, "--expect", ""}, ExitUsage, "--expect"},
+		{"unreachable server", []string{"--session", sessWebFetch, "--clickhouse", "clickhouse://default@127.0.0.1:1/x"}, ExitFailure, "connect"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"postmortem", "--clickhouse", addr}, tc.args...)
+			code, _, errOut := run(t, args...)
+			if code != tc.code || !strings.Contains(errOut, tc.want) {
+				t.Fatalf("exit %d, stderr %q; want exit %d mentioning %q", code, errOut, tc.code, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,191 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ctxaudit/ctxaudit/schema"
+	"github.com/ctxaudit/ctxaudit/schema/chstore"
+)
+
+// Output formats of sessions.
+const formatTable = "table"
+
+func (a *app) sessionsCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "sessions [--since 24h] [--risk high|medium|low] [--source claude_code|codex|pi|…] [--format table|json]",
+		Short: "Find recorded sessions, the most recently active first",
+		Long: `sessions lists the sessions recorded in ClickHouse that were active in the period,
+with their tool-call, truncation and answer counts and their worst answer risk.
+
+--since takes a period back from now (90m, 24h, 7d, 2w), a date (2026-01-15) or an
+RFC 3339 time, or "all". --risk keeps sessions whose worst answer is at least that
+risky: --risk medium lists medium and high. --source keeps one harness's sessions.
+--format json prints an array of session objects.`,
+		Example: `  ctxaudit sessions --since 24h --risk high
+  ctxaudit sessions --since all --source codex --format json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f, err := sessionFilter(a.v.GetString("since"), a.v.GetString("risk"), a.v.GetString("source"), a.v.GetInt("limit"), time.Now())
+			if err != nil {
+				return err
+			}
+			format := a.v.GetString("format")
+			if format != formatTable && format != formatJSON {
+				return usagef("--format must be table or json, not %q", format)
+			}
+			ctx := cmd.Context()
+			s, err := a.openStore(ctx)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			if err := s.CheckSchema(ctx); err != nil {
+				return err
+			}
+			sessions, err := s.ListSessions(ctx, f)
+			if err != nil {
+				return err
+			}
+			if format == formatJSON {
+				return writeSessionsJSON(cmd.OutOrStdout(), sessions)
+			}
+			return writeSessionsTable(cmd.OutOrStdout(), sessions, f)
+		},
+	}
+	f := cmd.Flags()
+	f.String("since", "7d", "sessions active since: a period (24h, 7d, 2w), a date, an RFC 3339 time, or all")
+	f.String("risk", "", "only sessions whose worst answer is at least this risky: low, medium or high")
+	f.String("source", "", "only this harness's sessions: "+harnessNames())
+	f.String("format", formatTable, "output format: table or json")
+	f.Int("limit", 100, "list at most this many sessions")
+	return cmd
+}
+
+// sessionFilter validates the flags of sessions.
+func sessionFilter(since, risk, source string, limit int, now time.Time) (chstore.SessionFilter, error) {
+	var f chstore.SessionFilter
+	t, err := parseSince(since, now)
+	if err != nil {
+		return f, err
+	}
+	f.ActiveSince = t
+	switch r := schema.Risk(strings.ToLower(risk)); r {
+	case "":
+	case schema.RiskLow, schema.RiskMedium, schema.RiskHigh, schema.RiskNone:
+		f.MinRisk = r
+	default:
+		return f, usagef("--risk must be low, medium or high, not %q", risk)
+	}
+	if source != "" {
+		h := schema.Harness(strings.ReplaceAll(strings.ToLower(source), "-", "_"))
+		known := false
+		for _, x := range schema.Harnesses {
+			known = known || x == h
+		}
+		if !known {
+			return f, usagef("--source must be one of %s, not %q", harnessNames(), source)
+		}
+		f.Source = h
+	}
+	if limit <= 0 {
+		return f, usagef("--limit must be positive, not %d", limit)
+	}
+	f.Limit = limit
+	return f, nil
+}
+
+// parseSince reads --since: "all" (no bound), a period back from now, a
+// date or an RFC 3339 time.
+func parseSince(s string, now time.Time) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if s == "" || strings.EqualFold(s, "all") {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t.UTC(), nil
+	}
+	if t, err := time.Parse("2006-01-02", s); err == nil {
+		return t, nil
+	}
+	d, err := chstore.ParseRetention(s)
+	if err != nil {
+		return time.Time{}, usagef("--since %q: want a period (24h, 7d, 2w), a date (2026-01-15), an RFC 3339 time or all", s)
+	}
+	return now.Add(-d).UTC(), nil
+}
+
+func harnessNames() string {
+	names := make([]string, len(schema.Harnesses))
+	for i, h := range schema.Harnesses {
+		names[i] = string(h)
+	}
+	return strings.Join(names, ", ")
+}
+
+func writeSessionsJSON(w io.Writer, sessions []schema.Session) error {
+	if sessions == nil {
+		sessions = []schema.Session{}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(sessions); err != nil {
+		return fmt.Errorf("write sessions: %w", err)
+	}
+	return nil
+}
+
+func writeSessionsTable(w io.Writer, sessions []schema.Session, f chstore.SessionFilter) error {
+	if len(sessions) == 0 {
+		what := "no sessions"
+		if !f.ActiveSince.IsZero() {
+			what += " active since " + f.ActiveSince.Format("2006-01-02 15:04 UTC")
+		}
+		if f.Source != "" {
+			what += " from " + string(f.Source)
+		}
+		if f.MinRisk != "" {
+			what += " with risk " + string(f.MinRisk) + " or worse"
+		}
+		_, err := fmt.Fprintln(w, what+" (try --since all)")
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "LAST ACTIVE (UTC)\tSESSION\tSOURCE\tTURNS\tCALLS\tTRUNCATED\tSILENT\tANSWERS\tRISKY\tMAX RISK\tPROJECT")
+	for _, s := range sessions {
+		last := s.EndedAt
+		if s.StartedAt.After(last) {
+			last = s.StartedAt
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\n",
+			last.UTC().Format("2006-01-02 15:04"), s.SessionID, s.Source, s.Turns, s.ToolCalls, s.TruncatedCalls,
+			s.SilentCalls, s.Answers, s.RiskyAnswers, s.MaxRisk, orDash(firstNonEmpty(s.Cwd, s.Project)))
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("write sessions: %w", err)
+	}
+	return nil
+}
+
+func firstNonEmpty(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

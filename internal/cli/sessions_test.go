@@ -1,0 +1,109 @@
+package cli
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ctxaudit/ctxaudit/schema"
+)
+
+func TestSessionsCommand(t *testing.T) {
+	addr := ingestScenarios(t)
+	listJSON := func(t *testing.T, args ...string) []string {
+		t.Helper()
+		code, out, errOut := run(t, append([]string{"sessions", "--clickhouse", addr, "--format", "json"}, args...)...)
+		if code != ExitOK {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		var sessions []schema.Session
+		if err := json.Unmarshal([]byte(out), &sessions); err != nil {
+			t.Fatalf("decode: %v\n%s", err, out)
+		}
+		ids := []string{}
+		for _, s := range sessions {
+			ids = append(ids, s.SessionID[:8])
+		}
+		return ids
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"all, most recently active first", []string{"--since", "all"},
+			"f0f0f0f0 e0e0e0e0 019a0d0d c0c0c0c0 77777777 01990a6e 55555555 44444444 33333333 22222222 11111111"},
+		{"high risk", []string{"--since", "all", "--risk", "high"}, "f0f0f0f0 77777777 01990a6e 55555555 11111111"},
+		{"medium or worse from codex", []string{"--since", "all", "--risk", "medium", "--source", "codex"}, "019a0d0d 01990a6e"},
+		{"harness spelt as a transcript format", []string{"--since", "all", "--source", "claude-code", "--limit", "2"}, "e0e0e0e0 c0c0c0c0"},
+		{"since a date", []string{"--since", "2026-01-16"}, "f0f0f0f0 e0e0e0e0 019a0d0d c0c0c0c0"},
+		{"since an RFC 3339 time", []string{"--since", "2026-01-16T10:30:00Z"}, "f0f0f0f0 e0e0e0e0"},
+		{"the default week has nothing from January 2026", nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := strings.Join(listJSON(t, tc.args...), " "); got != tc.want {
+				t.Fatalf("got  %s\nwant %s", got, tc.want)
+			}
+		})
+	}
+
+	t.Run("table", func(t *testing.T) {
+		code, out, errOut := run(t, "sessions", "--clickhouse", addr, "--since", "all", "--risk", "high", "--source", "pi")
+		if code != ExitOK {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if len(lines) != 3 || !strings.HasPrefix(lines[0], "LAST ACTIVE (UTC)") ||
+			!strings.Contains(lines[1], "f0f0f0f0-000f-400f-800f-00000000000f") || !strings.Contains(lines[1], "high") {
+			t.Fatalf("table:\n%s", out)
+		}
+		code, out, _ = run(t, "sessions", "--clickhouse", addr, "--since", "24h")
+		if code != ExitOK || !strings.Contains(out, "no sessions active since") {
+			t.Fatalf("empty table: exit %d, %q", code, out)
+		}
+	})
+
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"bad risk", []string{"--risk", "severe"}, "--risk"},
+		{"bad source", []string{"--source", "aider"}, "--source"},
+		{"bad since", []string{"--since", "yesterday"}, "--since"},
+		{"bad format", []string{"--format", "csv"}, "--format"},
+		{"bad limit", []string{"--limit", "0"}, "--limit"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, errOut := run(t, append([]string{"sessions", "--clickhouse", addr}, tc.args...)...)
+			if code != ExitUsage || !strings.Contains(errOut, tc.want) {
+				t.Fatalf("exit %d, stderr %q; want exit 2 mentioning %s", code, errOut, tc.want)
+			}
+		})
+	}
+}
+
+func TestParseSince(t *testing.T) {
+	now := time.Date(2026, 5, 10, 12, 0, 0, 0, time.UTC)
+	for in, want := range map[string]time.Time{
+		"":                          {},
+		"all":                       {},
+		"24h":                       now.Add(-24 * time.Hour),
+		"90m":                       now.Add(-90 * time.Minute),
+		"7d":                        now.Add(-7 * 24 * time.Hour),
+		"2w":                        now.Add(-14 * 24 * time.Hour),
+		"2026-01-15":                time.Date(2026, 1, 15, 0, 0, 0, 0, time.UTC),
+		"2026-01-15T10:00:00+02:00": time.Date(2026, 1, 15, 8, 0, 0, 0, time.UTC),
+	} {
+		got, err := parseSince(in, now)
+		if err != nil || !got.Equal(want) {
+			t.Errorf("parseSince(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"yesterday", "-3d", "0d", "2026-13-01"} {
+		if _, err := parseSince(bad, now); err == nil {
+			t.Errorf("parseSince(%q) accepted", bad)
+		}
+	}
+}

@@ -1,0 +1,413 @@
+// Command gen writes the postmortem scenario sessions beside it: the cases
+// the issue's scenario tests need that examples/sessions does not have, in
+// each harness's exact on-disk format and folder layout (line envelope, field
+// order, notice wording), following examples/sessions/gen and
+// shared/reference/transcript-formats.md. Output is deterministic, so
+// regenerating changes nothing; ../README.md says what each file reproduces.
+//
+// Run from internal/cli: go run ./testdata/scenarios/gen -out testdata/scenarios
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+func main() {
+	out := flag.String("out", "testdata/scenarios", "scenarios directory to write into")
+	flag.Parse()
+	g := &gen{root: *out}
+	g.bashPersistedThenGrep()
+	g.codexHeadTailNoClaim()
+	g.completeRead()
+	g.piChineseAbsenceClaim()
+	if g.err != nil {
+		log.Fatal(g.err)
+	}
+}
+
+type gen struct {
+	root string
+	err  error
+}
+
+func (g *gen) write(rel string, data []byte) {
+	if g.err != nil {
+		return
+	}
+	p := filepath.Join(g.root, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		g.err = err
+		return
+	}
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		g.err = fmt.Errorf("write %s: %w", p, err)
+	}
+}
+
+// obj is a JSON object that keeps its key order, as the harnesses write them.
+type obj []kv
+
+type kv struct {
+	k string
+	v any
+}
+
+func (o obj) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, f := range o {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(f.k)
+		b.Write(k)
+		b.WriteByte(':')
+		v, err := marshal(f.v)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// marshal encodes like JSON.stringify: no HTML escaping of <, > and &.
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+func line(v any) string {
+	b, err := marshal(v)
+	if err != nil {
+		panic(err) // only static values are marshalled
+	}
+	return string(b)
+}
+
+// ---------------------------------------------------------------- Claude Code
+
+const (
+	ccProject = "-Users-dev-acme"
+	ccCwd     = "/Users/dev/acme"
+	ccModel   = "claude-opus-4-5-20251101"
+)
+
+type cc struct {
+	sid, version string
+	seed         int
+	t            time.Time
+	n            int
+	parent       any
+	lines        []string
+}
+
+func newCC(sid, version string, seed int, start time.Time) *cc {
+	return &cc{sid: sid, version: version, seed: seed, t: start}
+}
+
+func (s *cc) uuid() string {
+	s.n++
+	return fmt.Sprintf("%08x-%04x-4000-8000-%012x", s.seed, s.n, s.n*7919)
+}
+
+func (s *cc) tick(d time.Duration) string {
+	s.t = s.t.Add(d)
+	return s.t.Format("2006-01-02T15:04:05.000Z")
+}
+
+func (s *cc) envelope() obj {
+	return obj{{"parentUuid", s.parent}, {"isSidechain", false}, {"userType", "external"},
+		{"cwd", ccCwd}, {"sessionId", s.sid}, {"version", s.version}, {"gitBranch", "main"}}
+}
+
+func (s *cc) prompt(text string) {
+	id := s.uuid()
+	s.lines = append(s.lines, line(append(s.envelope(), kv{"type", "user"},
+		kv{"message", obj{{"role", "user"}, {"content", text}}},
+		kv{"uuid", id}, kv{"timestamp", s.tick(20 * time.Second)})))
+	s.parent = id
+}
+
+func (s *cc) assistant(msgID string, out int, blocks ...obj) {
+	id := s.uuid()
+	s.lines = append(s.lines, line(append(s.envelope(),
+		kv{"message", obj{{"model", ccModel}, {"id", msgID}, {"type", "message"}, {"role", "assistant"},
+			{"content", blocks}, {"stop_reason", nil}, {"stop_sequence", nil},
+			{"usage", obj{{"input_tokens", 3}, {"cache_creation_input_tokens", 1200}, {"cache_read_input_tokens", 30000},
+				{"cache_creation", obj{{"ephemeral_5m_input_tokens", 1200}, {"ephemeral_1h_input_tokens", 0}}},
+				{"output_tokens", out}, {"service_tier", "standard"}}}}},
+		kv{"requestId", "req_" + strings.TrimPrefix(msgID, "msg_")}, kv{"type", "assistant"},
+		kv{"uuid", id}, kv{"timestamp", s.tick(4 * time.Second)})))
+	s.parent = id
+}
+
+func text(t string) obj { return obj{{"type", "text"}, {"text", t}} }
+
+func toolUse(id, name string, input obj) obj {
+	return obj{{"type", "tool_use"}, {"id", id}, {"name", name}, {"input", input}}
+}
+
+func (s *cc) result(toolUseID string, content any, toolUseResult any) {
+	from := s.parent
+	block := obj{{"tool_use_id", toolUseID}, {"type", "tool_result"}, {"content", content}}
+	id := s.uuid()
+	s.lines = append(s.lines, line(append(s.envelope(), kv{"type", "user"},
+		kv{"message", obj{{"role", "user"}, {"content", []obj{block}}}},
+		kv{"uuid", id}, kv{"timestamp", s.tick(2 * time.Second)},
+		kv{"toolUseResult", toolUseResult}, kv{"sourceToolAssistantUUID", from})))
+	s.parent = id
+}
+
+func (s *cc) save(g *gen) {
+	g.write("claude-code/"+ccProject+"/"+s.sid+".jsonl", []byte(strings.Join(s.lines, "\n")+"\n"))
+}
+
+const ccReadReminder = "\n\n<system-reminder>\nWhenever you read a file, you should consider whether it would be considered malware. You CAN and SHOULD provide analysis of malware, what it is doing. But you MUST refuse to improve or augment the code. You can still analyze existing code, write reports, or answer questions about the code behavior.\n</system-reminder>\n"
+
+func numbered(lines []string, start int) string {
+	var b strings.Builder
+	for i, l := range lines {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		fmt.Fprintf(&b, "%6d→%s", start+i, l)
+	}
+	return b.String()
+}
+
+// ccFileSize is Claude Code's formatFileSize: base 1024, one decimal, a
+// trailing ".0" removed.
+func ccFileSize(n int) string {
+	if n < 1024 {
+		return fmt.Sprintf("%d bytes", n)
+	}
+	s := fmt.Sprintf("%.1f", float64(n)/1024)
+	return strings.TrimSuffix(s, ".0") + "KB"
+}
+
+// ccPreview is generatePreview: at most 2,000 chars, cut at the last
+// newline when that keeps more than 1,000.
+func ccPreview(s string) (string, bool) {
+	if utf8.RuneCountInString(s) <= 2000 {
+		return s, false
+	}
+	p := string([]rune(s)[:2000])
+	if i := strings.LastIndexByte(p, '\n'); i > 1000 {
+		p = p[:i]
+	}
+	return p, true
+}
+
+// testRunOutput is `go test ./...` over 3,000 packages; package 2,400 fails.
+func testRunOutput() string {
+	var b strings.Builder
+	for i := 1; i <= 3000; i++ {
+		if i == 2400 {
+			b.WriteString("--- FAIL: TestUploadRetry (30.00s)\n    upload_test.go:88: dial tcp 127.0.0.1:4318: connect: connection refused\n")
+			fmt.Fprintf(&b, "FAIL\tgithub.com/acme/acme/internal/pkg%04d\t30.012s\n", i)
+			continue
+		}
+		fmt.Fprintf(&b, "ok  \tgithub.com/acme/acme/internal/pkg%04d\t0.%03ds\n", i, 10+i%900)
+	}
+	b.WriteString("FAIL")
+	return b.String()
+}
+
+// bashPersistedThenGrep: Bash output over the 30,000-char threshold is saved
+// to the session's tool-results/ and the model gets a 2 KB <persisted-output>
+// preview of passing packages. It greps the saved file for FAIL, finds the
+// failing test and answers from it: the first call is followed up by a
+// search (searched, not read).
+func (g *gen) bashPersistedThenGrep() {
+	s := newCC("c0c0c0c0-000c-400c-800c-00000000000c", "2.1.22", 12, time.Date(2026, 1, 16, 9, 0, 0, 0, time.UTC))
+	id := "toolu_01BashPersisted000001"
+	name := "b3k9x2mqp.txt"
+	full := testRunOutput()
+	savedAt := "/Users/dev/.claude/projects/" + ccProject + "/" + s.sid + "/tool-results/" + name
+	preview, more := ccPreview(full)
+	notice := "<persisted-output>\nOutput too large (" + ccFileSize(len(full)) + "). Full output saved to: " + savedAt +
+		"\n\nPreview (first 2KB):\n" + preview
+	if more {
+		notice += "\n..."
+	}
+	notice += "\n</persisted-output>"
+	s.prompt("Run the whole test suite and tell me which test fails.")
+	s.assistant("msg_01BashPersisted0000001", 71, toolUse(id, "Bash",
+		obj{{"command", "go test ./... 2>&1"}, {"description", "Run every package's tests"}}))
+	s.result(id, notice, obj{{"stdout", preview}, {"stderr", ""}, {"interrupted", false}, {"isImage", false},
+		{"persistedOutputPath", savedAt}, {"persistedOutputSize", len(full)}})
+
+	grepID := "toolu_01GrepSavedOutput0001"
+	s.assistant("msg_01BashPersisted0000002", 64,
+		text("The output was saved to a file; searching it for failures."),
+		toolUse(grepID, "Grep", obj{{"pattern", "FAIL"}, {"path", savedAt}, {"output_mode", "content"}, {"-n", true}}))
+	var hits []string
+	for i, l := range strings.Split(full, "\n") {
+		if strings.Contains(l, "FAIL") {
+			hits = append(hits, fmt.Sprintf("%d:%s", i+1, l))
+		}
+	}
+	content := strings.Join(hits, "\n")
+	s.result(grepID, content, obj{{"mode", "content"}, {"numFiles", 0}, {"filenames", []string{}},
+		{"content", content}, {"numLines", len(hits)}})
+	s.assistant("msg_01BashPersisted0000003", 48,
+		text("TestUploadRetry fails in internal/pkg2400: upload_test.go:88 cannot dial 127.0.0.1:4318 (connection refused). Every other package passes."))
+	s.save(g)
+	g.write("claude-code/"+ccProject+"/"+s.sid+"/tool-results/"+name, []byte(full))
+}
+
+// completeRead: a Read of a short file, delivered whole; the answer is
+// built on complete input.
+func (g *gen) completeRead() {
+	s := newCC("e0e0e0e0-000e-400e-800e-00000000000e", "2.1.22", 14, time.Date(2026, 1, 16, 11, 0, 0, 0, time.UTC))
+	path := ccCwd + "/config/defaults.go"
+	src := []string{
+		"package config", "", "// Defaults used when acme.toml sets nothing.", "const (",
+		"\tDefaultHost = \"127.0.0.1\"", "\tDefaultPort = 8080", "\tDefaultTimeout = 30 // seconds", ")",
+	}
+	id := "toolu_01ReadComplete000001"
+	s.prompt("What port does the server listen on by default?")
+	s.assistant("msg_01ReadComplete00000001", 40, toolUse(id, "Read", obj{{"file_path", path}}))
+	s.result(id, numbered(src, 1)+ccReadReminder, obj{{"type", "text"},
+		{"file", obj{{"filePath", path}, {"content", strings.Join(src, "\n")},
+			{"numLines", len(src)}, {"startLine", 1}, {"totalLines", len(src)}}}})
+	s.assistant("msg_01ReadComplete00000002", 22,
+		text("It listens on port 8080 by default (DefaultPort in config/defaults.go)."))
+	s.save(g)
+}
+
+// ---------------------------------------------------------------- Codex
+
+// codexHeadTailNoClaim: Codex head+tail truncation of shell output (128 head
+// and 128 tail lines of 5,000) under "Total output lines"; the model answers
+// from the tail without revisiting the omitted middle, and without claiming
+// that anything is absent, so the answer is graded medium, not high.
+func (g *gen) codexHeadTailNoClaim() {
+	sid := "019a0d0d-0d0d-7d0d-8d0d-0d0d0d0d0d0d"
+	t := time.Date(2026, 1, 16, 10, 0, 0, 0, time.UTC)
+	ts := func(d time.Duration) string { t = t.Add(d); return t.Format("2006-01-02T15:04:05.000Z") }
+	var lines []string
+	add := func(typ string, payload obj, d time.Duration) {
+		lines = append(lines, line(obj{{"timestamp", ts(d)}, {"type", typ}, {"payload", payload}}))
+	}
+	cwd := "/Users/dev/acme"
+	prompt := "How long did last night's import job take? The log is logs/import.log."
+	add("session_meta", obj{{"id", sid}, {"timestamp", t.Format("2006-01-02T15:04:05.000Z")}, {"cwd", cwd},
+		{"originator", "codex_cli_rs"}, {"cli_version", "0.60.1"}, {"instructions", nil}, {"source", "cli"},
+		{"model_provider", "openai"}}, 0)
+	add("response_item", obj{{"type", "message"}, {"role", "user"}, {"content", []obj{{{"type", "input_text"}, {"text", prompt}}}}}, 30*time.Second)
+	add("event_msg", obj{{"type", "user_message"}, {"message", prompt}, {"images", []string{}}}, 0)
+	turnContext := obj{{"cwd", cwd}, {"approval_policy", "on-request"},
+		{"sandbox_policy", obj{{"type", "workspace-write"}, {"network_access", false}, {"exclude_tmpdir_env_var", false}, {"exclude_slash_tmp", false}}},
+		{"model", "gpt-5.1-codex-max"}, {"effort", "high"}, {"summary", "auto"}}
+	add("turn_context", turnContext, 2*time.Millisecond)
+	add("event_msg", obj{{"type", "token_count"}, {"info", nil}, {"rate_limits", nil}}, 5*time.Second)
+	callID := "call_HeadTailImportLog00001"
+	add("response_item", obj{{"type", "function_call"}, {"name", "shell_command"},
+		{"arguments", `{"command":"cat logs/import.log","workdir":".","timeout_ms":120000}`}, {"call_id", callID}}, time.Second)
+	const total = 5000
+	logLine := func(n int) string {
+		switch n {
+		case 1:
+			return "00:00:01 INFO import started batch=nightly"
+		case 2600:
+			return "01:43:20 WARN import paused: upstream rate limit, resuming in 45m"
+		case total:
+			return "03:12:41 INFO import finished rows=4998000"
+		}
+		return fmt.Sprintf("%02d:%02d:%02d INFO imported chunk=%d rows=1000", n/1500, n/25%60, n%60, n)
+	}
+	var head, tail []string
+	for i := 1; i <= 128; i++ {
+		head = append(head, logLine(i))
+	}
+	for i := total - 127; i <= total; i++ {
+		tail = append(tail, logLine(i))
+	}
+	body := strings.Join(head, "\n") + fmt.Sprintf("\n[... omitted %d of %d lines ...]\n\n", total-256, total) + strings.Join(tail, "\n") + "\n"
+	output := fmt.Sprintf("Exit code: 0\nWall time: 0.1 seconds\nTotal output lines: %d\nOutput:\n", total) + body
+	add("response_item", obj{{"type", "function_call_output"}, {"call_id", callID}, {"output", output}}, 200*time.Millisecond)
+	add("turn_context", turnContext, time.Millisecond)
+	answer := "The import ran from 00:00:01 to 03:12:41, so it took about 3 hours 13 minutes and imported 4,998,000 rows."
+	usage := obj{{"input_tokens", 18410}, {"cached_input_tokens", 9216}, {"output_tokens", 388}, {"reasoning_output_tokens", 240}, {"total_tokens", 18798}}
+	add("event_msg", obj{{"type", "agent_message"}, {"message", answer}}, 4*time.Second)
+	add("event_msg", obj{{"type", "token_count"}, {"info", obj{{"total_token_usage", usage}, {"last_token_usage", usage}, {"model_context_window", 258400}}}, {"rate_limits", nil}}, 50*time.Millisecond)
+	add("response_item", obj{{"type", "message"}, {"role", "assistant"}, {"content", []obj{{{"type", "output_text"}, {"text", answer}}}}}, 50*time.Millisecond)
+	g.write("codex/2026/01/16/rollout-2026-01-16T10-00-00-"+sid+".jsonl", []byte(strings.Join(lines, "\n")+"\n"))
+}
+
+// ---------------------------------------------------------------- pi
+
+// piChineseAbsenceClaim: pi's read stops at 2,000 of 3,100 lines with its
+// "[Showing lines 1-2000 of 3100. Use offset=2001 to continue.]" notice; the
+// function is on line 2,900 and the model answers in Chinese that the file
+// does not define it (沒有定義) without reading on.
+func (g *gen) piChineseAbsenceClaim() {
+	sid := "f0f0f0f0-000f-400f-800f-00000000000f"
+	t := time.Date(2026, 1, 16, 12, 0, 0, 0, time.UTC)
+	ts := func(d time.Duration) (string, int64) {
+		t = t.Add(d)
+		return t.Format("2006-01-02T15:04:05.000Z"), t.UnixMilli()
+	}
+	cwd := "/Users/dev/acme"
+	var lines []string
+	parent := any(nil)
+	n := 0
+	entry := func(msg obj, d time.Duration) {
+		n++
+		id := fmt.Sprintf("%08x", 0x7f000000+n*0x1f3)
+		iso, _ := ts(d)
+		lines = append(lines, line(obj{{"type", "message"}, {"id", id}, {"parentId", parent}, {"timestamp", iso}, {"message", msg}}))
+		parent = id
+	}
+	iso, _ := ts(0)
+	lines = append(lines, line(obj{{"type", "session"}, {"version", 3}, {"id", sid}, {"timestamp", iso}, {"cwd", cwd}}))
+	usage := func(in, out int) obj {
+		return obj{{"input", in}, {"output", out}, {"cacheRead", 0}, {"cacheWrite", 0}, {"totalTokens", in + out},
+			{"cost", obj{{"input", 0}, {"output", 0}, {"cacheRead", 0}, {"cacheWrite", 0}, {"total", 0}}}}
+	}
+	_, ms := ts(10 * time.Second)
+	entry(obj{{"role", "user"}, {"content", []obj{{{"type", "text"}, {"text", "src/uploader.ts 裡有定義 retryUpload 嗎？"}}}}, {"timestamp", ms}}, 0)
+	path := cwd + "/src/uploader.ts"
+	_, ms = ts(3 * time.Second)
+	entry(obj{{"role", "assistant"}, {"content", []obj{{{"type", "toolCall"}, {"id", "toolu_01PiReadChinese0000001"}, {"name", "read"}, {"arguments", obj{{"path", path}}}}}},
+		{"api", "anthropic-messages"}, {"provider", "anthropic"}, {"model", "claude-opus-4-5"}, {"usage", usage(2100, 64)},
+		{"stopReason", "toolUse"}, {"timestamp", ms}}, 0)
+	const total = 3100
+	src := make([]string, total)
+	for i := range src {
+		src[i] = fmt.Sprintf("const v%04d = %d;", i+1, i+1)
+	}
+	src[2899] = "export function retryUpload() {}"
+	shown := strings.Join(src[:2000], "\n")
+	totalBytes := len(strings.Join(src, "\n"))
+	textOut := shown + "\n\n[Showing lines 1-2000 of 3100. Use offset=2001 to continue.]"
+	_, ms = ts(time.Second)
+	entry(obj{{"role", "toolResult"}, {"toolCallId", "toolu_01PiReadChinese0000001"}, {"toolName", "read"},
+		{"content", []obj{{{"type", "text"}, {"text", textOut}}}},
+		{"details", obj{{"truncation", obj{{"content", shown}, {"truncated", true}, {"truncatedBy", "lines"},
+			{"totalLines", total}, {"totalBytes", totalBytes}, {"outputLines", 2000}, {"outputBytes", len(shown)},
+			{"lastLinePartial", false}, {"firstLineExceedsLimit", false}, {"maxLines", 2000}, {"maxBytes", 51200}}}}},
+		{"isError", false}, {"timestamp", ms}}, 0)
+	_, ms = ts(4 * time.Second)
+	entry(obj{{"role", "assistant"}, {"content", []obj{{{"type", "text"}, {"text", "src/uploader.ts 裡沒有定義 retryUpload，這個檔案只宣告了常數。"}}}},
+		{"api", "anthropic-messages"}, {"provider", "anthropic"}, {"model", "claude-opus-4-5"}, {"usage", usage(24800, 41)},
+		{"stopReason", "stop"}, {"timestamp", ms}}, 0)
+	g.write("pi/--Users-dev-acme--/2026-01-16T12-00-00-000Z_"+sid+".jsonl", []byte(strings.Join(lines, "\n")+"\n"))
+}

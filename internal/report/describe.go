@@ -1,0 +1,337 @@
+package report
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/ctxaudit/ctxaudit/collector/analysis"
+	"github.com/ctxaudit/ctxaudit/schema"
+)
+
+// The phrasing shared by the text and Markdown renderers. Both say the same
+// things in the same words; only the layout differs.
+
+// event is one line of the timeline: a tool call or an answer.
+type event struct {
+	turn   int
+	at     time.Time
+	call   *schema.ToolCall
+	answer *schema.Answer
+}
+
+// timeline interleaves calls and answers by turn, then time; at the same
+// instant a call comes before the answer built on it.
+func timeline(pm *Postmortem) []event {
+	evs := make([]event, 0, len(pm.ToolCalls)+len(pm.Answers))
+	for i := range pm.ToolCalls {
+		c := &pm.ToolCalls[i]
+		evs = append(evs, event{turn: c.Turn, at: c.Timestamp, call: c})
+	}
+	for i := range pm.Answers {
+		a := &pm.Answers[i]
+		evs = append(evs, event{turn: a.Turn, at: a.Timestamp, answer: a})
+	}
+	sort.SliceStable(evs, func(i, j int) bool {
+		a, b := evs[i], evs[j]
+		if a.turn != b.turn {
+			return a.turn < b.turn
+		}
+		if !a.at.Equal(b.at) {
+			return a.at.Before(b.at)
+		}
+		return a.call != nil && b.answer != nil
+	})
+	return evs
+}
+
+// followers maps a call id to the later calls that continued it.
+func followers(calls []schema.ToolCall) map[string][]string {
+	m := map[string][]string{}
+	for i := range calls {
+		if c := &calls[i]; c.ContinuationOf != "" {
+			m[c.ContinuationOf] = append(m[c.ContinuationOf], c.CallID)
+		}
+	}
+	return m
+}
+
+// toolTitle is "Grep upload", "Bash `go test ./...`", "Read /path".
+func toolTitle(c *schema.ToolCall) string {
+	tool := c.Tool
+	if tool == "" {
+		tool = "(unnamed tool)"
+	}
+	label := analysis.TargetLabel(*c)
+	if label == "" || label == c.Tool {
+		return tool
+	}
+	return tool + " " + clip(label, 90)
+}
+
+// sizes is "104,262 bytes · 101,862 chars · 1,200 lines · 26,066 tokens",
+// with "?" for each unknown figure.
+func sizes(s schema.Sizes) string {
+	return count(s.Bytes) + " bytes · " + count(s.Chars) + " chars · " + count(s.Lines) + " lines · " + count(s.Tokens) + " tokens"
+}
+
+// headline is the one figure a reader compares first: chars, else bytes,
+// else lines, else tokens.
+func headline(s schema.Sizes) string {
+	for _, f := range []struct {
+		n    schema.Count
+		unit string
+	}{{s.Chars, "chars"}, {s.Bytes, "bytes"}, {s.Lines, "lines"}, {s.Tokens, "tokens"}} {
+		if f.n.Known {
+			return num(f.n.N) + " " + f.unit
+		}
+	}
+	return "unknown"
+}
+
+// cutSummary says whether and how the output was cut: "explicit
+// spill_to_file (too_large)", "partial by request", "complete".
+func cutSummary(c *schema.ToolCall) string {
+	switch {
+	case c.Truncated:
+		s := orDefault(string(c.Kind), "unknown") + " " + orDefault(string(c.Strategy), "none")
+		if c.Reason != "" {
+			s += " (" + c.Reason + ")"
+		}
+		return s
+	case c.PartialByRequest:
+		return "partial by request"
+	}
+	return "complete"
+}
+
+// shown is "chars 0–1,982 of 101,862" or "lines 1–2,000 of 2,600", or empty
+// when no unit is known.
+func shown(c *schema.ToolCall) string {
+	if c.Shown.Unit == schema.UnitNone {
+		return ""
+	}
+	if !c.Shown.Start.Known && !c.Shown.End.Known {
+		if c.Total.Known {
+			return "part of " + num(c.Total.N) + " " + string(c.Shown.Unit)
+		}
+		return ""
+	}
+	return string(c.Shown.Unit) + " " + count(c.Shown.Start) + "–" + count(c.Shown.End) + " of " + count(c.Total)
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// followUp says whether the model went back for the rest of a cut output,
+// and how much of it it saw over the session.
+func followUp(c *schema.ToolCall, next []string) string {
+	var s string
+	switch {
+	case !c.Truncated:
+		if c.ContinuationOf != "" {
+			return "continues " + c.ContinuationOf
+		}
+		return ""
+	case c.FollowedUp && c.Searched:
+		s = "searched the full output"
+		if len(next) > 0 {
+			s += " (" + strings.Join(next, ", ") + ")"
+		}
+		s += ", not read"
+	case c.FollowedUp:
+		s = "followed up"
+		if len(next) > 0 {
+			s += " by " + strings.Join(next, ", ")
+		} else {
+			s += " outside this scope"
+		}
+	default:
+		s = "none: the model never went back for the rest"
+	}
+	if c.SessionCoverage.Known {
+		s += "; " + percent(c.SessionCoverage.V) + " of the original seen in the session"
+	}
+	return s
+}
+
+// percent never rounds a partial share up to 100% or down to 0%.
+func percent(v float64) string {
+	switch {
+	case v >= 1:
+		return "100%"
+	case v <= 0:
+		return "0%"
+	}
+	p := v * 100
+	switch {
+	case p < 1:
+		return "<1%"
+	case p > 99:
+		return ">99%"
+	}
+	return strconv.FormatFloat(p, 'f', 0, 64) + "%"
+}
+
+// recorded summarises the session's stored counts.
+func recorded(s *schema.Session) string {
+	calls := plural(s.ToolCalls, "tool call")
+	if s.TruncatedCalls > 0 {
+		calls += " (" + strconv.Itoa(s.TruncatedCalls) + " truncated"
+		if s.SilentCalls > 0 {
+			calls += ", " + strconv.Itoa(s.SilentCalls) + " silently"
+		}
+		calls += ")"
+	}
+	answers := plural(s.Answers, "answer")
+	if s.Answers > 0 {
+		answers += ", worst risk " + orDefault(string(s.MaxRisk), "none")
+	}
+	return plural(s.Turns, "turn") + ", " + calls + ", " + answers
+}
+
+// span is "2026-01-15 14:30:20 – 14:30:46 UTC", repeating the date only
+// when the session crosses midnight.
+func span(from, to time.Time) string {
+	if from.IsZero() {
+		return "unknown"
+	}
+	from, to = from.UTC(), to.UTC()
+	s := from.Format("2006-01-02 15:04:05")
+	switch {
+	case to.IsZero() || to.Equal(from):
+	case to.Format("2006-01-02") == from.Format("2006-01-02"):
+		s += " – " + to.Format("15:04:05")
+	default:
+		s += " – " + to.Format("2006-01-02 15:04:05")
+	}
+	return s + " UTC"
+}
+
+func clock(t time.Time) string { return t.UTC().Format("15:04:05") }
+
+func day(t time.Time) string { return t.UTC().Format("2006-01-02") }
+
+func harness(s *schema.Session) string {
+	h := orDefault(string(s.Source), "unknown source")
+	if s.HarnessVersion != "" {
+		h += " " + s.HarnessVersion
+	}
+	return h
+}
+
+func count(c schema.Count) string {
+	if !c.Known {
+		return "?"
+	}
+	return num(c.N)
+}
+
+// num formats n with thousands separators: 156000 → "156,000".
+func num(n uint64) string {
+	s := strconv.FormatUint(n, 10)
+	if len(s) <= 3 {
+		return s
+	}
+	var b strings.Builder
+	lead := len(s) % 3
+	if lead > 0 {
+		b.WriteString(s[:lead])
+	}
+	for i := lead; i < len(s); i += 3 {
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(s[i : i+3])
+	}
+	return b.String()
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// oneLine collapses runs of white space, newlines included, to one space.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// clip shortens s to at most n runes on one line, marking the cut with "…".
+func clip(s string, n int) string {
+	s = oneLine(s)
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+// quote renders a marker or answer for a single line: Go-quoted so that
+// newlines show as \n, and clipped.
+func quote(s string, n int) string {
+	q := strconv.Quote(s)
+	if utf8.RuneCountInString(q) <= n {
+		return q
+	}
+	r := []rune(q)
+	return string(r[:n-2]) + "…\""
+}
+
+// callName is "toolu_01… (Grep)" for lists of call ids.
+func callNames(ids []string, byID map[string]*schema.ToolCall) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = id
+		if c, ok := byID[id]; ok && c.Tool != "" {
+			out[i] += " (" + c.Tool + ")"
+		}
+	}
+	return out
+}
+
+func indexCalls(calls []schema.ToolCall) map[string]*schema.ToolCall {
+	m := make(map[string]*schema.ToolCall, len(calls))
+	for i := range calls {
+		m[calls[i].CallID] = &calls[i]
+	}
+	return m
+}
+
+// agentTag marks sub-agent records, whose context is not the main model's:
+// " [sub-agent a4d534b]", with its leading space, or "".
+func agentTag(sidechain bool, agent string) string {
+	if !sidechain && agent == "" {
+		return ""
+	}
+	if agent == "" {
+		return " [sub-agent]"
+	}
+	return fmt.Sprintf(" [sub-agent %s]", agent)
+}
+
+// cutNote explains a non-empty cut_from: the text was in the part of those
+// outputs the model never saw, unless it saw it through another call.
+func cutNote(e *Expect) string {
+	switch {
+	case len(e.CutFrom) == 0:
+		return ""
+	case len(e.FoundInContext) == 0:
+		return ": it was in the part the model never saw"
+	}
+	return ": cut away there, though the model saw it through " + strings.Join(e.FoundInContext, ", ")
+}

@@ -1,0 +1,106 @@
+// Package report renders postmortems: for one session, or one answer in it,
+// the timeline of tool calls with what of each output entered the model's
+// context and whether the model was told and went back, each answer's risk
+// and reasons, the verdict sentence, and, given the text a right answer
+// contained, which calls had it in the part the model never saw.
+//
+// The package is pure: the CLI reads the records from ClickHouse and hands
+// them over; rendering never does I/O beyond the io.Writer it is given. The
+// JSON form is the contract of DESIGN §8; the text form is for terminals and
+// the Markdown form is ready to paste into a postmortem document.
+package report
+
+import (
+	"github.com/ctxaudit/ctxaudit/collector/analysis"
+	"github.com/ctxaudit/ctxaudit/schema"
+)
+
+// Postmortem is one rendered postmortem. Its JSON encoding is `ctxaudit
+// postmortem --format json`: the schema types marshal unknown sizes as null.
+type Postmortem struct {
+	SessionID string         `json:"session_id"`
+	Source    schema.Harness `json:"source"`
+	Session   schema.Session `json:"session"`
+	// Answer is the message id the postmortem is scoped to (--answer), or
+	// empty for the whole session.
+	Answer string `json:"answer,omitempty"`
+	// Answers are the answers in scope, in time order, each with its
+	// verdict sentence rebuilt from the stored rows.
+	Answers []schema.Answer `json:"answers"`
+	// ToolCalls are the calls in scope (the answer's turn, or the whole
+	// session), in call order.
+	ToolCalls []schema.ToolCall `json:"tool_calls"`
+	// Expect is set with --expect.
+	Expect *Expect `json:"expect,omitempty"`
+}
+
+// Input is what the caller read for one postmortem.
+type Input struct {
+	Session schema.Session
+	// Calls in call order and Answers in time order, already scoped.
+	Calls   []schema.ToolCall
+	Answers []schema.Answer
+	// AnswerID is the --answer scope, or empty.
+	AnswerID string
+}
+
+// Build assembles a postmortem and rebuilds each answer's verdict sentence
+// with the analysis package's builder, from the stored calls.
+func Build(in Input) Postmortem {
+	pm := Postmortem{
+		SessionID: in.Session.SessionID,
+		Source:    in.Session.Source,
+		Session:   in.Session,
+		Answer:    in.AnswerID,
+		Answers:   make([]schema.Answer, len(in.Answers)),
+		ToolCalls: in.Calls,
+	}
+	if pm.ToolCalls == nil {
+		pm.ToolCalls = []schema.ToolCall{}
+	}
+	byID := make(map[string]*schema.ToolCall, len(in.Calls))
+	for i := range in.Calls {
+		byID[in.Calls[i].CallID] = &in.Calls[i]
+	}
+	for i, a := range in.Answers {
+		a.InputCallIDs = nonNil(a.InputCallIDs)
+		a.IncompleteInputs = nonNil(a.IncompleteInputs)
+		a.Reasons = nonNil(a.Reasons)
+		if a.ReasonCalls == nil {
+			a.ReasonCalls = map[string][]string{}
+		}
+		// Verdict only looks up the answer's own inputs; handing it just
+		// those keeps a session of many answers and calls linear.
+		a.Verdict = analysis.Verdict(a, inputsOf(a, byID))
+		pm.Answers[i] = a
+	}
+	return pm
+}
+
+// inputsOf returns the stored calls an answer names: its inputs and the
+// calls behind its reasons.
+func inputsOf(a schema.Answer, byID map[string]*schema.ToolCall) []schema.ToolCall {
+	seen := map[string]bool{}
+	var out []schema.ToolCall
+	add := func(ids []string) {
+		for _, id := range ids {
+			if c, ok := byID[id]; ok && !seen[id] {
+				seen[id] = true
+				out = append(out, *c)
+			}
+		}
+	}
+	add(a.InputCallIDs)
+	add(a.IncompleteInputs)
+	for _, reason := range a.Reasons {
+		add(a.ReasonCalls[reason])
+	}
+	return out
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

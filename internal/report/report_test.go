@@ -1,0 +1,285 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ctxaudit/ctxaudit/schema"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+var t0 = time.Date(2026, 3, 9, 23, 59, 50, 0, time.UTC)
+
+// sample is a synthetic postmortem that exercises what the scenario goldens
+// in internal/cli do not: a session crossing midnight, a sub-agent, sizes
+// unknown, a cleared result, text that needs escaping in Markdown, and an
+// answer with no tool input.
+func sample() Input {
+	sess := schema.Session{
+		SessionID: "sess-1", Source: schema.HarnessClaudeCode, HarnessVersion: "2.1.22", Model: "claude-opus-4-5",
+		Cwd: "/srv/app", GitBranch: "fix|pipes", StartedAt: t0.Add(-time.Minute), EndedAt: t0.Add(3 * time.Minute),
+		Turns: 2, ToolCalls: 3, TruncatedCalls: 2, SilentCalls: 1, Answers: 2, RiskyAnswers: 1, MaxRisk: schema.RiskHigh,
+	}
+	bash := schema.ToolCall{
+		SessionID: "sess-1", CallID: "toolu_bash", Tool: "Bash", Timestamp: t0, Turn: 0,
+		Arguments: "{\"command\":\"grep -r `token` . | head\"}",
+		Forensics: schema.Forensics{
+			Original:  schema.Original{Sizes: schema.Sizes{Bytes: schema.Known(140000), Chars: schema.Known(140000), Lines: schema.Unknown, Tokens: schema.Known(35000)}, Source: schema.SourceHarnessMetadata},
+			Context:   schema.Sizes{Bytes: schema.Known(10040), Chars: schema.Known(10040), Lines: schema.Known(247), Tokens: schema.Known(2510)},
+			Truncated: true, Kind: schema.KindExplicit, Strategy: schema.StrategyHeadTail, Reason: "cap_chars",
+			Shown: schema.Range{Unit: schema.UnitChars}, Total: schema.Known(140000),
+			Disclosure: schema.Disclosure{Range: true},
+			Marker:     "... [20012 characters truncated] ...\n| with a pipe",
+			// The notice owns up to 20,012 chars of 130,000.
+			MarkerUnderstated: true,
+		},
+		SessionCoverage: schema.KnownRatio(10000.0 / 140000),
+		ContextSHA256:   "ctx-bash", OriginalSHA256: "orig-bash",
+	}
+	sub := schema.ToolCall{
+		SessionID: "sess-1", CallID: "toolu_sub", Tool: "WebFetch", Timestamp: t0.Add(20 * time.Second), Turn: 0,
+		AgentID: "a4d534b", Sidechain: true, Target: "https://example.com/docs",
+		Forensics: schema.Forensics{
+			Original: schema.Original{Source: schema.SourceUnknown}, Context: schema.Sizes{Chars: schema.Known(900)},
+			Truncated: true, Kind: schema.KindSilent, Strategy: schema.StrategySummary, Reason: "summarised",
+			Shown: schema.Range{Start: schema.Known(0), End: schema.Known(100000), Unit: schema.UnitChars},
+		},
+		ContextSHA256: "ctx-sub",
+	}
+	read := schema.ToolCall{
+		SessionID: "sess-1", CallID: "toolu_read", Tool: "Read", Timestamp: t0.Add(30 * time.Second), Turn: 0,
+		Arguments: `{"file_path":"/srv/app/main.go"}`,
+		Forensics: schema.Forensics{
+			Original: schema.Original{Sizes: schema.Sizes{Bytes: schema.Known(120), Chars: schema.Known(120), Lines: schema.Known(6), Tokens: schema.Known(30)}, Source: schema.SourceHarnessMetadata},
+			Context:  schema.Sizes{Bytes: schema.Known(120), Chars: schema.Known(120), Lines: schema.Known(6), Tokens: schema.Known(30)},
+			Kind:     schema.KindNone, Strategy: schema.StrategyNone,
+		},
+		SessionCoverage: schema.KnownRatio(1), ContextSHA256: "ctx-read",
+	}
+	high := schema.Answer{
+		SessionID: "sess-1", MessageID: "msg_high", Timestamp: t0.Add(40 * time.Second), Turn: 0,
+		Text:         "There is no `token` flag.\nSee | the docs.",
+		InputCallIDs: []string{"toolu_bash", "toolu_sub", "toolu_read"}, IncompleteInputs: []string{"toolu_bash", "toolu_sub"},
+		AbsenceClaim: true, Risk: schema.RiskHigh,
+		Reasons: []string{schema.ReasonAbsenceClaimOnPartialInput, schema.ReasonSilentTruncation, schema.ReasonExplicitTruncation,
+			schema.ReasonNotFollowedUp, schema.ReasonMarkerUnderstated},
+		ReasonCalls: map[string][]string{
+			schema.ReasonAbsenceClaimOnPartialInput: {"toolu_bash", "toolu_sub"},
+			schema.ReasonSilentTruncation:           {"toolu_sub"},
+			schema.ReasonExplicitTruncation:         {"toolu_bash"},
+			schema.ReasonNotFollowedUp:              {"toolu_bash", "toolu_sub"},
+			schema.ReasonMarkerUnderstated:          {"toolu_bash"},
+		},
+	}
+	chat := schema.Answer{
+		SessionID: "sess-1", MessageID: "msg_chat", Timestamp: t0.Add(3 * time.Minute), Turn: 1,
+		Text: "Done.", Risk: schema.RiskNone,
+	}
+	return Input{Session: sess, Calls: []schema.ToolCall{bash, sub, read}, Answers: []schema.Answer{high, chat}}
+}
+
+func samplePostmortem() Postmortem {
+	pm := Build(sample())
+	pm.Expect = FindExpected("token | flag", pm.ToolCalls, map[string]StoredText{
+		"orig-bash": {Contains: true}, "ctx-bash": {}, "ctx-sub": {}, "ctx-read": {},
+	})
+	return pm
+}
+
+func TestRenderGolden(t *testing.T) {
+	pm := samplePostmortem()
+	for _, tc := range []struct {
+		file   string
+		render func(*bytes.Buffer, *Postmortem) error
+	}{
+		{"sample.txt.golden", func(b *bytes.Buffer, pm *Postmortem) error { return WriteText(b, pm) }},
+		{"sample.md.golden", func(b *bytes.Buffer, pm *Postmortem) error { return WriteMarkdown(b, pm) }},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := tc.render(&b, &pm); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, filepath.Join("testdata", tc.file), b.String())
+		})
+	}
+}
+
+func golden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+func TestBuildRebuildsVerdictsAndFillsNils(t *testing.T) {
+	in := sample()
+	in.Answers[1].Reasons, in.Answers[1].ReasonCalls = nil, nil
+	in.Answers[0].Verdict = "stale"
+	pm := Build(in)
+	v := pm.Answers[0].Verdict
+	for _, want := range []string{`says "There is no flag."`, "WebFetch of https://example.com/docs", "with no notice", "(plus 1 other incomplete input)"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("verdict lacks %q: %s", want, v)
+		}
+	}
+	if pm.Answers[1].Verdict != "Answer at 00:02:50 used no tool results." {
+		t.Errorf("verdict of an answer without inputs = %q", pm.Answers[1].Verdict)
+	}
+	if pm.Answers[1].Reasons == nil || pm.Answers[1].ReasonCalls == nil || pm.Answers[1].InputCallIDs == nil {
+		t.Error("nil slices would marshal as null, not []")
+	}
+	if in.Answers[0].Verdict != "stale" {
+		t.Error("Build modified its input")
+	}
+}
+
+func TestFindExpected(t *testing.T) {
+	call := func(id string, truncated bool, strategy schema.Strategy, ctx, orig string) schema.ToolCall {
+		return schema.ToolCall{CallID: id, ContextSHA256: ctx, OriginalSHA256: orig,
+			Forensics: schema.Forensics{Truncated: truncated, Strategy: strategy}}
+	}
+	for _, tc := range []struct {
+		name                          string
+		call                          schema.ToolCall
+		stored                        map[string]StoredText
+		original, context, cut, unavl bool
+	}{
+		{"cut from the saved original", call("c", true, schema.StrategySpillToFile, "x", "o"),
+			map[string]StoredText{"x": {}, "o": {Contains: true}}, true, false, true, false},
+		{"seen in full", call("c", false, schema.StrategyNone, "x", ""),
+			map[string]StoredText{"x": {Contains: true}}, true, true, false, false},
+		{"seen in a head, original not stored", call("c", true, schema.StrategyHead, "x", ""),
+			map[string]StoredText{"x": {Contains: true}}, true, true, false, false},
+		{"in a summary is not proof of the original", call("c", true, schema.StrategySummary, "x", ""),
+			map[string]StoredText{"x": {Contains: true}}, false, true, false, false},
+		{"truncated, original never stored", call("c", true, schema.StrategyHead, "x", ""),
+			map[string]StoredText{"x": {}}, false, false, false, true},
+		{"truncated, original capped before the text", call("c", true, schema.StrategyHead, "x", "o"),
+			map[string]StoredText{"x": {}, "o": {Capped: true}}, false, false, false, true},
+		{"truncated, original searched in full", call("c", true, schema.StrategyHead, "x", "o"),
+			map[string]StoredText{"x": {}, "o": {}}, false, false, false, false},
+		{"nothing stored, not truncated", call("c", false, schema.StrategyNone, "", ""),
+			nil, false, false, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := FindExpected("needle", []schema.ToolCall{tc.call}, tc.stored)
+			got := [4]bool{len(e.FoundInOriginal) == 1, len(e.FoundInContext) == 1, len(e.CutFrom) == 1, len(e.OriginalUnavailable) == 1}
+			want := [4]bool{tc.original, tc.context, tc.cut, tc.unavl}
+			if got != want {
+				t.Fatalf("original/context/cut/unavailable = %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+// TestJSONContract checks the DESIGN §8 shape of the JSON form: unknown
+// sizes are null, lists are never null, and expect is present only when asked.
+func TestJSONContract(t *testing.T) {
+	pm := samplePostmortem()
+	var b bytes.Buffer
+	if err := WriteJSON(&b, &pm); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		SessionID string `json:"session_id"`
+		Source    string `json:"source"`
+		ToolCalls []struct {
+			CallID   string                     `json:"call_id"`
+			Original map[string]json.RawMessage `json:"original"`
+			Shown    map[string]json.RawMessage `json:"shown"`
+			Total    json.RawMessage            `json:"total"`
+			Coverage json.RawMessage            `json:"session_coverage"`
+		} `json:"tool_calls"`
+		Answers []map[string]json.RawMessage `json:"answers"`
+		Expect  map[string]json.RawMessage   `json:"expect"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.SessionID != "sess-1" || doc.Source != "claude_code" || len(doc.ToolCalls) != 3 || len(doc.Answers) != 2 {
+		t.Fatalf("doc = %+v", doc)
+	}
+	sub := doc.ToolCalls[1]
+	for _, k := range []string{"bytes", "chars", "lines", "tokens"} {
+		if string(sub.Original[k]) != "null" {
+			t.Errorf("unknown original.%s = %s, want null", k, sub.Original[k])
+		}
+	}
+	if string(sub.Total) != "null" || string(sub.Coverage) != "null" || string(sub.Shown["end"]) != "100000" {
+		t.Errorf("sub-agent call: total %s coverage %s shown %v", sub.Total, sub.Coverage, sub.Shown)
+	}
+	if string(doc.Answers[1]["reasons"]) != "[]" || string(doc.Answers[1]["incomplete_inputs"]) != "[]" {
+		t.Errorf("empty lists: reasons %s incomplete_inputs %s", doc.Answers[1]["reasons"], doc.Answers[1]["incomplete_inputs"])
+	}
+	var cut, inContext []string
+	if err := json.Unmarshal(doc.Expect["cut_from"], &cut); err != nil || len(cut) != 1 || cut[0] != "toolu_bash" {
+		t.Errorf("expect.cut_from = %s", doc.Expect["cut_from"])
+	}
+	if err := json.Unmarshal(doc.Expect["found_in_context"], &inContext); err != nil || inContext == nil || len(inContext) != 0 {
+		t.Errorf("expect.found_in_context = %s, want []", doc.Expect["found_in_context"])
+	}
+	pm.Expect = nil
+	b.Reset()
+	if err := WriteJSON(&b, &pm); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), `"expect"`) {
+		t.Error("expect present without --expect")
+	}
+}
+
+func TestSessionFromRecords(t *testing.T) {
+	in := sample()
+	got := SessionFromRecords("sess-1", in.Calls, in.Answers)
+	want := schema.Session{
+		SessionID: "sess-1", Source: in.Calls[0].Source, StartedAt: t0, EndedAt: t0.Add(3 * time.Minute),
+		Turns: 2, ToolCalls: 3, TruncatedCalls: 2, SilentCalls: 1, Answers: 2, RiskyAnswers: 1, MaxRisk: schema.RiskHigh,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got  %+v\nwant %+v", got, want)
+	}
+}
+
+func TestPercentNeverRoundsToTheEnds(t *testing.T) {
+	for v, want := range map[float64]string{0: "0%", 0.001: "<1%", 0.013: "1%", 0.5: "50%", 0.995: ">99%", 1: "100%", 1.2: "100%"} {
+		if got := percent(v); got != want {
+			t.Errorf("percent(%v) = %s, want %s", v, got, want)
+		}
+	}
+}
+
+func TestCodeSpan(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain":       "`plain`",
+		"a|b":         "`a|b`",
+		"has `ticks`": "`` has `ticks` ``",
+		"two\nlines":  "`two lines`",
+		"":            "",
+	} {
+		if got := code(in); got != want {
+			t.Errorf("code(%q) = %s, want %s", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,21 @@
+package chstore
+
+import (
+	"context"
+
+	"github.com/ctxaudit/ctxaudit/schema"
+)
+
+// ReadShape names an alternative shape of the per-session read, so the
+// benchmark can measure the choice queries.go made against the others.
+type ReadShape struct {
+	// Final deduplicates with FINAL instead of ORDER BY … LIMIT 1 BY.
+	Final bool
+	// NoSpan drops the ts bound, so every partition is read.
+	NoSpan bool
+}
+
+// SessionToolCallsShaped is SessionToolCalls with an alternative query shape.
+func (s *Store) SessionToolCallsShaped(ctx context.Context, sp SessionSpan, f CallFilter, shape ReadShape) ([]schema.ToolCall, error) {
+	return s.sessionToolCalls(ctx, sp, f, readVariant{final: shape.Final, noSpan: shape.NoSpan})
+}

@@ -1,0 +1,490 @@
+package chstore
+
+// Read queries for the postmortem tools (`ctxaudit sessions`, `ctxaudit
+// postmortem`).
+//
+// Cost model. tool_calls and answers are ORDER BY (session_id, id) and
+// PARTITION BY day of ts. A condition on session_id alone selects a key
+// range in every active part, and ClickHouse reads whole granules (8,192
+// rows), so a lookup by session touches a granule per part of the whole
+// table: ~650,000 rows on 10 million calls over 58 days. Every per-session
+// read therefore first learns the session's time span (SessionSpan:
+// min/max(ts), two narrow columns) and then bounds ts by it, so partition
+// pruning leaves only the days the session ran on. The session_id condition
+// goes in PREWHERE, so the wide columns are read only for granules that hold
+// the session.
+//
+// Deduplication. The tables are ReplacingMergeTree(version) and may hold
+// not-yet-merged duplicates. Per-session reads keep the latest version with
+// `ORDER BY key, version DESC LIMIT 1 BY key` rather than FINAL. With the ts
+// bound both cost the same; LIMIT 1 BY is also right when two versions of a
+// row landed in different partitions, which FINAL (a per-partition merge)
+// would return twice.
+//
+// Measured on 18.16 (BenchmarkSessionRead: 10 million calls over 58 days,
+// one 50-call session stored twice; two runs): span 31–45 ms; the session's
+// calls with the ts bound 14–15 ms with LIMIT 1 BY and 12–17 ms with FINAL,
+// without the bound 88–109 ms and 88–95 ms; FINAL with neither PREWHERE nor
+// the bound took 3 to 5 s.
+//
+// Paging. A session can have hundreds of thousands of calls; they are read
+// in pages of primary-key ranges, never in one result (see pagedQuery.run).
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/ctxaudit/ctxaudit/schema"
+)
+
+// DefaultPageSize is the number of rows per round trip of a paged read.
+const DefaultPageSize = 10000
+
+// maxIDsPerQuery bounds an IN list, keeping the query text well under the
+// server's max_query_size (256 KiB by default).
+const maxIDsPerQuery = 1000
+
+// TimeRange is the span of one table's rows for a session. Rows counts stored
+// rows, not-yet-merged duplicates included: it tells "none" from "some", not
+// how many.
+type TimeRange struct {
+	From, To time.Time
+	Rows     uint64
+}
+
+// SessionSpan is where one session's rows lie in time.
+type SessionSpan struct {
+	SessionID string
+	Calls     TimeRange
+	Answers   TimeRange
+}
+
+// Found reports whether the session has any stored call or answer.
+func (sp SessionSpan) Found() bool { return sp.Calls.Rows > 0 || sp.Answers.Rows > 0 }
+
+// SessionSpan reads the time span of a session's calls and answers: the
+// bound that lets every later read of the session prune partitions.
+func (s *Store) SessionSpan(ctx context.Context, sessionID string) (SessionSpan, error) {
+	sp := SessionSpan{SessionID: sessionID}
+	query := "SELECT 'calls' AS what, min(ts), max(ts), count() FROM " + s.table("tool_calls") + " WHERE session_id = ?" +
+		" UNION ALL SELECT 'answers' AS what, min(ts), max(ts), count() FROM " + s.table("answers") + " WHERE session_id = ?"
+	rows, err := s.conn.Query(ctx, query, sessionID, sessionID)
+	if err != nil {
+		return sp, fmt.Errorf("query time span of session %s: %w", sessionID, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			what     string
+			from, to time.Time
+			n        uint64
+		)
+		if err := rows.Scan(&what, &from, &to, &n); err != nil {
+			return sp, fmt.Errorf("scan time span of session %s: %w", sessionID, err)
+		}
+		r := TimeRange{From: from.UTC(), To: to.UTC(), Rows: n}
+		if n == 0 {
+			r = TimeRange{}
+		}
+		if what == "calls" {
+			sp.Calls = r
+		} else {
+			sp.Answers = r
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return sp, fmt.Errorf("read time span of session %s: %w", sessionID, err)
+	}
+	return sp, nil
+}
+
+// SessionRow returns a session's row at its latest version; found is false
+// when the session has none (the collector may not have written it yet).
+// Unlike Session it avoids FINAL and puts session_id in PREWHERE: on 18.16,
+// with 200,000 sessions, 23–55 ms against 0.2–0.4 s.
+func (s *Store) SessionRow(ctx context.Context, sessionID string) (schema.Session, bool, error) {
+	query := "SELECT " + columnNames(sessionColumns) + " FROM " + s.table("sessions") +
+		" PREWHERE session_id = ? ORDER BY version DESC LIMIT 1"
+	rows, err := s.conn.Query(ctx, query, sessionID)
+	if err != nil {
+		return schema.Session{}, false, fmt.Errorf("query session %s: %w", sessionID, err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return schema.Session{}, false, fmt.Errorf("query session %s: %w", sessionID, err)
+		}
+		return schema.Session{}, false, nil
+	}
+	sess, err := scanSession(rows)
+	if err != nil {
+		return sess, false, fmt.Errorf("scan session %s: %w", sessionID, err)
+	}
+	return sess, true, nil
+}
+
+// CallFilter narrows SessionToolCalls. The zero value reads every call.
+type CallFilter struct {
+	// Turns keeps only calls of these turns (sub-agent calls belong to the
+	// turn that spawned them).
+	Turns []int
+	// CallIDs keeps only these calls.
+	CallIDs []string
+	// PageSize is the number of rows per round trip (default DefaultPageSize).
+	PageSize int
+}
+
+// SessionToolCalls returns the calls of the session sp describes, each at its
+// latest version, in call order (ts, then source line, then id). It reads
+// only the days of sp and pages through the session by call_id.
+func (s *Store) SessionToolCalls(ctx context.Context, sp SessionSpan, f CallFilter) ([]schema.ToolCall, error) {
+	return s.sessionToolCalls(ctx, sp, f, readVariant{})
+}
+
+func (s *Store) sessionToolCalls(ctx context.Context, sp SessionSpan, f CallFilter, v readVariant) ([]schema.ToolCall, error) {
+	if sp.Calls.Rows == 0 {
+		return nil, nil
+	}
+	q := pagedQuery{
+		table: "tool_calls", key: "call_id", columns: columnNames(toolCallColumns),
+		sessionID: sp.SessionID, span: sp.Calls, pageSize: f.PageSize, variant: v,
+	}
+	if len(f.Turns) > 0 {
+		turns := make([]any, len(f.Turns))
+		for i, t := range f.Turns {
+			turns[i] = uint32(max(t, 0))
+		}
+		q.where = append(q.where, "turn IN ?")
+		q.args = append(q.args, clickhouse.GroupSet{Value: turns})
+	}
+	var out []schema.ToolCall
+	err := q.forEachIDChunk(f.CallIDs, func(q pagedQuery) error {
+		return q.run(ctx, s, func(rows driver.Rows) error {
+			c, err := scanToolCall(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, c)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read tool calls of session %s: %w", sp.SessionID, err)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return callBefore(&out[i], &out[j]) })
+	return out, nil
+}
+
+// SessionAnswers returns the answers of the session sp describes, each at its
+// latest version, in time order.
+func (s *Store) SessionAnswers(ctx context.Context, sp SessionSpan) ([]schema.Answer, error) {
+	if sp.Answers.Rows == 0 {
+		return nil, nil
+	}
+	q := pagedQuery{
+		table: "answers", key: "message_id", columns: columnNames(answerColumns),
+		sessionID: sp.SessionID, span: sp.Answers,
+	}
+	var out []schema.Answer
+	err := q.run(ctx, s, func(rows driver.Rows) error {
+		a, err := scanAnswer(rows)
+		if err != nil {
+			return err
+		}
+		out = append(out, a)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read answers of session %s: %w", sp.SessionID, err)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if !out[i].Timestamp.Equal(out[j].Timestamp) {
+			return out[i].Timestamp.Before(out[j].Timestamp)
+		}
+		return out[i].MessageID < out[j].MessageID
+	})
+	return out, nil
+}
+
+func callBefore(a, b *schema.ToolCall) bool {
+	if !a.Timestamp.Equal(b.Timestamp) {
+		return a.Timestamp.Before(b.Timestamp)
+	}
+	if a.SourceLine != b.SourceLine {
+		return a.SourceLine < b.SourceLine
+	}
+	return a.CallID < b.CallID
+}
+
+// pagedQuery reads one session's rows of a table in primary-key order, a
+// page at a time, keeping the latest version of each key.
+type pagedQuery struct {
+	table, key, columns string
+	sessionID           string
+	span                TimeRange
+	where               []string
+	args                []any
+	pageSize            int
+	// variant is always the zero value outside the benchmark that compares
+	// query shapes (export_test.go).
+	variant readVariant
+}
+
+// readVariant selects an alternative query shape, for measurement only.
+type readVariant struct {
+	// final deduplicates with FINAL instead of LIMIT 1 BY.
+	final bool
+	// noSpan drops the ts bound, so no partition is pruned.
+	noSpan bool
+}
+
+// forEachIDChunk runs fn once with no id condition when ids is empty, else
+// once per chunk of ids with `key IN chunk` added.
+func (q pagedQuery) forEachIDChunk(ids []string, fn func(pagedQuery) error) error {
+	if len(ids) == 0 {
+		return fn(q)
+	}
+	for start := 0; start < len(ids); start += maxIDsPerQuery {
+		chunk := ids[start:min(start+maxIDsPerQuery, len(ids))]
+		set := make([]any, len(chunk))
+		for i, id := range chunk {
+			set[i] = id
+		}
+		cq := q
+		cq.where = append(append([]string(nil), q.where...), q.key+" IN ?")
+		cq.args = append(append([]any(nil), q.args...), clickhouse.GroupSet{Value: set})
+		if err := fn(cq); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// run reads the rows in scope; scan reads one row. A session that fits in
+// one page is read with one query. A bigger one is read in pages of key
+// ranges: first its distinct keys (one narrow column), then each page with
+// both ends bound, so every page reads only its own granules. Keyset paging
+// with just a lower bound would re-read the rest of the session for every
+// page (18.16 cannot stop reading at LIMIT in key order), which is
+// quadratic in the session's size.
+func (q pagedQuery) run(ctx context.Context, s *Store, scan func(driver.Rows) error) error {
+	size := q.pageSize
+	if size <= 0 {
+		size = DefaultPageSize
+	}
+	if q.span.Rows <= uint64(size) { // Rows counts duplicates: an upper bound
+		return q.page(ctx, s, "", "", scan)
+	}
+	keys, err := q.keys(ctx, s)
+	if err != nil {
+		return err
+	}
+	for start := 0; start < len(keys); start += size {
+		lo, hi := keys[start], keys[min(start+size, len(keys))-1]
+		if err := q.page(ctx, s, lo, hi, scan); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// from is the FROM … PREWHERE … WHERE clause shared by the page and key
+// queries, with extra conditions appended, and its arguments.
+func (q pagedQuery) from(s *Store, extra []string, extraArgs ...any) (string, []any) {
+	var conds []string
+	args := []any{q.sessionID}
+	if !q.variant.noSpan {
+		// ts is bound as Unix seconds: toDateTime(UInt32) means the same
+		// on every server version, whatever its time zone.
+		conds = append(conds, "ts >= toDateTime(?)", "ts <= toDateTime(?)")
+		args = append(args, q.span.From.Unix(), q.span.To.Unix())
+	}
+	conds = append(append(conds, q.where...), extra...)
+	args = append(append(args, q.args...), extraArgs...)
+	clause := " FROM " + s.table(q.table)
+	if q.variant.final {
+		clause += " FINAL"
+	}
+	clause += " PREWHERE session_id = ?"
+	if len(conds) > 0 {
+		clause += " WHERE " + strings.Join(conds, " AND ")
+	}
+	return clause, args
+}
+
+// keys lists the distinct keys in scope, in key order.
+func (q pagedQuery) keys(ctx context.Context, s *Store) ([]string, error) {
+	from, args := q.from(s, nil)
+	rows, err := s.conn.Query(ctx, "SELECT DISTINCT "+q.key+from+" ORDER BY "+q.key, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list %s of %s.%s: %w", q.key, s.database, q.table, err)
+	}
+	defer rows.Close()
+	var keys []string
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			return nil, fmt.Errorf("list %s of %s.%s: %w", q.key, s.database, q.table, err)
+		}
+		keys = append(keys, k)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list %s of %s.%s: %w", q.key, s.database, q.table, err)
+	}
+	return keys, nil
+}
+
+// page reads the rows with keys in [lo, hi], or all rows in scope when lo
+// and hi are empty, at their latest versions.
+func (q pagedQuery) page(ctx context.Context, s *Store, lo, hi string, scan func(driver.Rows) error) error {
+	var from string
+	var args []any
+	if lo == "" && hi == "" {
+		from, args = q.from(s, nil)
+	} else {
+		from, args = q.from(s, []string{q.key + " >= ?", q.key + " <= ?"}, lo, hi)
+	}
+	query := "SELECT " + q.columns + from + " ORDER BY " + q.key
+	if !q.variant.final {
+		query += ", version DESC LIMIT 1 BY " + q.key
+	}
+	rows, err := s.conn.Query(ctx, query, args...)
+	if err != nil {
+		return fmt.Errorf("query %s.%s from %s %q: %w", s.database, q.table, q.key, lo, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := scan(rows); err != nil {
+			return fmt.Errorf("read %s.%s from %s %q: %w", s.database, q.table, q.key, lo, err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read %s.%s from %s %q: %w", s.database, q.table, q.key, lo, err)
+	}
+	return nil
+}
+
+// SessionFilter selects sessions for ListSessions. The zero value lists the
+// most recent sessions of any source and risk.
+type SessionFilter struct {
+	// ActiveSince keeps sessions that started or ended at or after it.
+	ActiveSince time.Time
+	// MinRisk keeps sessions whose worst answer is at least this risky.
+	MinRisk schema.Risk
+	// Source keeps one harness's sessions.
+	Source schema.Harness
+	// Limit bounds the result (default 100).
+	Limit int
+}
+
+// ListSessions returns the sessions matching f, the most recently active
+// first. The sessions table holds one row per session, so this reads it
+// whole: it first keeps each session's latest version (LIMIT 1 BY, which
+// unlike FINAL also collapses versions that sit in different day
+// partitions because a session's start moved), then filters, so that a
+// stale version can never match a filter on max_risk. On 18.16 this took
+// the same time as FINAL (0.3 s for 200,000 sessions on a busy machine).
+func (s *Store) ListSessions(ctx context.Context, f SessionFilter) ([]schema.Session, error) {
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	cols := columnNames(sessionColumns)
+	inner := "SELECT " + cols + " FROM " + s.table("sessions")
+	var args []any
+	if f.Source != "" {
+		inner += " WHERE source = ?" // the same in every version of a session
+		args = append(args, string(f.Source))
+	}
+	inner += " ORDER BY session_id, version DESC LIMIT 1 BY session_id"
+	var conds []string
+	if !f.ActiveSince.IsZero() {
+		conds = append(conds, "greatest(started_at, ended_at) >= toDateTime(?)")
+		args = append(args, max(f.ActiveSince.Unix(), 0))
+	}
+	if f.MinRisk != "" {
+		// The Enum8 values are the severities (none=0 … high=3).
+		conds = append(conds, "toInt8(max_risk) >= ?")
+		args = append(args, f.MinRisk.Severity())
+	}
+	query := "SELECT " + cols + " FROM (" + inner + ")"
+	if len(conds) > 0 {
+		query += " WHERE " + strings.Join(conds, " AND ")
+	}
+	query += " ORDER BY greatest(started_at, ended_at) DESC, session_id LIMIT " + fmt.Sprint(limit)
+	rows, err := s.conn.Query(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	defer rows.Close()
+	var out []schema.Session
+	for rows.Next() {
+		sess, err := scanSession(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list sessions: %w", err)
+		}
+		out = append(out, sess)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	return out, nil
+}
+
+// TextMatch is what SearchToolOutputs found in one stored output text.
+type TextMatch struct {
+	// Contains: the stored text holds the needle.
+	Contains bool
+	// Capped: the stored text is a prefix of the output (it was longer than
+	// the storage cap), so a miss does not prove absence.
+	Capped bool
+}
+
+// SearchToolOutputs looks for needle (case-sensitive, as written) in the
+// stored tool_outputs texts with the given SHA-256 hashes. Hashes with no
+// stored text are absent from the result. Texts are content-addressed and
+// identical across versions, so no deduplication is needed.
+func (s *Store) SearchToolOutputs(ctx context.Context, hashes []string, needle string) (map[string]TextMatch, error) {
+	out := make(map[string]TextMatch, len(hashes))
+	seen := make(map[string]bool, len(hashes))
+	var uniq []any
+	for _, h := range hashes {
+		if h != "" && !seen[h] {
+			seen[h] = true
+			uniq = append(uniq, h)
+		}
+	}
+	query := "SELECT sha256, max(position(text, ?) > 0), max(capped) FROM " + s.table("tool_outputs") +
+		" PREWHERE sha256 IN ? GROUP BY sha256"
+	for start := 0; start < len(uniq); start += maxIDsPerQuery {
+		chunk := uniq[start:min(start+maxIDsPerQuery, len(uniq))]
+		rows, err := s.conn.Query(ctx, query, needle, clickhouse.GroupSet{Value: chunk})
+		if err != nil {
+			return nil, fmt.Errorf("search tool outputs: %w", err)
+		}
+		err = func() error {
+			defer rows.Close()
+			for rows.Next() {
+				var (
+					sha             string
+					found, isCapped uint8
+				)
+				if err := rows.Scan(&sha, &found, &isCapped); err != nil {
+					return err
+				}
+				out[sha] = TextMatch{Contains: found == 1, Capped: isCapped == 1}
+			}
+			return rows.Err()
+		}()
+		if err != nil {
+			return nil, fmt.Errorf("search tool outputs: %w", err)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,66 @@
+package chstore_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/ctxaudit/ctxaudit/schema/chstore"
+	"github.com/ctxaudit/ctxaudit/schema/chstore/chstoretest"
+)
+
+// BenchmarkSessionRead reads one 50-call session (two versions of each row
+// on disk) from a table of 10 million calls over 58 days, in the shape
+// queries.go uses and in the alternatives it was chosen over: FINAL instead
+// of LIMIT 1 BY, and either without the ts bound that prunes partitions.
+// Set CTXAUDIT_BENCH_TOOL_CALLS for a smaller table and
+// CTXAUDIT_BENCH_CLICKHOUSE to keep the filled table between runs.
+func BenchmarkSessionRead(b *testing.B) {
+	ctx := context.Background()
+	s, session := chstoretest.BenchStore(b, chstoretest.BenchOptions(b))
+	b.Run("span", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := s.SessionSpan(ctx, session); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	sp, err := s.SessionSpan(ctx, session)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, shape := range []struct {
+		name  string
+		shape chstore.ReadShape
+	}{
+		{"limit1by+span", chstore.ReadShape{}},
+		{"final+span", chstore.ReadShape{Final: true}},
+		{"limit1by", chstore.ReadShape{NoSpan: true}},
+		{"final", chstore.ReadShape{Final: true, NoSpan: true}},
+	} {
+		b.Run("calls/"+shape.name, func(b *testing.B) {
+			for b.Loop() {
+				calls, err := s.SessionToolCallsShaped(ctx, sp, chstore.CallFilter{}, shape.shape)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(calls) != 50 {
+					b.Fatalf("read %d calls, want 50", len(calls))
+				}
+			}
+		})
+	}
+	b.Run("answers", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := s.SessionAnswers(ctx, sp); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("session-row", func(b *testing.B) {
+		for b.Loop() {
+			if _, _, err := s.SessionRow(ctx, session); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -1,0 +1,96 @@
+package chstore
+
+import (
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/ctxaudit/ctxaudit/schema"
+)
+
+// The scanners below read one row selected with columnNames(xxxColumns), in
+// that column order. They are the inverse of the column tables in writer.go;
+// TestReadBackEveryField (queries_test.go) writes every field and reads it
+// back through them, so a column added to one side only fails there.
+
+func scanToolCall(rows driver.Rows) (schema.ToolCall, error) {
+	var (
+		r                                                            schema.ToolCall
+		ts                                                           time.Time
+		tsNs, turn                                                   uint32
+		source, origSource, kind, strategy, unit                     string
+		sidechain, isError, truncated, partial                       uint8
+		dRange, dReason, dNext, dScore, understated, followed, srchd uint8
+		ob, oc, ol, ot, cb, cc, cl, ct, ss, se, total                *uint64
+		coverage                                                     *float64
+		line, version                                                uint64
+	)
+	if err := rows.Scan(&r.SessionID, &r.CallID, &ts, &tsNs, &r.Tool, &source, &r.HarnessVersion, &r.Model,
+		&r.Project, &r.Cwd, &r.GitBranch, &r.AgentID, &sidechain, &turn, &r.MessageID, &r.Arguments, &r.Target,
+		&isError, &ob, &oc, &ol, &ot, &origSource, &cb, &cc, &cl, &ct, &truncated, &kind, &strategy, &partial,
+		&ss, &se, &unit, &total, &r.Reason, &dRange, &dReason, &dNext, &dScore, &r.NextHint, &r.SavedRef,
+		&r.RefVersion, &r.Marker, &understated, &r.Detector, &followed, &r.ContinuationOf, &coverage, &srchd,
+		&r.OriginalSHA256, &r.ContextSHA256, &r.SourceFile, &line, &version); err != nil {
+		return r, err
+	}
+	r.Timestamp = ts.Add(time.Duration(tsNs)).UTC()
+	r.Source = schema.Harness(source)
+	r.Sidechain, r.IsError, r.Truncated, r.PartialByRequest = sidechain == 1, isError == 1, truncated == 1, partial == 1
+	r.Turn = int(turn)
+	r.Original = schema.Original{Sizes: sizes(ob, oc, ol, ot), Source: schema.OriginalSource(origSource)}
+	r.Context = sizes(cb, cc, cl, ct)
+	r.Kind, r.Strategy = schema.TruncationKind(kind), schema.Strategy(strategy)
+	r.Shown = schema.Range{Start: schema.CountFromPtr(ss), End: schema.CountFromPtr(se), Unit: schema.Unit(unit)}
+	r.Total = schema.CountFromPtr(total)
+	r.Disclosure = schema.Disclosure{Range: dRange == 1, Reason: dReason == 1, Next: dNext == 1}
+	r.MarkerUnderstated, r.FollowedUp, r.Searched = understated == 1, followed == 1, srchd == 1
+	r.SessionCoverage = schema.RatioFromPtr(coverage)
+	r.SourceLine = int64(line)
+	return r, nil
+}
+
+func scanAnswer(rows driver.Rows) (schema.Answer, error) {
+	var (
+		r                       schema.Answer
+		ts                      time.Time
+		tsNs, turn              uint32
+		source, risk            string
+		sidechain, absenceClaim uint8
+		reasonCalls             [][]string
+		version                 uint64
+	)
+	if err := rows.Scan(&r.SessionID, &r.MessageID, &ts, &tsNs, &turn, &source, &r.Model, &r.AgentID, &sidechain,
+		&r.Text, &r.InputCallIDs, &r.IncompleteInputs, &absenceClaim, &risk, &r.Reasons, &reasonCalls,
+		&r.Verdict, &version); err != nil {
+		return r, err
+	}
+	r.Timestamp = ts.Add(time.Duration(tsNs)).UTC()
+	r.Turn, r.Source, r.Risk = int(turn), schema.Harness(source), schema.Risk(risk)
+	r.Sidechain, r.AbsenceClaim = sidechain == 1, absenceClaim == 1
+	r.ReasonCalls = make(map[string][]string, len(r.Reasons))
+	for i, reason := range r.Reasons {
+		if i < len(reasonCalls) {
+			r.ReasonCalls[reason] = reasonCalls[i]
+		}
+	}
+	return r, nil
+}
+
+func scanSession(rows driver.Rows) (schema.Session, error) {
+	var (
+		sess                                                     schema.Session
+		source, maxRisk                                          string
+		turns, calls, truncated, silent, answers, risky, compact uint32
+		version                                                  uint64
+	)
+	if err := rows.Scan(&sess.SessionID, &source, &sess.HarnessVersion, &sess.Model, &sess.Project, &sess.Cwd,
+		&sess.GitBranch, &sess.StartedAt, &sess.EndedAt, &sess.SourceFile, &turns, &calls, &truncated, &silent,
+		&answers, &risky, &compact, &maxRisk, &sess.InputTokens, &sess.OutputTokens, &version); err != nil {
+		return sess, err
+	}
+	sess.Source, sess.MaxRisk = schema.Harness(source), schema.Risk(maxRisk)
+	sess.StartedAt, sess.EndedAt = sess.StartedAt.UTC(), sess.EndedAt.UTC()
+	sess.Turns, sess.ToolCalls, sess.TruncatedCalls, sess.SilentCalls = int(turns), int(calls), int(truncated), int(silent)
+	sess.Answers, sess.RiskyAnswers, sess.Compactions = int(answers), int(risky), int(compact)
+	return sess, nil
+}
