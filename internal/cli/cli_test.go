@@ -114,3 +114,16 @@ func TestConfigPrecedence(t *testing.T) {
 		}
 	})
 }
+
+// A file named just "ctxaudit" (the binary, typically) in the working
+// directory is not a config file.
+func TestBinaryBesideIsNotConfig(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "ctxaudit"), []byte("\x7fELF\x00\x01binary"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	if code, _, errOut := run(t, "version"); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+}

@@ -126,17 +126,20 @@ func (a *app) loadConfig(cmd *cobra.Command) error {
 		}
 		return nil
 	}
-	v.SetConfigName("ctxaudit")
-	v.SetConfigType("yaml")
-	v.AddConfigPath(".")
+	// Look for ctxaudit.yaml by full name: viper's name-based search would also
+	// match a file called just "ctxaudit" — such as the binary itself.
+	candidates := []string{"ctxaudit.yaml"}
 	if home, err := os.UserHomeDir(); err == nil {
-		v.AddConfigPath(filepath.Join(home, ".config", "ctxaudit"))
+		candidates = append(candidates, filepath.Join(home, ".config", "ctxaudit", "ctxaudit.yaml"))
 	}
-	v.AddConfigPath("/etc/ctxaudit")
-	if err := v.ReadInConfig(); err != nil {
-		var notFound viper.ConfigFileNotFoundError
-		if !errors.As(err, &notFound) {
-			return usagef("read config %s: %w", v.ConfigFileUsed(), err)
+	candidates = append(candidates, "/etc/ctxaudit/ctxaudit.yaml")
+	for _, c := range candidates {
+		if info, err := os.Stat(c); err == nil && !info.IsDir() {
+			v.SetConfigFile(c)
+			if err := v.ReadInConfig(); err != nil {
+				return usagef("read config %s: %w", c, err)
+			}
+			break
 		}
 	}
 	return nil

@@ -94,3 +94,7 @@ func scanSession(rows driver.Rows) (schema.Session, error) {
 	sess.Answers, sess.RiskyAnswers, sess.Compactions = int(answers), int(risky), int(compact)
 	return sess, nil
 }
+
+func sizes(b, c, l, t *uint64) schema.Sizes {
+	return schema.Sizes{Bytes: schema.CountFromPtr(b), Chars: schema.CountFromPtr(c), Lines: schema.CountFromPtr(l), Tokens: schema.CountFromPtr(t)}
+}
