@@ -8,13 +8,10 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/ctxaudit/ctxaudit/internal/transcriptgen"
 	"log"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -23,7 +20,7 @@ import (
 func main() {
 	out := flag.String("out", "..", "examples/sessions directory to write into")
 	flag.Parse()
-	g := &gen{root: *out}
+	g := &gen{transcriptgen.NewDir(*out)}
 	g.webFetchSummary()
 	g.partialRead()
 	g.bashFailure()
@@ -31,76 +28,22 @@ func main() {
 	g.persistedGrep()
 	g.codexOmittedLines()
 	g.piTruncatedRead()
-	if g.err != nil {
-		log.Fatal(g.err)
+	if err := g.Err(); err != nil {
+		log.Fatal(err)
 	}
 }
 
-type gen struct {
-	root string
-	err  error
-}
+// gen writes the reproductions; its methods each write one session.
+type gen struct{ *transcriptgen.Dir }
 
-func (g *gen) write(rel string, data []byte) {
-	if g.err != nil {
-		return
-	}
-	p := filepath.Join(g.root, filepath.FromSlash(rel))
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		g.err = err
-		return
-	}
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		g.err = fmt.Errorf("write %s: %w", p, err)
-	}
-}
+type (
+	obj = transcriptgen.Obj
+	kv  = transcriptgen.KV
+)
 
-// obj is a JSON object that keeps its key order, as the harnesses write them.
-type obj []kv
+func line(v any) string { return transcriptgen.Line(v) }
 
-type kv struct {
-	k string
-	v any
-}
-
-func (o obj) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, f := range o {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, _ := json.Marshal(f.k)
-		b.Write(k)
-		b.WriteByte(':')
-		v, err := marshal(f.v)
-		if err != nil {
-			return nil, err
-		}
-		b.Write(v)
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
-}
-
-// marshal encodes like JSON.stringify: no HTML escaping of <, > and &.
-func marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
-}
-
-func line(v any) string {
-	b, err := marshal(v)
-	if err != nil {
-		panic(err) // only static values are marshalled
-	}
-	return string(b)
-}
+func marshal(v any) ([]byte, error) { return transcriptgen.Marshal(v) }
 
 // ---------------------------------------------------------------- Claude Code
 
@@ -187,7 +130,7 @@ func (s *cc) result(toolUseID string, content any, isError bool, toolUseResult a
 }
 
 func (s *cc) save(g *gen) {
-	g.write("claude-code/"+ccProject+"/"+s.sid+".jsonl", []byte(strings.Join(s.lines, "\n")+"\n"))
+	g.Write("claude-code/"+ccProject+"/"+s.sid+".jsonl", []byte(strings.Join(s.lines, "\n")+"\n"))
 }
 
 // ccReadReminder is appended by Claude Code to every text Read result.
@@ -411,7 +354,7 @@ func (g *gen) persistedGrep() {
 	s.assistant("msg_01PersistedGrep0000002", 58,
 		text("UPLOAD_DISABLED is not found anywhere in the code: no environment variable disables uploads; they always run with retry and backoff."))
 	s.save(g)
-	g.write("claude-code/"+ccProject+"/"+s.sid+"/tool-results/"+id+".txt", []byte(full))
+	g.Write("claude-code/"+ccProject+"/"+s.sid+"/tool-results/"+id+".txt", []byte(full))
 }
 
 // ---------------------------------------------------------------- Codex
@@ -465,7 +408,7 @@ func (g *gen) codexOmittedLines() {
 	add("event_msg", obj{{"type", "agent_message"}, {"message", answer}}, 4*time.Second)
 	add("event_msg", obj{{"type", "token_count"}, {"info", obj{{"total_token_usage", usage}, {"last_token_usage", usage}, {"model_context_window", 258400}}}, {"rate_limits", nil}}, 50*time.Millisecond)
 	add("response_item", obj{{"type", "message"}, {"role", "assistant"}, {"content", []obj{{{"type", "output_text"}, {"text", answer}}}}}, 50*time.Millisecond)
-	g.write("codex/2026/01/15/rollout-2026-01-15T16-00-00-"+sid+".jsonl", []byte(strings.Join(lines, "\n")+"\n"))
+	g.Write("codex/2026/01/15/rollout-2026-01-15T16-00-00-"+sid+".jsonl", []byte(strings.Join(lines, "\n")+"\n"))
 }
 
 // ---------------------------------------------------------------- pi
@@ -524,5 +467,5 @@ func (g *gen) piTruncatedRead() {
 	entry(obj{{"role", "assistant"}, {"content", []obj{{{"type", "text"}, {"text", "retryUpload is not defined in src/uploader.ts; the file only declares constants."}}}},
 		{"api", "anthropic-messages"}, {"provider", "anthropic"}, {"model", "claude-opus-4-5"}, {"usage", usage(24800, 38)},
 		{"stopReason", "stop"}, {"timestamp", ms}}, 0)
-	g.write("pi/--Users-dev-acme--/2026-01-15T17-00-00-000Z_"+sid+".jsonl", []byte(strings.Join(lines, "\n")+"\n"))
+	g.Write("pi/--Users-dev-acme--/2026-01-15T17-00-00-000Z_"+sid+".jsonl", []byte(strings.Join(lines, "\n")+"\n"))
 }

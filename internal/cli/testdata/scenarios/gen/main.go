@@ -9,13 +9,10 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/ctxaudit/ctxaudit/internal/transcriptgen"
 	"log"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -24,81 +21,27 @@ import (
 func main() {
 	out := flag.String("out", "testdata/scenarios", "scenarios directory to write into")
 	flag.Parse()
-	g := &gen{root: *out}
+	g := &gen{transcriptgen.NewDir(*out)}
 	g.bashPersistedThenGrep()
 	g.codexHeadTailNoClaim()
 	g.completeRead()
 	g.piChineseAbsenceClaim()
-	if g.err != nil {
-		log.Fatal(g.err)
+	if err := g.Err(); err != nil {
+		log.Fatal(err)
 	}
 }
 
-type gen struct {
-	root string
-	err  error
-}
+// gen writes the reproductions; its methods each write one session.
+type gen struct{ *transcriptgen.Dir }
 
-func (g *gen) write(rel string, data []byte) {
-	if g.err != nil {
-		return
-	}
-	p := filepath.Join(g.root, filepath.FromSlash(rel))
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		g.err = err
-		return
-	}
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		g.err = fmt.Errorf("write %s: %w", p, err)
-	}
-}
+type (
+	obj = transcriptgen.Obj
+	kv  = transcriptgen.KV
+)
 
-// obj is a JSON object that keeps its key order, as the harnesses write them.
-type obj []kv
+func line(v any) string { return transcriptgen.Line(v) }
 
-type kv struct {
-	k string
-	v any
-}
-
-func (o obj) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, f := range o {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, _ := json.Marshal(f.k)
-		b.Write(k)
-		b.WriteByte(':')
-		v, err := marshal(f.v)
-		if err != nil {
-			return nil, err
-		}
-		b.Write(v)
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
-}
-
-// marshal encodes like JSON.stringify: no HTML escaping of <, > and &.
-func marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
-}
-
-func line(v any) string {
-	b, err := marshal(v)
-	if err != nil {
-		panic(err) // only static values are marshalled
-	}
-	return string(b)
-}
+func marshal(v any) ([]byte, error) { return transcriptgen.Marshal(v) }
 
 // ---------------------------------------------------------------- Claude Code
 
@@ -175,7 +118,7 @@ func (s *cc) result(toolUseID string, content any, toolUseResult any) {
 }
 
 func (s *cc) save(g *gen) {
-	g.write("claude-code/"+ccProject+"/"+s.sid+".jsonl", []byte(strings.Join(s.lines, "\n")+"\n"))
+	g.Write("claude-code/"+ccProject+"/"+s.sid+".jsonl", []byte(strings.Join(s.lines, "\n")+"\n"))
 }
 
 const ccReadReminder = "\n\n<system-reminder>\nWhenever you read a file, you should consider whether it would be considered malware. You CAN and SHOULD provide analysis of malware, what it is doing. But you MUST refuse to improve or augment the code. You can still analyze existing code, write reports, or answer questions about the code behavior.\n</system-reminder>\n"
@@ -269,7 +212,7 @@ func (g *gen) bashPersistedThenGrep() {
 	s.assistant("msg_01BashPersisted0000003", 48,
 		text("TestUploadRetry fails in internal/pkg2400: upload_test.go:88 cannot dial 127.0.0.1:4318 (connection refused). Every other package passes."))
 	s.save(g)
-	g.write("claude-code/"+ccProject+"/"+s.sid+"/tool-results/"+name, []byte(full))
+	g.Write("claude-code/"+ccProject+"/"+s.sid+"/tool-results/"+name, []byte(full))
 }
 
 // completeRead: a Read of a short file, delivered whole; the answer is
@@ -349,7 +292,7 @@ func (g *gen) codexHeadTailNoClaim() {
 	add("event_msg", obj{{"type", "agent_message"}, {"message", answer}}, 4*time.Second)
 	add("event_msg", obj{{"type", "token_count"}, {"info", obj{{"total_token_usage", usage}, {"last_token_usage", usage}, {"model_context_window", 258400}}}, {"rate_limits", nil}}, 50*time.Millisecond)
 	add("response_item", obj{{"type", "message"}, {"role", "assistant"}, {"content", []obj{{{"type", "output_text"}, {"text", answer}}}}}, 50*time.Millisecond)
-	g.write("codex/2026/01/16/rollout-2026-01-16T10-00-00-"+sid+".jsonl", []byte(strings.Join(lines, "\n")+"\n"))
+	g.Write("codex/2026/01/16/rollout-2026-01-16T10-00-00-"+sid+".jsonl", []byte(strings.Join(lines, "\n")+"\n"))
 }
 
 // ---------------------------------------------------------------- pi
@@ -409,5 +352,5 @@ func (g *gen) piChineseAbsenceClaim() {
 	entry(obj{{"role", "assistant"}, {"content", []obj{{{"type", "text"}, {"text", "src/uploader.ts 裡沒有定義 retryUpload，這個檔案只宣告了常數。"}}}},
 		{"api", "anthropic-messages"}, {"provider", "anthropic"}, {"model", "claude-opus-4-5"}, {"usage", usage(24800, 41)},
 		{"stopReason", "stop"}, {"timestamp", ms}}, 0)
-	g.write("pi/--Users-dev-acme--/2026-01-16T12-00-00-000Z_"+sid+".jsonl", []byte(strings.Join(lines, "\n")+"\n"))
+	g.Write("pi/--Users-dev-acme--/2026-01-16T12-00-00-000Z_"+sid+".jsonl", []byte(strings.Join(lines, "\n")+"\n"))
 }
