@@ -71,6 +71,11 @@ type Options struct {
 // each call and, when a saved full output was read, the original.
 type OutputOptions struct {
 	Store bool
+	// Originals also stores full originals (store_content: all): the saved
+	// output a notice pointed to, and — for a call that was not cut — the
+	// context itself, which then is the original. Without it only what the
+	// model saw is stored (store_content: context).
+	Originals bool
 	// MaxBytes caps each stored text (default DefaultMaxOutputBytes); the hash
 	// is always of the full text.
 	MaxBytes int
@@ -352,8 +357,12 @@ func (r *run) record(f file, rec transcript.Record, st *unitState) {
 		}
 		if r.opts.Outputs.Store && r.opts.DryRun == nil {
 			v.Call.ContextSHA256 = r.keepOutput(v.ContextText, v.Call.Timestamp)
-			if v.SavedText != nil {
+			switch {
+			case !r.opts.Outputs.Originals:
+			case v.SavedText != nil:
 				v.Call.OriginalSHA256 = r.keepOutput(string(v.SavedText), v.Call.Timestamp)
+			case !v.Call.Truncated && v.Call.Kind == schema.KindNone:
+				v.Call.OriginalSHA256 = v.Call.ContextSHA256
 			}
 		}
 		// Only the row is kept: the texts are not needed past this point,

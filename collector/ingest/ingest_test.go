@@ -347,11 +347,29 @@ func TestRunBadLines(t *testing.T) {
 	}
 }
 
+// With store_content: context only what the model saw is stored.
+func TestRunStoresContextOnly(t *testing.T) {
+	dir := filepath.Join(transcripttest.FixturesDir(t), "claude-code", "session-2.1.6-637ef6e7")
+	w := &recorder{}
+	if _, err := Run(context.Background(), []string{dir}, Options{Outputs: OutputOptions{Store: true, Redact: func(s string) (string, int) { return s, 0 }}}, w); err != nil {
+		t.Fatal(err)
+	}
+	grep := w.call("toolu_01PRASLbbpSRmj2CjAaB1NP4")
+	if grep.ContextSHA256 == "" || grep.OriginalSHA256 != "" {
+		t.Fatalf("context-only storing: hashes %q / %q; want a context hash and no original", grep.ContextSHA256, grep.OriginalSHA256)
+	}
+	for _, o := range w.outputs {
+		if o.Bytes == 85795 {
+			t.Fatal("the saved original was stored although only contexts were asked for")
+		}
+	}
+}
+
 func TestRunStoresOutputs(t *testing.T) {
 	dir := filepath.Join(transcripttest.FixturesDir(t), "claude-code", "session-2.1.6-637ef6e7")
 	redact := func(s string) (string, int) { return strings.ReplaceAll(s, "gray", "[user]"), strings.Count(s, "gray") }
 	w := &recorder{}
-	if _, err := Run(context.Background(), []string{dir}, Options{Outputs: OutputOptions{Store: true, MaxBytes: 4096, Redact: redact}}, w); err != nil {
+	if _, err := Run(context.Background(), []string{dir}, Options{Outputs: OutputOptions{Store: true, Originals: true, MaxBytes: 4096, Redact: redact}}, w); err != nil {
 		t.Fatal(err)
 	}
 	grep := w.call("toolu_01PRASLbbpSRmj2CjAaB1NP4")

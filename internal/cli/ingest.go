@@ -45,7 +45,8 @@ record per line.`,
 			switch store := a.v.GetString("store-content"); store {
 			case storeNone:
 			case storeContext, storeAll:
-				opts.Outputs = ingest.OutputOptions{Store: true, MaxBytes: a.v.GetInt("max-content-bytes"), Redact: redact.String}
+				opts.Outputs = ingest.OutputOptions{Store: true, Originals: store == storeAll,
+					MaxBytes: a.v.GetInt("max-content-bytes"), Redact: redact.String}
 			default:
 				return usagef("--store-content must be none, context or all, not %q", store)
 			}
