@@ -1,9 +1,6 @@
 package jsonscan
 
-import (
-	"encoding/binary"
-	"math/bits"
-)
+import "encoding/binary"
 
 // Check validates the first JSON value of d against the full grammar, as
 // encoding/json's scanner does, and returns the index just past it. Leading
@@ -127,16 +124,14 @@ const (
 	swarHighs = 0x8080808080808080
 )
 
-// swarSpecial flags (bit 7 of the byte) the bytes of v, little-endian, that
-// are a quote, a backslash or a control character (< 0x20): the bytes a
-// string scan must stop at. Each test is the "has zero byte" / "has byte
-// less than" idiom: a borrow can flag a byte above a flagged one, never
-// below, so the mask is non-zero exactly when v holds such a byte and its
-// lowest flag marks the first.
-func swarSpecial(v uint64) uint64 {
+// swarSpecial reports whether any of the eight bytes of v is a quote, a
+// backslash or a control character (< 0x20): the bytes a string scan must
+// stop at. Each test is the exact "has zero byte" / "has byte less than"
+// idiom; borrows can misplace which byte fired, never whether one did.
+func swarSpecial(v uint64) bool {
 	q := v ^ (swarOnes * '"')
 	b := v ^ (swarOnes * '\\')
-	return ((q-swarOnes)&^q | (b-swarOnes)&^b | (v-swarOnes*0x20)&^v) & swarHighs
+	return ((q-swarOnes)&^q|(b-swarOnes)&^b|(v-swarOnes*0x20)&^v)&swarHighs != 0
 }
 
 // checkString checks the string at d[i] == '"' as encoding/json does: no raw
@@ -146,26 +141,23 @@ func swarSpecial(v uint64) uint64 {
 func checkString(d []byte, i int) (int, error) {
 	j := i + 1
 	for {
-		// Eight bytes at a time to the block holding a special byte, then
-		// straight to that byte: the lowest flag of the mask is exact.
-		for j+8 <= len(d) {
-			if m := swarSpecial(binary.LittleEndian.Uint64(d[j:])); m != 0 {
-				j += bits.TrailingZeros64(m) >> 3
-				break
-			}
+		for j+8 <= len(d) && !swarSpecial(binary.LittleEndian.Uint64(d[j:])) {
 			j += 8
 		}
-		// Near the end, byte by byte.
-		for j < len(d) && d[j] >= 0x20 && d[j] != '"' && d[j] != '\\' {
-			j++
+		// At most eight bytes to the special byte the block holds (or the end).
+		for ; j < len(d); j++ {
+			c := d[j]
+			if c == '"' {
+				return j + 1, nil
+			}
+			if c < 0x20 {
+				return j, ErrSyntax
+			}
+			if c == '\\' {
+				break
+			}
 		}
 		if j >= len(d) {
-			return j, ErrSyntax
-		}
-		switch c := d[j]; {
-		case c == '"':
-			return j + 1, nil
-		case c < 0x20:
 			return j, ErrSyntax
 		}
 		// d[j] == '\\'
