@@ -3,6 +3,7 @@ package forensics
 import (
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ctxaudit/ctxaudit/schema"
 )
@@ -25,6 +26,7 @@ var (
 var mcpFetchRules = []rule{
 	{name: "mcp.fetch_truncated", match: fetchTruncated},
 	{name: "mcp.fetch_end", match: fetchEnd},
+	{name: "mcp.fetch_last_page", match: fetchLastPage},
 }
 
 var githubRules = []rule{
@@ -70,6 +72,25 @@ func fetchEnd(s *scan, fd *finding) bool {
 	fd.Kind = schema.KindNone
 	fd.complete = true
 	fd.confirmedBy = schema.SourceMarker
+	return true
+}
+
+// fetchLastPage: a page without a notice, from a call that started past 0,
+// is the last one — the rest of the content, by request. Its end is the
+// content's total length, which the server never states otherwise; recording
+// it lets coverage of a paged fetch reach 1.
+func fetchLastPage(s *scan, fd *finding) bool {
+	start := s.req.StartIndex
+	if !start.Known || start.N == 0 {
+		return false
+	}
+	loc := fetchPrefix.FindStringIndex(head(s.text, 4096))
+	if loc == nil {
+		return false
+	}
+	end := schema.Known(start.N + uint64(utf8.RuneCountInString(s.text[loc[1]:])))
+	fd.show(start, end, schema.UnitChars, end)
+	fd.byRequest()
 	return true
 }
 

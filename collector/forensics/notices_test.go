@@ -357,6 +357,15 @@ func TestNotices(t *testing.T) {
 			want: want{kind: schema.KindNone, partial: true, disclosure: "001", shown: "4000-6000 chars"},
 		},
 		{
+			// The server states no total, but the page without a notice after
+			// start_index is the last: its end is the total, and the page a
+			// requested part, so coverage of the paged fetch can reach 1.
+			name: "mcp fetch last page: the rest, by request, ending at the total",
+			in: Input{Harness: schema.HarnessClaudeCode, Tool: "mcp__fetch__fetch", Arguments: []byte(`{"url":"https://example.com","start_index":10000}`),
+				Context: "Contents of https://example.com:\n" + strings.Repeat("w", 1234)},
+			want: want{kind: schema.KindNone, partial: true, shown: "10000-11234 chars", total: "11234"},
+		},
+		{
 			name: "mcp fetch past the end",
 			in:   Input{Harness: schema.HarnessMCP, Tool: "fetch", Arguments: []byte(`{"url":"u","start_index":90000}`), Context: "<error>No more content available.</error>"},
 			want: want{kind: schema.KindNone, strategy: schema.StrategyNone},

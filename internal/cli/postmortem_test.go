@@ -177,11 +177,10 @@ func TestPostmortemScenarios(t *testing.T) {
 			},
 		},
 		{
-			// The grade is medium, not low: the last page is recorded as complete
-			// with no shown range, so the pages' total, and their coverage, stay
-			// unknown (collector/analysis scenario g expects the total to be
-			// learnt from the short last page).
-			name: "MCP fetch paged to the end", session: sessMCPPaged, risk: schema.RiskMedium,
+			// Read to the end before the answer: the last page (no notice) gives
+			// the total, so coverage reaches 1 and the truncation was recovered.
+			name: "MCP fetch paged to the end", session: sessMCPPaged, risk: schema.RiskLow,
+			reasons: []string{schema.ReasonRecovered},
 			check: func(t *testing.T, pm report.Postmortem) {
 				for _, id := range []string{"toolu_01McpFetch0000000001", "toolu_01McpFetch0000000002"} {
 					if c := callByID(pm, id); c == nil || !c.FollowedUp || !c.Disclosure.Next {
