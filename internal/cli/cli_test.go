@@ -127,3 +127,18 @@ func TestBinaryBesideIsNotConfig(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 }
+
+// Config files use underscores for dashed flag names (store_content for
+// --store-content, DESIGN's spelling).
+func TestConfigFileUnderscoreKeys(t *testing.T) {
+	t.Setenv("CTXAUDIT_STORE_CONTENT", "")
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "ctxaudit.yaml")
+	if err := os.WriteFile(cfg, []byte("store_content: everything\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := run(t, "ingest", "--config", cfg, "--dry-run", dir)
+	if code != ExitUsage || !strings.Contains(errOut, `not "everything"`) {
+		t.Fatalf("exit %d, stderr %q; want the config file's store_content to reach --store-content", code, errOut)
+	}
+}

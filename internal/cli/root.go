@@ -106,6 +106,21 @@ and traces wrong answers back to the incomplete inputs they were built on.`,
 
 // loadConfig wires flags > env > file for this invocation.
 func (a *app) loadConfig(cmd *cobra.Command) error {
+	if err := a.readConfig(cmd); err != nil {
+		return err
+	}
+	// Config files spell keys with underscores (store_content), flags with
+	// dashes (--store-content); both name the same setting. Registered after
+	// reading, so viper moves the file's value to the flag's key.
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if alias := strings.ReplaceAll(f.Name, "-", "_"); alias != f.Name {
+			a.v.RegisterAlias(alias, f.Name)
+		}
+	})
+	return nil
+}
+
+func (a *app) readConfig(cmd *cobra.Command) error {
 	v := a.v
 	v.SetEnvPrefix("CTXAUDIT")
 	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_", ".", "_"))
