@@ -36,9 +36,8 @@ type Parser struct {
 	turn       int // -1 until the first prompt is answered
 	prompt     *pendingPrompt
 	turnCalls  []string // calls of the current turn whose result has arrived
-	pending    map[string]*pendingCall
-	queue      []string // pending call ids in issue order (lazily pruned)
-	msg        message  // the assistant message being assembled
+	pending    *transcript.Pending[*pendingCall]
+	msg        message // the assistant message being assembled
 	usageSeen  map[string]bool
 	blocksBuf  [][]byte
 	sidechain  bool
@@ -110,7 +109,7 @@ func New(opts transcript.Options, emit transcript.Emit) *Parser {
 		emit:      emit,
 		detect:    opts.DetectFunc(),
 		turn:      -1,
-		pending:   make(map[string]*pendingCall),
+		pending:   transcript.NewPending[*pendingCall](opts.PendingLimit()),
 		usageSeen: make(map[string]bool),
 		sess: schema.Session{
 			SessionID:  transcript.SessionIDFromPath(opts.SourceFile),
@@ -447,12 +446,11 @@ func (p *Parser) toolResult(env *envelope, block, result []byte) {
 		p.skip(env.line, transcript.SkipBadRecord, "tool_result without tool_use_id")
 		return
 	}
-	pc, ok := p.pending[id]
+	pc, ok := p.pending.Take(id)
 	if !ok {
 		p.skip(env.line, transcript.SkipOrphanResult, "tool_result "+id+" has no tool_use in this file")
 		return
 	}
-	delete(p.pending, id)
 
 	rec := &transcript.Call{ContextText: resultText(content)}
 	in := forensics.Input{
@@ -564,44 +562,17 @@ func (p *Parser) system(env *envelope) {
 // addPending records a tool call awaiting its result, evicting the oldest
 // when too many are waiting.
 func (p *Parser) addPending(pc *pendingCall) {
-	if _, dup := p.pending[pc.id]; !dup {
-		p.queue = append(p.queue, pc.id)
+	for _, o := range p.pending.Put(pc.id, pc) {
+		p.skip(o.line, transcript.SkipUnpairedToolUse, o.name+" "+o.id+": evicted, too many calls awaiting results")
 	}
-	p.pending[pc.id] = pc
-	limit := p.opts.PendingLimit()
-	for len(p.pending) > limit && len(p.queue) > 0 {
-		old := p.queue[0]
-		p.queue = p.queue[1:]
-		if o, ok := p.pending[old]; ok {
-			delete(p.pending, old)
-			p.skip(o.line, transcript.SkipUnpairedToolUse, o.name+" "+o.id+": evicted, too many calls awaiting results")
-		}
-	}
-	if len(p.queue) > 2*limit {
-		p.queue = pruneQueue(p.queue, func(id string) bool { _, ok := p.pending[id]; return ok })
-	}
-}
-
-func pruneQueue(q []string, keep func(string) bool) []string {
-	out := q[:0]
-	for _, id := range q {
-		if keep(id) {
-			out = append(out, id)
-		}
-	}
-	return out
 }
 
 // Flush emits the last answer and reports calls that never got a result.
 func (p *Parser) Flush() {
 	p.finishMessage()
-	for _, id := range p.queue {
-		if pc, ok := p.pending[id]; ok {
-			delete(p.pending, id)
-			p.skip(pc.line, transcript.SkipUnpairedToolUse, pc.name+" "+pc.id+" has no tool_result")
-		}
+	for _, pc := range p.pending.Drain() {
+		p.skip(pc.line, transcript.SkipUnpairedToolUse, pc.name+" "+pc.id+" has no tool_result")
 	}
-	p.queue = nil
 }
 
 // Session returns the session metadata gathered so far.

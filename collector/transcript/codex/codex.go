@@ -35,8 +35,7 @@ type Parser struct {
 	model       string
 	turn        int
 	turnCalls   []string
-	pending     map[string]*pendingCall
-	queue       []string
+	pending     *transcript.Pending[*pendingCall]
 	execOut     map[string]string
 	execOrder   []string
 	answer      *transcript.Answer // assistant message awaiting the end of its response
@@ -58,7 +57,7 @@ func New(opts transcript.Options, emit transcript.Emit) *Parser {
 		opts:    opts,
 		emit:    emit,
 		detect:  opts.DetectFunc(),
-		pending: make(map[string]*pendingCall),
+		pending: transcript.NewPending[*pendingCall](opts.PendingLimit()),
 		execOut: make(map[string]string),
 		sess: schema.Session{
 			SessionID:  transcript.SessionIDFromPath(opts.SourceFile),
@@ -278,30 +277,12 @@ func (p *Parser) call(lineNo int64, ts time.Time, callID, name string, args []by
 		p.skip(lineNo, transcript.SkipBadRecord, name+" call without call_id")
 		return
 	}
-	if _, dup := p.pending[callID]; !dup {
-		p.queue = append(p.queue, callID)
-	}
-	p.pending[callID] = &pendingCall{
+	pc := &pendingCall{
 		id: callID, name: name, args: args, line: lineNo, ts: ts,
 		turn: p.turnIndex(), model: p.model, cwd: p.sess.Cwd,
 	}
-	limit := p.opts.PendingLimit()
-	for len(p.pending) > limit && len(p.queue) > 0 {
-		old := p.queue[0]
-		p.queue = p.queue[1:]
-		if o, ok := p.pending[old]; ok {
-			delete(p.pending, old)
-			p.skip(o.line, transcript.SkipUnpairedToolUse, o.name+" "+o.id+": evicted, too many calls awaiting output")
-		}
-	}
-	if len(p.queue) > 2*limit {
-		q := p.queue[:0]
-		for _, id := range p.queue {
-			if _, ok := p.pending[id]; ok {
-				q = append(q, id)
-			}
-		}
-		p.queue = q
+	for _, o := range p.pending.Put(callID, pc) {
+		p.skip(o.line, transcript.SkipUnpairedToolUse, o.name+" "+o.id+": evicted, too many calls awaiting output")
 	}
 }
 
@@ -310,12 +291,11 @@ func (p *Parser) output(lineNo int64, callID string, output []byte) {
 		p.skip(lineNo, transcript.SkipBadRecord, "tool output without call_id")
 		return
 	}
-	pc, ok := p.pending[callID]
+	pc, ok := p.pending.Take(callID)
 	if !ok {
 		p.skip(lineNo, transcript.SkipOrphanResult, "output "+callID+" has no call in this file")
 		return
 	}
-	delete(p.pending, callID)
 
 	rec := &transcript.Call{ContextText: outputText(output)}
 	in := forensics.Input{
@@ -466,13 +446,9 @@ func (p *Parser) event(lineNo int64, ts time.Time, payload []byte) {
 // Flush emits the last answer and reports calls that never got an output.
 func (p *Parser) Flush() {
 	p.finishAnswer()
-	for _, id := range p.queue {
-		if pc, ok := p.pending[id]; ok {
-			delete(p.pending, id)
-			p.skip(pc.line, transcript.SkipUnpairedToolUse, pc.name+" "+pc.id+" has no output")
-		}
+	for _, pc := range p.pending.Drain() {
+		p.skip(pc.line, transcript.SkipUnpairedToolUse, pc.name+" "+pc.id+" has no output")
 	}
-	p.queue = nil
 }
 
 // Session returns the session metadata gathered so far.

@@ -29,8 +29,7 @@ type Parser struct {
 	model     string
 	turn      int // number of prompts seen
 	turnCalls []string
-	pending   map[string]*pendingCall
-	queue     []string
+	pending   *transcript.Pending[*pendingCall]
 }
 
 type pendingCall struct {
@@ -47,7 +46,7 @@ func New(opts transcript.Options, emit transcript.Emit) *Parser {
 		opts:    opts,
 		emit:    emit,
 		detect:  opts.DetectFunc(),
-		pending: make(map[string]*pendingCall),
+		pending: transcript.NewPending[*pendingCall](opts.PendingLimit()),
 		sess: schema.Session{
 			SessionID:  transcript.SessionIDFromPath(opts.SourceFile),
 			Source:     schema.HarnessPi,
@@ -287,27 +286,8 @@ func (p *Parser) assistant(e *entry, model string, content, usage []byte) {
 }
 
 func (p *Parser) addPending(pc *pendingCall) {
-	if _, dup := p.pending[pc.id]; !dup {
-		p.queue = append(p.queue, pc.id)
-	}
-	p.pending[pc.id] = pc
-	limit := p.opts.PendingLimit()
-	for len(p.pending) > limit && len(p.queue) > 0 {
-		old := p.queue[0]
-		p.queue = p.queue[1:]
-		if o, ok := p.pending[old]; ok {
-			delete(p.pending, old)
-			p.skip(o.line, transcript.SkipUnpairedToolUse, o.name+" "+o.id+": evicted, too many calls awaiting results")
-		}
-	}
-	if len(p.queue) > 2*limit {
-		q := p.queue[:0]
-		for _, id := range p.queue {
-			if _, ok := p.pending[id]; ok {
-				q = append(q, id)
-			}
-		}
-		p.queue = q
+	for _, o := range p.pending.Put(pc.id, pc) {
+		p.skip(o.line, transcript.SkipUnpairedToolUse, o.name+" "+o.id+": evicted, too many calls awaiting results")
 	}
 }
 
@@ -319,10 +299,8 @@ func (p *Parser) toolResult(e *entry, callID, toolName string, content, details 
 		p.skip(e.line, transcript.SkipBadRecord, "toolResult without toolCallId")
 		return
 	}
-	pc, ok := p.pending[callID]
-	if ok {
-		delete(p.pending, callID)
-	} else {
+	pc, ok := p.pending.Take(callID)
+	if !ok {
 		pc = &pendingCall{id: callID, name: toolName, ts: e.ts, turn: p.turnIndex(), model: p.model}
 	}
 	if pc.name == "" {
@@ -399,13 +377,9 @@ func contentText(content []byte) string {
 
 // Flush reports calls that never got a result.
 func (p *Parser) Flush() {
-	for _, id := range p.queue {
-		if pc, ok := p.pending[id]; ok {
-			delete(p.pending, id)
-			p.skip(pc.line, transcript.SkipUnpairedToolUse, pc.name+" "+pc.id+" has no toolResult")
-		}
+	for _, pc := range p.pending.Drain() {
+		p.skip(pc.line, transcript.SkipUnpairedToolUse, pc.name+" "+pc.id+" has no toolResult")
 	}
-	p.queue = nil
 }
 
 // Session returns the session metadata gathered so far.
