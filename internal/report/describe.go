@@ -2,6 +2,8 @@ package report
 
 import (
 	"fmt"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 	"sort"
 	"strconv"
 	"strings"
@@ -234,25 +236,11 @@ func count(c schema.Count) string {
 	return num(c.N)
 }
 
+// english formats numbers with thousands separators.
+var english = message.NewPrinter(language.English)
+
 // num formats n with thousands separators: 156000 → "156,000".
-func num(n uint64) string {
-	s := strconv.FormatUint(n, 10)
-	if len(s) <= 3 {
-		return s
-	}
-	var b strings.Builder
-	lead := len(s) % 3
-	if lead > 0 {
-		b.WriteString(s[:lead])
-	}
-	for i := lead; i < len(s); i += 3 {
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(s[i : i+3])
-	}
-	return b.String()
-}
+func num(n uint64) string { return english.Sprint(n) }
 
 func plural(n int, noun string) string {
 	if n == 1 {
