@@ -47,105 +47,27 @@ func marshal(v any) ([]byte, error) { return transcriptgen.Marshal(v) }
 
 // ---------------------------------------------------------------- Claude Code
 
+// The Claude Code builder is shared with the other reproduction generator.
+type cc = transcriptgen.ClaudeCode
+
 const (
-	ccProject = "-Users-dev-acme"
-	ccCwd     = "/Users/dev/acme"
-	ccModel   = "claude-opus-4-5-20251101"
+	ccProject      = transcriptgen.CCProject
+	ccCwd          = transcriptgen.CCCwd
+	ccReadReminder = transcriptgen.CCReadReminder
 )
 
-// cc builds one Claude Code main-thread transcript.
-type cc struct {
-	sid, version string
-	seed         int
-	t            time.Time
-	n            int
-	parent       any
-	lines        []string
-}
+var (
+	text       = transcriptgen.Text
+	toolUse    = transcriptgen.ToolUse
+	numbered   = transcriptgen.Numbered
+	ccFileSize = transcriptgen.CCFileSize
+	ccPreview  = transcriptgen.CCPreview
+)
 
+// newCC starts example session number seed (1–9), each on its own hour.
 func newCC(seed int, version string) *cc {
-	return &cc{
-		sid:     fmt.Sprintf("%08x-%04x-4%03x-8%03x-%012x", seed*0x11111111, seed, seed, seed, seed),
-		version: version, seed: seed,
-		t: time.Date(2026, 1, 15, 9, 30, 0, 0, time.UTC).Add(time.Duration(seed) * time.Hour),
-	}
-}
-
-func (s *cc) uuid() string {
-	s.n++
-	return fmt.Sprintf("%08x-%04x-4000-8000-%012x", s.seed, s.n, s.n*7919)
-}
-
-func (s *cc) tick(d time.Duration) string {
-	s.t = s.t.Add(d)
-	return s.t.Format("2006-01-02T15:04:05.000Z")
-}
-
-func (s *cc) envelope() obj {
-	return obj{{"parentUuid", s.parent}, {"isSidechain", false}, {"userType", "external"},
-		{"cwd", ccCwd}, {"sessionId", s.sid}, {"version", s.version}, {"gitBranch", "main"}}
-}
-
-func (s *cc) prompt(text string) {
-	id := s.uuid()
-	s.lines = append(s.lines, line(append(s.envelope(), kv{"type", "user"},
-		kv{"message", obj{{"role", "user"}, {"content", text}}},
-		kv{"uuid", id}, kv{"timestamp", s.tick(20 * time.Second)})))
-	s.parent = id
-}
-
-func (s *cc) assistant(msgID string, out int, blocks ...obj) string {
-	id := s.uuid()
-	s.lines = append(s.lines, line(append(s.envelope(),
-		kv{"message", obj{{"model", ccModel}, {"id", msgID}, {"type", "message"}, {"role", "assistant"},
-			{"content", blocks}, {"stop_reason", nil}, {"stop_sequence", nil},
-			{"usage", obj{{"input_tokens", 3}, {"cache_creation_input_tokens", 1200}, {"cache_read_input_tokens", 30000},
-				{"cache_creation", obj{{"ephemeral_5m_input_tokens", 1200}, {"ephemeral_1h_input_tokens", 0}}},
-				{"output_tokens", out}, {"service_tier", "standard"}}}}},
-		kv{"requestId", "req_" + strings.TrimPrefix(msgID, "msg_")}, kv{"type", "assistant"},
-		kv{"uuid", id}, kv{"timestamp", s.tick(4 * time.Second)})))
-	s.parent = id
-	return id
-}
-
-func text(t string) obj { return obj{{"type", "text"}, {"text", t}} }
-
-func toolUse(id, name string, input obj) obj {
-	return obj{{"type", "tool_use"}, {"id", id}, {"name", name}, {"input", input}}
-}
-
-// result appends the user line carrying a tool_result and its toolUseResult.
-func (s *cc) result(toolUseID string, content any, isError bool, toolUseResult any) {
-	from := s.parent
-	block := obj{{"tool_use_id", toolUseID}, {"type", "tool_result"}, {"content", content}}
-	if isError {
-		block = append(block, kv{"is_error", true})
-	}
-	id := s.uuid()
-	s.lines = append(s.lines, line(append(s.envelope(), kv{"type", "user"},
-		kv{"message", obj{{"role", "user"}, {"content", []obj{block}}}},
-		kv{"uuid", id}, kv{"timestamp", s.tick(2 * time.Second)},
-		kv{"toolUseResult", toolUseResult}, kv{"sourceToolAssistantUUID", from})))
-	s.parent = id
-}
-
-func (s *cc) save(g *gen) {
-	g.Write("claude-code/"+ccProject+"/"+s.sid+".jsonl", []byte(strings.Join(s.lines, "\n")+"\n"))
-}
-
-// ccReadReminder is appended by Claude Code to every text Read result.
-const ccReadReminder = "\n\n<system-reminder>\nWhenever you read a file, you should consider whether it would be considered malware. You CAN and SHOULD provide analysis of malware, what it is doing. But you MUST refuse to improve or augment the code. You can still analyze existing code, write reports, or answer questions about the code behavior.\n</system-reminder>\n"
-
-// numbered renders lines as Claude Code's Read does: "%6d→line".
-func numbered(lines []string, start int) string {
-	var b strings.Builder
-	for i, l := range lines {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		fmt.Fprintf(&b, "%6d→%s", start+i, l)
-	}
-	return b.String()
+	return transcriptgen.NewClaudeCode(fmt.Sprintf("%08x-%04x-4%03x-8%03x-%012x", seed*0x11111111, seed, seed, seed, seed),
+		version, seed, time.Date(2026, 1, 15, 9, 30, 0, 0, time.UTC).Add(time.Duration(seed)*time.Hour))
 }
 
 // webFetchSummary: a 156,000-char page; WebFetch hands a second model the
@@ -155,8 +77,8 @@ func numbered(lines []string, start int) string {
 func (g *gen) webFetchSummary() {
 	s := newCC(1, "2.1.22")
 	url := "https://docs.acme.example/cli/configuration"
-	s.prompt("Is there a setting in acme-cli to stop it uploading telemetry? The docs are at " + url)
-	s.assistant("msg_01WebFetchAsk0000000001", 96,
+	s.Prompt("Is there a setting in acme-cli to stop it uploading telemetry? The docs are at " + url)
+	s.Assistant("msg_01WebFetchAsk0000000001", 96,
 		text("I'll check the configuration reference."),
 		toolUse("toolu_01WebFetch00000000001", "WebFetch", obj{{"url", url},
 			{"prompt", "List every configuration setting this page documents, with what it does."}}))
@@ -173,12 +95,12 @@ func (g *gen) webFetchSummary() {
 		"- `update.check` — whether to check for new versions at start-up\n\n" +
 		"Settings are read from ~/.config/acme/config.toml and can be overridden with ACME_* environment variables."
 	page := 156000
-	s.result("toolu_01WebFetch00000000001", summary, false, obj{
+	s.Result("toolu_01WebFetch00000000001", summary, obj{
 		{"bytes", page}, {"code", 200}, {"codeText", "OK"}, {"result", summary},
 		{"durationMs", 8123}, {"url", url}})
-	s.assistant("msg_01WebFetchAnswer000001", 61,
+	s.Assistant("msg_01WebFetchAnswer000001", 61,
 		text("There is no such setting: the acme-cli configuration reference lists no option for turning off telemetry uploads. The closest is `update.check`, which only controls version checks."))
-	s.save(g)
+	s.Save(g.Dir)
 }
 
 // changelogLine is line n (1-based) of a 2,600-line changelog whose answer
@@ -203,24 +125,24 @@ func (g *gen) partialRead() {
 	}
 	read := func(id string, start, n int, input obj) {
 		lines := all[start-1 : start-1+n]
-		s.result(id, numbered(lines, start)+ccReadReminder, false, obj{{"type", "text"},
+		s.Result(id, numbered(lines, start)+ccReadReminder, obj{{"type", "text"},
 			{"file", obj{{"filePath", path}, {"content", strings.Join(lines, "\n")},
 				{"numLines", n}, {"startLine", start}, {"totalLines", total}}}})
 		_ = input
 	}
-	s.prompt("In which release was the --no-upload flag added? See docs/CHANGELOG.md.")
-	s.assistant("msg_01PartialRead00000001", 70, toolUse("toolu_01ReadHead000000000001", "Read", obj{{"file_path", path}}))
+	s.Prompt("In which release was the --no-upload flag added? See docs/CHANGELOG.md.")
+	s.Assistant("msg_01PartialRead00000001", 70, toolUse("toolu_01ReadHead000000000001", "Read", obj{{"file_path", path}}))
 	read("toolu_01ReadHead000000000001", 1, 2000, nil)
-	s.assistant("msg_01PartialRead00000002", 88,
+	s.Assistant("msg_01PartialRead00000002", 88,
 		text("The changelog is longer than what came back; reading the rest."),
 		toolUse("toolu_01ReadOffset00000001", "Read", obj{{"file_path", path}, {"offset", 2001}, {"limit", 300}}))
 	read("toolu_01ReadOffset00000001", 2001, 300, nil)
-	s.assistant("msg_01PartialRead00000003", 52,
+	s.Assistant("msg_01PartialRead00000003", 52,
 		toolUse("toolu_01ReadOffset00000002", "Read", obj{{"file_path", path}, {"offset", 2301}, {"limit", 300}}))
 	read("toolu_01ReadOffset00000002", 2301, 300, nil)
-	s.assistant("msg_01PartialRead00000004", 40,
+	s.Assistant("msg_01PartialRead00000004", 40,
 		text("--no-upload was added in release 0.4.0 (docs/CHANGELOG.md line 2412)."))
-	s.save(g)
+	s.Save(g.Dir)
 }
 
 // testLogLine is one line of a long failing test run.
@@ -244,14 +166,14 @@ func (g *gen) bashFailure() {
 	full = full[:140000-len(tailText)] + tailText
 	capped := full[:30012]
 	shown := capped[:5000] + "\n\n... [20012 characters truncated] ...\n\n" + capped[len(capped)-5000:]
-	s.prompt("Run the integration tests and tell me why they fail.")
-	s.assistant("msg_01BashFailure00000001", 77, toolUse("toolu_01BashFailure0000001", "Bash",
+	s.Prompt("Run the integration tests and tell me why they fail.")
+	s.Assistant("msg_01BashFailure00000001", 77, toolUse("toolu_01BashFailure0000001", "Bash",
 		obj{{"command", "make integration-test"}, {"description", "Run the integration test suite"}}))
-	s.result("toolu_01BashFailure0000001", shown, true, obj{
+	s.ErrorResult("toolu_01BashFailure0000001", shown, obj{
 		{"stdout", strings.TrimSuffix(full, "\n")}, {"stderr", ""}, {"interrupted", false}, {"isImage", false}})
-	s.assistant("msg_01BashFailure00000002", 64,
+	s.Assistant("msg_01BashFailure00000002", 64,
 		text("The suite ran thousands of passing cases; nothing in the output shows a failing test, so the failure is probably the make target's exit status rather than a test."))
-	s.save(g)
+	s.Save(g.Dir)
 }
 
 // fetchPage is the 12,300-char page served through the MCP fetch server.
@@ -271,24 +193,24 @@ func (g *gen) mcpFetchPages() {
 	s := newCC(4, "2.1.22")
 	url := "https://api.acme.example/docs/limits"
 	page := fetchPage()
-	s.prompt("What is the API rate limit? The docs are at " + url)
+	s.Prompt("What is the API rate limit? The docs are at " + url)
 	for i, start := range []int{0, 5000, 10000} {
 		id := fmt.Sprintf("toolu_01McpFetch000000000%d", i+1)
 		input := obj{{"url", url}}
 		if start > 0 {
 			input = append(input, kv{"start_index", start})
 		}
-		s.assistant(fmt.Sprintf("msg_01McpFetch0000000000%d", i+1), 60, toolUse(id, "mcp__fetch__fetch", input))
+		s.Assistant(fmt.Sprintf("msg_01McpFetch0000000000%d", i+1), 60, toolUse(id, "mcp__fetch__fetch", input))
 		end := min(start+5000, len(page))
 		body := "Contents of " + url + ":\n" + page[start:end]
 		if end < len(page) {
 			body += fmt.Sprintf("\n\n<error>Content truncated. Call the fetch tool with a start_index of %d to get more content.</error>", end)
 		}
 		blocks := []obj{{{"type", "text"}, {"text", body}}}
-		s.result(id, blocks, false, blocks)
+		s.Result(id, blocks, blocks)
 	}
-	s.assistant("msg_01McpFetch00000000004", 30, text("The API allows 600 requests per minute per API key (see the Limits section)."))
-	s.save(g)
+	s.Assistant("msg_01McpFetch00000000004", 30, text("The API allows 600 requests per minute per API key (see the Limits section)."))
+	s.Save(g.Dir)
 }
 
 // grepOutput is 1,200 lines of `rg -n upload` output; only line 900 holds
@@ -305,30 +227,6 @@ func grepOutput() string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-// ccFileSize is Claude Code's formatFileSize: base 1024, one decimal, a
-// trailing ".0" removed.
-func ccFileSize(n int) string {
-	if n < 1024 {
-		return fmt.Sprintf("%d bytes", n)
-	}
-	s := fmt.Sprintf("%.1f", float64(n)/1024)
-	return strings.TrimSuffix(s, ".0") + "KB"
-}
-
-// ccPreview is generatePreview: at most 2,000 chars, cut at the last
-// newline when that keeps more than 1,000.
-func ccPreview(s string) (string, bool) {
-	if utf8.RuneCountInString(s) <= 2000 {
-		return s, false
-	}
-	r := []rune(s)[:2000]
-	p := string(r)
-	if i := strings.LastIndexByte(p, '\n'); i > 1000 {
-		p = p[:i]
-	}
-	return p, true
-}
-
 // persistedGrep: Grep output over 20,000 chars is saved to
 // tool-results/<tool_use_id>.txt and the model gets a 2 KB preview. The
 // needle is in the saved file, not in the preview; the model answers
@@ -338,7 +236,7 @@ func (g *gen) persistedGrep() {
 	id := "toolu_01PersistedGrep000001"
 	full := grepOutput()
 	chars := utf8.RuneCountInString(full)
-	savedAt := "/Users/dev/.claude/projects/" + ccProject + "/" + s.sid + "/tool-results/" + id + ".txt"
+	savedAt := "/Users/dev/.claude/projects/" + ccProject + "/" + s.SID + "/tool-results/" + id + ".txt"
 	preview, more := ccPreview(full)
 	notice := "<persisted-output>\nOutput too large (" + ccFileSize(chars) + "). Full output saved to: " + savedAt +
 		"\n\nPreview (first 2KB):\n" + preview
@@ -346,15 +244,15 @@ func (g *gen) persistedGrep() {
 		notice += "\n..."
 	}
 	notice += "\n</persisted-output>\n"
-	s.prompt("Is there an environment variable that disables uploads? Search the code.")
-	s.assistant("msg_01PersistedGrep0000001", 90, toolUse(id, "Grep",
+	s.Prompt("Is there an environment variable that disables uploads? Search the code.")
+	s.Assistant("msg_01PersistedGrep0000001", 90, toolUse(id, "Grep",
 		obj{{"pattern", "upload"}, {"output_mode", "content"}, {"-n", true}}))
-	s.result(id, notice, false, obj{{"mode", "content"}, {"numFiles", 0}, {"filenames", []string{}},
+	s.Result(id, notice, obj{{"mode", "content"}, {"numFiles", 0}, {"filenames", []string{}},
 		{"content", full}, {"numLines", 1200}})
-	s.assistant("msg_01PersistedGrep0000002", 58,
+	s.Assistant("msg_01PersistedGrep0000002", 58,
 		text("UPLOAD_DISABLED is not found anywhere in the code: no environment variable disables uploads; they always run with retry and backoff."))
-	s.save(g)
-	g.Write("claude-code/"+ccProject+"/"+s.sid+"/tool-results/"+id+".txt", []byte(full))
+	s.Save(g.Dir)
+	g.Write("claude-code/"+ccProject+"/"+s.SID+"/tool-results/"+id+".txt", []byte(full))
 }
 
 // ---------------------------------------------------------------- Codex

@@ -15,7 +15,6 @@ import (
 	"log"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 func main() {
@@ -45,116 +44,25 @@ func marshal(v any) ([]byte, error) { return transcriptgen.Marshal(v) }
 
 // ---------------------------------------------------------------- Claude Code
 
+// The Claude Code builder is shared with the other reproduction generator.
+type cc = transcriptgen.ClaudeCode
+
 const (
-	ccProject = "-Users-dev-acme"
-	ccCwd     = "/Users/dev/acme"
-	ccModel   = "claude-opus-4-5-20251101"
+	ccProject      = transcriptgen.CCProject
+	ccCwd          = transcriptgen.CCCwd
+	ccReadReminder = transcriptgen.CCReadReminder
 )
 
-type cc struct {
-	sid, version string
-	seed         int
-	t            time.Time
-	n            int
-	parent       any
-	lines        []string
-}
+var (
+	text       = transcriptgen.Text
+	toolUse    = transcriptgen.ToolUse
+	numbered   = transcriptgen.Numbered
+	ccFileSize = transcriptgen.CCFileSize
+	ccPreview  = transcriptgen.CCPreview
+)
 
 func newCC(sid, version string, seed int, start time.Time) *cc {
-	return &cc{sid: sid, version: version, seed: seed, t: start}
-}
-
-func (s *cc) uuid() string {
-	s.n++
-	return fmt.Sprintf("%08x-%04x-4000-8000-%012x", s.seed, s.n, s.n*7919)
-}
-
-func (s *cc) tick(d time.Duration) string {
-	s.t = s.t.Add(d)
-	return s.t.Format("2006-01-02T15:04:05.000Z")
-}
-
-func (s *cc) envelope() obj {
-	return obj{{"parentUuid", s.parent}, {"isSidechain", false}, {"userType", "external"},
-		{"cwd", ccCwd}, {"sessionId", s.sid}, {"version", s.version}, {"gitBranch", "main"}}
-}
-
-func (s *cc) prompt(text string) {
-	id := s.uuid()
-	s.lines = append(s.lines, line(append(s.envelope(), kv{"type", "user"},
-		kv{"message", obj{{"role", "user"}, {"content", text}}},
-		kv{"uuid", id}, kv{"timestamp", s.tick(20 * time.Second)})))
-	s.parent = id
-}
-
-func (s *cc) assistant(msgID string, out int, blocks ...obj) {
-	id := s.uuid()
-	s.lines = append(s.lines, line(append(s.envelope(),
-		kv{"message", obj{{"model", ccModel}, {"id", msgID}, {"type", "message"}, {"role", "assistant"},
-			{"content", blocks}, {"stop_reason", nil}, {"stop_sequence", nil},
-			{"usage", obj{{"input_tokens", 3}, {"cache_creation_input_tokens", 1200}, {"cache_read_input_tokens", 30000},
-				{"cache_creation", obj{{"ephemeral_5m_input_tokens", 1200}, {"ephemeral_1h_input_tokens", 0}}},
-				{"output_tokens", out}, {"service_tier", "standard"}}}}},
-		kv{"requestId", "req_" + strings.TrimPrefix(msgID, "msg_")}, kv{"type", "assistant"},
-		kv{"uuid", id}, kv{"timestamp", s.tick(4 * time.Second)})))
-	s.parent = id
-}
-
-func text(t string) obj { return obj{{"type", "text"}, {"text", t}} }
-
-func toolUse(id, name string, input obj) obj {
-	return obj{{"type", "tool_use"}, {"id", id}, {"name", name}, {"input", input}}
-}
-
-func (s *cc) result(toolUseID string, content any, toolUseResult any) {
-	from := s.parent
-	block := obj{{"tool_use_id", toolUseID}, {"type", "tool_result"}, {"content", content}}
-	id := s.uuid()
-	s.lines = append(s.lines, line(append(s.envelope(), kv{"type", "user"},
-		kv{"message", obj{{"role", "user"}, {"content", []obj{block}}}},
-		kv{"uuid", id}, kv{"timestamp", s.tick(2 * time.Second)},
-		kv{"toolUseResult", toolUseResult}, kv{"sourceToolAssistantUUID", from})))
-	s.parent = id
-}
-
-func (s *cc) save(g *gen) {
-	g.Write("claude-code/"+ccProject+"/"+s.sid+".jsonl", []byte(strings.Join(s.lines, "\n")+"\n"))
-}
-
-const ccReadReminder = "\n\n<system-reminder>\nWhenever you read a file, you should consider whether it would be considered malware. You CAN and SHOULD provide analysis of malware, what it is doing. But you MUST refuse to improve or augment the code. You can still analyze existing code, write reports, or answer questions about the code behavior.\n</system-reminder>\n"
-
-func numbered(lines []string, start int) string {
-	var b strings.Builder
-	for i, l := range lines {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		fmt.Fprintf(&b, "%6d→%s", start+i, l)
-	}
-	return b.String()
-}
-
-// ccFileSize is Claude Code's formatFileSize: base 1024, one decimal, a
-// trailing ".0" removed.
-func ccFileSize(n int) string {
-	if n < 1024 {
-		return fmt.Sprintf("%d bytes", n)
-	}
-	s := fmt.Sprintf("%.1f", float64(n)/1024)
-	return strings.TrimSuffix(s, ".0") + "KB"
-}
-
-// ccPreview is generatePreview: at most 2,000 chars, cut at the last
-// newline when that keeps more than 1,000.
-func ccPreview(s string) (string, bool) {
-	if utf8.RuneCountInString(s) <= 2000 {
-		return s, false
-	}
-	p := string([]rune(s)[:2000])
-	if i := strings.LastIndexByte(p, '\n'); i > 1000 {
-		p = p[:i]
-	}
-	return p, true
+	return transcriptgen.NewClaudeCode(sid, version, seed, start)
 }
 
 // testRunOutput is `go test ./...` over 3,000 packages; package 2,400 fails.
@@ -182,7 +90,7 @@ func (g *gen) bashPersistedThenGrep() {
 	id := "toolu_01BashPersisted000001"
 	name := "b3k9x2mqp.txt"
 	full := testRunOutput()
-	savedAt := "/Users/dev/.claude/projects/" + ccProject + "/" + s.sid + "/tool-results/" + name
+	savedAt := "/Users/dev/.claude/projects/" + ccProject + "/" + s.SID + "/tool-results/" + name
 	preview, more := ccPreview(full)
 	notice := "<persisted-output>\nOutput too large (" + ccFileSize(len(full)) + "). Full output saved to: " + savedAt +
 		"\n\nPreview (first 2KB):\n" + preview
@@ -190,14 +98,14 @@ func (g *gen) bashPersistedThenGrep() {
 		notice += "\n..."
 	}
 	notice += "\n</persisted-output>"
-	s.prompt("Run the whole test suite and tell me which test fails.")
-	s.assistant("msg_01BashPersisted0000001", 71, toolUse(id, "Bash",
+	s.Prompt("Run the whole test suite and tell me which test fails.")
+	s.Assistant("msg_01BashPersisted0000001", 71, toolUse(id, "Bash",
 		obj{{"command", "go test ./... 2>&1"}, {"description", "Run every package's tests"}}))
-	s.result(id, notice, obj{{"stdout", preview}, {"stderr", ""}, {"interrupted", false}, {"isImage", false},
+	s.Result(id, notice, obj{{"stdout", preview}, {"stderr", ""}, {"interrupted", false}, {"isImage", false},
 		{"persistedOutputPath", savedAt}, {"persistedOutputSize", len(full)}})
 
 	grepID := "toolu_01GrepSavedOutput0001"
-	s.assistant("msg_01BashPersisted0000002", 64,
+	s.Assistant("msg_01BashPersisted0000002", 64,
 		text("The output was saved to a file; searching it for failures."),
 		toolUse(grepID, "Grep", obj{{"pattern", "FAIL"}, {"path", savedAt}, {"output_mode", "content"}, {"-n", true}}))
 	var hits []string
@@ -207,12 +115,12 @@ func (g *gen) bashPersistedThenGrep() {
 		}
 	}
 	content := strings.Join(hits, "\n")
-	s.result(grepID, content, obj{{"mode", "content"}, {"numFiles", 0}, {"filenames", []string{}},
+	s.Result(grepID, content, obj{{"mode", "content"}, {"numFiles", 0}, {"filenames", []string{}},
 		{"content", content}, {"numLines", len(hits)}})
-	s.assistant("msg_01BashPersisted0000003", 48,
+	s.Assistant("msg_01BashPersisted0000003", 48,
 		text("TestUploadRetry fails in internal/pkg2400: upload_test.go:88 cannot dial 127.0.0.1:4318 (connection refused). Every other package passes."))
-	s.save(g)
-	g.Write("claude-code/"+ccProject+"/"+s.sid+"/tool-results/"+name, []byte(full))
+	s.Save(g.Dir)
+	g.Write("claude-code/"+ccProject+"/"+s.SID+"/tool-results/"+name, []byte(full))
 }
 
 // completeRead: a Read of a short file, delivered whole; the answer is
@@ -225,14 +133,14 @@ func (g *gen) completeRead() {
 		"\tDefaultHost = \"127.0.0.1\"", "\tDefaultPort = 8080", "\tDefaultTimeout = 30 // seconds", ")",
 	}
 	id := "toolu_01ReadComplete000001"
-	s.prompt("What port does the server listen on by default?")
-	s.assistant("msg_01ReadComplete00000001", 40, toolUse(id, "Read", obj{{"file_path", path}}))
-	s.result(id, numbered(src, 1)+ccReadReminder, obj{{"type", "text"},
+	s.Prompt("What port does the server listen on by default?")
+	s.Assistant("msg_01ReadComplete00000001", 40, toolUse(id, "Read", obj{{"file_path", path}}))
+	s.Result(id, numbered(src, 1)+ccReadReminder, obj{{"type", "text"},
 		{"file", obj{{"filePath", path}, {"content", strings.Join(src, "\n")},
 			{"numLines", len(src)}, {"startLine", 1}, {"totalLines", len(src)}}}})
-	s.assistant("msg_01ReadComplete00000002", 22,
+	s.Assistant("msg_01ReadComplete00000002", 22,
 		text("It listens on port 8080 by default (DefaultPort in config/defaults.go)."))
-	s.save(g)
+	s.Save(g.Dir)
 }
 
 // ---------------------------------------------------------------- Codex
