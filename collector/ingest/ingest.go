@@ -72,8 +72,9 @@ type Options struct {
 type OutputOptions struct {
 	Store bool
 	// Originals also stores full originals (store_content: all): the saved
-	// output a notice pointed to, and — for a call that was not cut — the
-	// context itself, which then is the original. Without it only what the
+	// output a notice pointed to, else the full output the harness's metadata
+	// carries (transcript.Call.OriginalText), and — for a call that was not
+	// cut — the context itself, which then is the original. Without it only what the
 	// model saw is stored (store_content: context).
 	Originals bool
 	// MaxBytes caps each stored text (default DefaultMaxOutputBytes); the hash
@@ -361,6 +362,8 @@ func (r *run) record(f file, rec transcript.Record, st *unitState) {
 			case !r.opts.Outputs.Originals:
 			case v.SavedText != nil:
 				v.Call.OriginalSHA256 = r.keepOutput(string(v.SavedText), v.Call.Timestamp)
+			case v.OriginalText != "":
+				v.Call.OriginalSHA256 = r.keepOutput(v.OriginalText, v.Call.Timestamp)
 			case !v.Call.Truncated && v.Call.Kind == schema.KindNone:
 				v.Call.OriginalSHA256 = v.Call.ContextSHA256
 			}

@@ -50,6 +50,10 @@ type Call struct {
 	// SavedText is the full output read through ReadSaved while detecting,
 	// or nil when no saved file was read.
 	SavedText []byte
+	// OriginalText is the full output of a truncated call as the harness's
+	// own metadata carries it (e.g. Claude Code toolUseResult.content of a
+	// Grep), when it is exactly the original forensics measured; "" otherwise.
+	OriginalText string
 	// SpawnedAgentID is set on a Claude Code Task/Agent call: the agent id of
 	// the sub-agent thread it ran, so that thread can be placed in this turn.
 	SpawnedAgentID string

@@ -495,11 +495,39 @@ func (p *Parser) toolResult(env *envelope, block, result []byte) {
 	}
 	if result != nil && result[0] == '{' {
 		rec.SpawnedAgentID = jsonscan.StringOr(jsonscan.Get(result, "agentId"))
+		if rec.Call.Truncated && rec.SavedText == nil {
+			rec.OriginalText = metadataOriginal(result, rec.Call.Original.Sizes)
+		}
 	}
 	if pc.turn == p.turn {
 		p.turnCalls = append(p.turnCalls, id)
 	}
 	p.emit(rec)
+}
+
+// originalFields are the toolUseResult fields that hold a tool's complete
+// output (Grep content, Bash stdout); which one applies is decided by the
+// size forensics measured, not by the tool's name.
+var originalFields = [...]string{"content", "stdout"}
+
+// metadataOriginal returns the toolUseResult text whose size is exactly the
+// original forensics measured, so a stored "original" is never a preview.
+func metadataOriginal(result []byte, orig schema.Sizes) string {
+	if !orig.Bytes.Known && !orig.Chars.Known {
+		return ""
+	}
+	for _, field := range originalFields {
+		raw := jsonscan.Get(result, field)
+		if len(raw) == 0 || raw[0] != '"' {
+			continue
+		}
+		text := jsonscan.StringOr(raw)
+		m := forensics.Measure(text)
+		if (!orig.Bytes.Known || m.Bytes == orig.Bytes) && (!orig.Chars.Known || m.Chars == orig.Chars) {
+			return text
+		}
+	}
+	return ""
 }
 
 // resultText is the text of a tool_result as the model saw it: the string

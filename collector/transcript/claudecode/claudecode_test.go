@@ -156,6 +156,20 @@ func TestSession216Forensics(t *testing.T) {
 	if len(grep.SavedText) != 85795 {
 		t.Errorf("line 52 saved text = %d bytes, want the 85795-byte sidecar read through ReadSaved", len(grep.SavedText))
 	}
+	if grep.OriginalText != "" {
+		t.Errorf("line 52 carries %d bytes of metadata original although the saved file was read", len(grep.OriginalText))
+	}
+
+	// Without the saved file, the full output still comes from toolUseResult.content.
+	noSaved, _ := transcripttest.ParseFile(t, filepath.Join(dir, session216+".jsonl"), newParser, transcript.Options{})
+	if g := noSaved.CallAtLine(52); g == nil || len(g.OriginalText) != 85795 || utf8.RuneCountInString(g.OriginalText) != 85713 {
+		t.Errorf("line 52 without the saved file: original text of %d bytes, want the 85795-byte toolUseResult.content", len(g.OriginalText))
+	}
+	for _, c := range noSaved.Calls {
+		if !c.Call.Truncated && c.OriginalText != "" {
+			t.Errorf("line %d is complete but carries an original text", c.Call.SourceLine)
+		}
+	}
 
 	// Partial reads by request are not truncations but record what was shown.
 	partial := []struct {
