@@ -272,7 +272,7 @@ func (r *run) file(ctx context.Context, f file, st *unitState) error {
 
 	r.sum.Files++
 	r.sum.Formats[f.format]++
-	popts := transcript.Options{SourceFile: f.path}
+	popts := transcript.Options{SourceFile: f.path, KeepOriginalText: r.opts.Outputs.Store && r.opts.Outputs.Originals}
 	// The session id is needed to resolve saved outputs; for Claude Code the
 	// main thread's file name is it.
 	popts.ReadSaved = newSavedReader(f, layoutSessionID(f.path), r.opts.MaxSavedBytes)

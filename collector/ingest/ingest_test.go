@@ -435,3 +435,31 @@ func TestSavedReaderConfinement(t *testing.T) {
 		t.Error("non-Claude formats get no saved reader")
 	}
 }
+
+// Without the saved file, store_content all still stores the line-52 Grep's
+// original: the full output in toolUseResult.content.
+func TestRunStoresMetadataOriginal(t *testing.T) {
+	src := filepath.Join(transcripttest.FixturesDir(t), "claude-code", "session-2.1.6-637ef6e7", "637ef6e7-e740-4503-8ff8-5780d7c0918f.jsonl")
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, filepath.Base(src)), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w := &recorder{}
+	opts := Options{Outputs: OutputOptions{Store: true, Originals: true, Redact: func(s string) (string, int) { return s, 0 }}}
+	if _, err := Run(context.Background(), []string{dir}, opts, w); err != nil {
+		t.Fatal(err)
+	}
+	grep := w.call("toolu_01PRASLbbpSRmj2CjAaB1NP4")
+	if grep.OriginalSHA256 == "" || grep.OriginalSHA256 == grep.ContextSHA256 {
+		t.Fatalf("hashes %q / %q; want a stored original distinct from the preview", grep.OriginalSHA256, grep.ContextSHA256)
+	}
+	for _, o := range w.outputs {
+		if o.SHA256 == grep.OriginalSHA256 && o.Bytes != 85795 {
+			t.Fatalf("stored original is %d bytes, want 85795", o.Bytes)
+		}
+	}
+}

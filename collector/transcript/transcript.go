@@ -149,6 +149,10 @@ type Options struct {
 	// MaxPending bounds the tool calls waiting for their result; beyond it
 	// the oldest is reported as unpaired. Zero means DefaultMaxPending.
 	MaxPending int
+	// KeepOriginalText fills Call.OriginalText. It costs a decode of the
+	// full output of every truncated call, so only callers that store
+	// originals ask for it.
+	KeepOriginalText bool
 }
 
 // DefaultMaxPending is far above the widest parallel fan-out a harness

@@ -495,7 +495,7 @@ func (p *Parser) toolResult(env *envelope, block, result []byte) {
 	}
 	if result != nil && result[0] == '{' {
 		rec.SpawnedAgentID = jsonscan.StringOr(jsonscan.Get(result, "agentId"))
-		if rec.Call.Truncated && rec.SavedText == nil {
+		if p.opts.KeepOriginalText && rec.Call.Truncated && rec.SavedText == nil {
 			rec.OriginalText = metadataOriginal(result, rec.Call.Original.Sizes)
 		}
 	}

@@ -161,7 +161,7 @@ func TestSession216Forensics(t *testing.T) {
 	}
 
 	// Without the saved file, the full output still comes from toolUseResult.content.
-	noSaved, _ := transcripttest.ParseFile(t, filepath.Join(dir, session216+".jsonl"), newParser, transcript.Options{})
+	noSaved, _ := transcripttest.ParseFile(t, filepath.Join(dir, session216+".jsonl"), newParser, transcript.Options{KeepOriginalText: true})
 	if g := noSaved.CallAtLine(52); g == nil || len(g.OriginalText) != 85795 || utf8.RuneCountInString(g.OriginalText) != 85713 {
 		t.Errorf("line 52 without the saved file: original text of %d bytes, want the 85795-byte toolUseResult.content", len(g.OriginalText))
 	}
