@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"time"
 	"unicode/utf8"
 
@@ -195,23 +194,7 @@ func (r *run) unit(ctx context.Context, u unit) error {
 			return err
 		}
 	}
-	// Sub-agent threads run inside the parent's turn that spawned them.
-	for i := range st.calls {
-		if c := &st.calls[i]; c.Sidechain {
-			if t, ok := st.spawnedTurn[c.AgentID]; ok {
-				c.Turn = t
-			}
-		}
-	}
-	for i := range st.answers {
-		if a := &st.answers[i]; a.Sidechain {
-			if t, ok := st.spawnedTurn[a.AgentID]; ok {
-				a.Turn = t
-			}
-		}
-	}
-	sort.SliceStable(st.calls, func(i, j int) bool { return callLess(&st.calls[i], &st.calls[j]) })
-	sort.SliceStable(st.answers, func(i, j int) bool { return st.answers[i].Timestamp.Before(st.answers[j].Timestamp) })
+	transcript.Assemble(st.calls, st.answers, st.spawnedTurn)
 
 	s := analysis.Session{Meta: st.meta, Calls: st.calls, Answers: st.answers}
 	analysis.Analyze(&s)
@@ -250,16 +233,6 @@ func (r *run) unit(ctx context.Context, u unit) error {
 	r.calls = append(r.calls, s.Calls...)
 	r.answers = append(r.answers, s.Answers...)
 	return r.flush(ctx, false)
-}
-
-func callLess(a, b *schema.ToolCall) bool {
-	if !a.Timestamp.Equal(b.Timestamp) {
-		return a.Timestamp.Before(b.Timestamp)
-	}
-	if a.SourceFile != b.SourceFile {
-		return a.SourceFile < b.SourceFile
-	}
-	return a.SourceLine < b.SourceLine
 }
 
 // file parses one transcript file into st.
@@ -319,34 +292,13 @@ func (r *run) file(ctx context.Context, f file, st *unitState) error {
 }
 
 // mergeMeta folds one file's session metadata into the unit's: the first
-// file (the main thread) names the session; sub-agents add their usage,
-// turns are the main thread's.
+// file (the main thread) names the session.
 func mergeMeta(st *unitState, m schema.Session) {
 	if !st.haveMeta {
 		st.meta, st.haveMeta = m, true
 		return
 	}
-	s := &st.meta
-	s.InputTokens += m.InputTokens
-	s.OutputTokens += m.OutputTokens
-	s.Compactions += m.Compactions
-	if !m.StartedAt.IsZero() && (s.StartedAt.IsZero() || m.StartedAt.Before(s.StartedAt)) {
-		s.StartedAt = m.StartedAt
-	}
-	if m.EndedAt.After(s.EndedAt) {
-		s.EndedAt = m.EndedAt
-	}
-	for _, f := range []struct {
-		dst *string
-		src string
-	}{
-		{&s.SessionID, m.SessionID}, {&s.HarnessVersion, m.HarnessVersion}, {&s.Model, m.Model},
-		{&s.Cwd, m.Cwd}, {&s.Project, m.Project}, {&s.GitBranch, m.GitBranch},
-	} {
-		if *f.dst == "" {
-			*f.dst = f.src
-		}
-	}
+	transcript.MergeSession(&st.meta, m)
 }
 
 // record takes one parser record.

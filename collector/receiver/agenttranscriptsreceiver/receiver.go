@@ -433,37 +433,15 @@ func (r *agentReceiver) analyzeSession(ctx context.Context, id string, files []*
 }
 
 // mergeMeta folds the files' session metadata into the session's: the main
-// thread names it; sub-agent threads add their usage, compactions and time
-// span. (collector/ingest does the same for a one-shot run; its helper is
-// unexported.)
+// thread (the first file) names it.
 func mergeMeta(id string, files []*trackedFile) schema.Session {
 	var m schema.Session
 	for i, f := range files {
-		fm := f.meta
 		if i == 0 {
-			m = fm
+			m = f.meta
 			continue
 		}
-		m.InputTokens += fm.InputTokens
-		m.OutputTokens += fm.OutputTokens
-		m.Compactions += fm.Compactions
-		if !fm.StartedAt.IsZero() && (m.StartedAt.IsZero() || fm.StartedAt.Before(m.StartedAt)) {
-			m.StartedAt = fm.StartedAt
-		}
-		if fm.EndedAt.After(m.EndedAt) {
-			m.EndedAt = fm.EndedAt
-		}
-		for _, kv := range []struct {
-			dst *string
-			src string
-		}{{&m.HarnessVersion, fm.HarnessVersion}, {&m.Model, fm.Model}, {&m.Cwd, fm.Cwd}, {&m.Project, fm.Project}, {&m.GitBranch, fm.GitBranch}} {
-			if *kv.dst == "" {
-				*kv.dst = kv.src
-			}
-		}
-		if m.Source == "" {
-			m.Source = fm.Source
-		}
+		transcript.MergeSession(&m, f.meta)
 	}
 	m.SessionID = id
 	return m

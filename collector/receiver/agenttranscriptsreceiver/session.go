@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"hash/fnv"
 	"slices"
-	"sort"
 
 	"github.com/ctxaudit/ctxaudit/collector/analysis"
+	"github.com/ctxaudit/ctxaudit/collector/transcript"
 	"github.com/ctxaudit/ctxaudit/schema"
 )
 
@@ -71,7 +71,7 @@ func (s *session) addCall(c schema.ToolCall, spawnedAgentID string, emitted bool
 		s.callIdx[c.CallID] = len(s.calls)
 		s.calls = append(s.calls, c)
 	}
-	s.placeCall(&c)
+	transcript.PlaceCall(&c, s.spawnedTurn)
 	if _, known := s.sentCall[c.CallID]; emitted || !known {
 		s.sentCall[c.CallID] = followOf(&c)
 	}
@@ -86,14 +86,6 @@ func (s *session) addAnswer(a schema.Answer) {
 	}
 	s.ansIdx[a.MessageID] = len(s.answers)
 	s.answers = append(s.answers, a)
-}
-
-func (s *session) placeCall(c *schema.ToolCall) {
-	if c.Sidechain {
-		if t, ok := s.spawnedTurn[c.AgentID]; ok {
-			c.Turn = t
-		}
-	}
 }
 
 // empty reports a session with nothing to show: no calls, no answers, no turns.
@@ -113,20 +105,8 @@ type analysisResult struct {
 // in issue order), and returns what changed since the last emission; it
 // records the result as emitted.
 func (s *session) analyze(meta schema.Session) analysisResult {
-	calls := slices.Clone(s.calls)
-	for i := range calls {
-		s.placeCall(&calls[i])
-	}
-	answers := slices.Clone(s.answers)
-	for i := range answers {
-		if a := &answers[i]; a.Sidechain {
-			if t, ok := s.spawnedTurn[a.AgentID]; ok {
-				a.Turn = t
-			}
-		}
-	}
-	sort.SliceStable(calls, func(i, j int) bool { return callLess(&calls[i], &calls[j]) })
-	sort.SliceStable(answers, func(i, j int) bool { return answers[i].Timestamp.Before(answers[j].Timestamp) })
+	calls, answers := slices.Clone(s.calls), slices.Clone(s.answers)
+	transcript.Assemble(calls, answers, s.spawnedTurn)
 
 	as := analysis.Session{Meta: meta, Calls: calls, Answers: answers}
 	analysis.Analyze(&as)
@@ -151,16 +131,6 @@ func (s *session) analyze(meta schema.Session) analysisResult {
 		res.answers = append(res.answers, *a)
 	}
 	return res
-}
-
-func callLess(a, b *schema.ToolCall) bool {
-	if !a.Timestamp.Equal(b.Timestamp) {
-		return a.Timestamp.Before(b.Timestamp)
-	}
-	if a.SourceFile != b.SourceFile {
-		return a.SourceFile < b.SourceFile
-	}
-	return a.SourceLine < b.SourceLine
 }
 
 func hashAnswer(a *schema.Answer) uint64 {

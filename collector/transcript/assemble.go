@@ -1,0 +1,76 @@
+package transcript
+
+import (
+	"sort"
+
+	"github.com/ctxaudit/ctxaudit/schema"
+)
+
+// MergeSession folds the metadata of another file of the same session (a
+// sub-agent thread) into main's: the main thread names the session; the
+// others add their usage and compactions, widen its time span, and fill
+// what the main thread left empty.
+func MergeSession(main *schema.Session, other schema.Session) {
+	main.InputTokens += other.InputTokens
+	main.OutputTokens += other.OutputTokens
+	main.Compactions += other.Compactions
+	if !other.StartedAt.IsZero() && (main.StartedAt.IsZero() || other.StartedAt.Before(main.StartedAt)) {
+		main.StartedAt = other.StartedAt
+	}
+	if other.EndedAt.After(main.EndedAt) {
+		main.EndedAt = other.EndedAt
+	}
+	if main.Source == "" {
+		main.Source = other.Source
+	}
+	for _, f := range []struct {
+		dst *string
+		src string
+	}{
+		{&main.SessionID, other.SessionID}, {&main.HarnessVersion, other.HarnessVersion}, {&main.Model, other.Model},
+		{&main.Cwd, other.Cwd}, {&main.Project, other.Project}, {&main.GitBranch, other.GitBranch},
+	} {
+		if *f.dst == "" {
+			*f.dst = f.src
+		}
+	}
+}
+
+// Assemble puts a session's records in the order session analysis expects:
+// sub-agent calls and answers move into the turn of the call that spawned
+// their agent (spawnedTurn: agent id → turn), calls are ordered as issued
+// (time, then file and line) and answers by time. Both the one-shot ingest
+// and the collector's receiver use it, so they analyse sessions alike.
+func Assemble(calls []schema.ToolCall, answers []schema.Answer, spawnedTurn map[string]int) {
+	for i := range calls {
+		PlaceCall(&calls[i], spawnedTurn)
+	}
+	for i := range answers {
+		if a := &answers[i]; a.Sidechain {
+			if t, ok := spawnedTurn[a.AgentID]; ok {
+				a.Turn = t
+			}
+		}
+	}
+	sort.SliceStable(calls, func(i, j int) bool { return callLess(&calls[i], &calls[j]) })
+	sort.SliceStable(answers, func(i, j int) bool { return answers[i].Timestamp.Before(answers[j].Timestamp) })
+}
+
+// PlaceCall moves a sub-agent call into the turn that spawned its agent.
+func PlaceCall(c *schema.ToolCall, spawnedTurn map[string]int) {
+	if c.Sidechain {
+		if t, ok := spawnedTurn[c.AgentID]; ok {
+			c.Turn = t
+		}
+	}
+}
+
+func callLess(a, b *schema.ToolCall) bool {
+	if !a.Timestamp.Equal(b.Timestamp) {
+		return a.Timestamp.Before(b.Timestamp)
+	}
+	if a.SourceFile != b.SourceFile {
+		return a.SourceFile < b.SourceFile
+	}
+	return a.SourceLine < b.SourceLine
+}

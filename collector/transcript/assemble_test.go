@@ -1,0 +1,45 @@
+package transcript
+
+import (
+	"testing"
+	"time"
+
+	"github.com/ctxaudit/ctxaudit/schema"
+)
+
+func TestMergeSession(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
+	main := schema.Session{SessionID: "s", Model: "m", StartedAt: t0, EndedAt: t0.Add(time.Hour), InputTokens: 10, OutputTokens: 1}
+	MergeSession(&main, schema.Session{SessionID: "other", Model: "x", GitBranch: "dev", StartedAt: t0.Add(-time.Minute),
+		EndedAt: t0.Add(2 * time.Hour), InputTokens: 5, OutputTokens: 2, Compactions: 1})
+	want := schema.Session{SessionID: "s", Model: "m", GitBranch: "dev", StartedAt: t0.Add(-time.Minute),
+		EndedAt: t0.Add(2 * time.Hour), InputTokens: 15, OutputTokens: 3, Compactions: 1}
+	if main != want {
+		t.Fatalf("merged %+v\nwant %+v", main, want)
+	}
+}
+
+func TestAssemble(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
+	calls := []schema.ToolCall{
+		{CallID: "sub", Sidechain: true, AgentID: "a1", Turn: 0, Timestamp: t0.Add(2 * time.Second), SourceFile: "agent-a1.jsonl", SourceLine: 3},
+		{CallID: "late", Turn: 2, Timestamp: t0.Add(3 * time.Second), SourceFile: "main.jsonl", SourceLine: 9},
+		{CallID: "tie-b", Turn: 2, Timestamp: t0, SourceFile: "main.jsonl", SourceLine: 5},
+		{CallID: "tie-a", Turn: 2, Timestamp: t0, SourceFile: "main.jsonl", SourceLine: 4},
+	}
+	answers := []schema.Answer{
+		{MessageID: "m2", Timestamp: t0.Add(5 * time.Second)},
+		{MessageID: "m1", Sidechain: true, AgentID: "a1", Timestamp: t0.Add(4 * time.Second)},
+	}
+	Assemble(calls, answers, map[string]int{"a1": 2})
+	var order []string
+	for _, c := range calls {
+		order = append(order, c.CallID)
+	}
+	if got := order; len(got) != 4 || got[0] != "tie-a" || got[1] != "tie-b" || got[2] != "sub" || got[3] != "late" {
+		t.Fatalf("call order %v, want [tie-a tie-b sub late]", got)
+	}
+	if calls[2].Turn != 2 || answers[0].MessageID != "m1" || answers[0].Turn != 2 {
+		t.Fatalf("sub-agent records not placed in the spawning turn: call turn %d, answers %+v", calls[2].Turn, answers)
+	}
+}
