@@ -458,3 +458,35 @@ func IsClaudeCodeToolResult(lr plog.LogRecord) bool {
 func IsToolResultLog(lr plog.LogRecord) bool {
 	return IsClaudeCodeToolResult(lr) || Operation(lr.Attributes()) == OperationExecuteTool
 }
+
+// EachSpan calls fn for every span of td with its resource attributes and
+// instrumentation scope name.
+func EachSpan(td ptrace.Traces, fn func(res pcommon.Map, scope string, sp ptrace.Span)) {
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		rs := rss.At(i)
+		sss := rs.ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			ss := sss.At(j)
+			spans := ss.Spans()
+			for k := 0; k < spans.Len(); k++ {
+				fn(rs.Resource().Attributes(), ss.Scope().Name(), spans.At(k))
+			}
+		}
+	}
+}
+
+// EachLogRecord calls fn for every log record of ld with its resource attributes.
+func EachLogRecord(ld plog.Logs, fn func(res pcommon.Map, lr plog.LogRecord)) {
+	rls := ld.ResourceLogs()
+	for i := 0; i < rls.Len(); i++ {
+		rl := rls.At(i)
+		sls := rl.ScopeLogs()
+		for j := 0; j < sls.Len(); j++ {
+			logs := sls.At(j).LogRecords()
+			for k := 0; k < logs.Len(); k++ {
+				fn(rl.Resource().Attributes(), logs.At(k))
+			}
+		}
+	}
+}

@@ -107,18 +107,7 @@ type records struct {
 
 func (e *chExporter) pushTraces(ctx context.Context, td ptrace.Traces) error {
 	var r records
-	rss := td.ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		rs := rss.At(i)
-		res := rs.Resource().Attributes()
-		sss := rs.ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			spans := sss.At(j).Spans()
-			for k := 0; k < spans.Len(); k++ {
-				r.addSpan(spans.At(k), res)
-			}
-		}
-	}
+	otelconv.EachSpan(td, func(res pcommon.Map, _ string, sp ptrace.Span) { r.addSpan(sp, res) })
 	return e.write(ctx, &r)
 }
 
@@ -171,33 +160,23 @@ func (r *records) addCall(c schema.ToolCall) {
 
 func (e *chExporter) pushLogs(ctx context.Context, ld plog.Logs) error {
 	var r records
-	rls := ld.ResourceLogs()
-	for i := 0; i < rls.Len(); i++ {
-		rl := rls.At(i)
-		res := rl.Resource().Attributes()
-		sls := rl.ScopeLogs()
-		for j := 0; j < sls.Len(); j++ {
-			logs := sls.At(j).LogRecords()
-			for k := 0; k < logs.Len(); k++ {
-				lr := logs.At(k)
-				if !otelconv.IsToolResultLog(lr) {
-					continue
-				}
-				t := lr.Timestamp().AsTime()
-				if lr.Timestamp() == 0 {
-					t = lr.ObservedTimestamp().AsTime()
-				}
-				c := otelconv.ToolCallFromAttributes(lr.Attributes(), res, t)
-				if c.Source == "" {
-					c.Source = schema.HarnessClaudeCode
-				}
-				if c.CallID == "" {
-					c.CallID = LogCallID(lr, res)
-				}
-				r.addCall(c)
-			}
+	otelconv.EachLogRecord(ld, func(res pcommon.Map, lr plog.LogRecord) {
+		if !otelconv.IsToolResultLog(lr) {
+			return
 		}
-	}
+		t := lr.Timestamp().AsTime()
+		if lr.Timestamp() == 0 {
+			t = lr.ObservedTimestamp().AsTime()
+		}
+		c := otelconv.ToolCallFromAttributes(lr.Attributes(), res, t)
+		if c.Source == "" {
+			c.Source = schema.HarnessClaudeCode
+		}
+		if c.CallID == "" {
+			c.CallID = LogCallID(lr, res)
+		}
+		r.addCall(c)
+	})
 	return e.write(ctx, &r)
 }
 

@@ -3,6 +3,7 @@ package ctxauditprocessor
 import (
 	"context"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/processor"
 
@@ -26,33 +27,23 @@ func newLogsProcessor(set processor.Settings, cfg *Config) (*logsProcessor, erro
 }
 
 func (p *logsProcessor) processLogs(ctx context.Context, ld plog.Logs) (plog.Logs, error) {
-	rls := ld.ResourceLogs()
-	for i := 0; i < rls.Len(); i++ {
-		rl := rls.At(i)
-		res := rl.Resource().Attributes()
-		sls := rl.ScopeLogs()
-		for j := 0; j < sls.Len(); j++ {
-			logs := sls.At(j).LogRecords()
-			for k := 0; k < logs.Len(); k++ {
-				lr := logs.At(k)
-				if !otelconv.IsToolResultLog(lr) || otelconv.HasForensics(lr.Attributes()) {
-					continue
-				}
-				harness := p.defaultSource
-				if otelconv.IsClaudeCodeToolResult(lr) {
-					harness = schema.HarnessClaudeCode
-				}
-				// Claude Code puts session.id on the resource or the record;
-				// copy it where the exporter looks first.
-				if _, ok := lr.Attributes().Get(otelconv.ClaudeCodeSessionID); !ok {
-					if v, ok := res.Get(otelconv.ClaudeCodeSessionID); ok {
-						lr.Attributes().PutStr(otelconv.ClaudeCodeSessionID, v.AsString())
-					}
-				}
-				f := detectInto(lr.Attributes(), harness)
-				p.tel.recordCall(ctx, f.Kind)
+	otelconv.EachLogRecord(ld, func(res pcommon.Map, lr plog.LogRecord) {
+		if !otelconv.IsToolResultLog(lr) || otelconv.HasForensics(lr.Attributes()) {
+			return
+		}
+		harness := p.defaultSource
+		if otelconv.IsClaudeCodeToolResult(lr) {
+			harness = schema.HarnessClaudeCode
+		}
+		// Claude Code puts session.id on the resource or the record; copy it
+		// where the exporter looks first.
+		if _, ok := lr.Attributes().Get(otelconv.ClaudeCodeSessionID); !ok {
+			if v, ok := res.Get(otelconv.ClaudeCodeSessionID); ok {
+				lr.Attributes().PutStr(otelconv.ClaudeCodeSessionID, v.AsString())
 			}
 		}
-	}
+		f := detectInto(lr.Attributes(), harness)
+		p.tel.recordCall(ctx, f.Kind)
+	})
 	return ld, nil
 }

@@ -109,41 +109,30 @@ func (p *tracesProcessor) loop() {
 
 func (p *tracesProcessor) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.Traces, error) {
 	var evicted []*sessionBuffer
-	rss := td.ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		rs := rss.At(i)
-		res := rs.Resource().Attributes()
-		sss := rs.ScopeSpans()
-		for j := 0; j < sss.Len(); j++ {
-			ss := sss.At(j)
-			track := p.cfg.AnalyzeSessions && !analysedScopes[ss.Scope().Name()]
-			spans := ss.Spans()
-			for k := 0; k < spans.Len(); k++ {
-				sp := spans.At(k)
-				attrs := sp.Attributes()
-				switch otelconv.Operation(attrs) {
-				case otelconv.OperationExecuteTool:
-					if !otelconv.HasForensics(attrs) {
-						f := detectInto(attrs, schema.Harness(p.cfg.DefaultSource))
-						p.tel.recordCall(ctx, f.Kind)
-					}
-					if track {
-						c := otelconv.ToolCallFromAttributes(attrs, res, sp.StartTimestamp().AsTime())
-						if c.CallID == "" {
-							c.CallID = sp.SpanID().String()
-						}
-						evicted = append(evicted, p.addCall(c)...)
-					}
-				case otelconv.OperationChat:
-					if track {
-						if a, ok := answerFromChatSpan(sp); ok {
-							evicted = append(evicted, p.addAnswer(a)...)
-						}
-					}
+	otelconv.EachSpan(td, func(res pcommon.Map, scope string, sp ptrace.Span) {
+		track := p.cfg.AnalyzeSessions && !analysedScopes[scope]
+		attrs := sp.Attributes()
+		switch otelconv.Operation(attrs) {
+		case otelconv.OperationExecuteTool:
+			if !otelconv.HasForensics(attrs) {
+				f := detectInto(attrs, schema.Harness(p.cfg.DefaultSource))
+				p.tel.recordCall(ctx, f.Kind)
+			}
+			if track {
+				c := otelconv.ToolCallFromAttributes(attrs, res, sp.StartTimestamp().AsTime())
+				if c.CallID == "" {
+					c.CallID = sp.SpanID().String()
+				}
+				evicted = append(evicted, p.addCall(c)...)
+			}
+		case otelconv.OperationChat:
+			if track {
+				if a, ok := answerFromChatSpan(sp); ok {
+					evicted = append(evicted, p.addAnswer(a)...)
 				}
 			}
 		}
-	}
+	})
 	if len(evicted) > 0 {
 		if err := p.emit(ctx, evicted); err != nil {
 			p.logger.Warn("emitting evicted sessions failed", zap.Error(err))
