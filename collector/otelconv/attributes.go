@@ -100,3 +100,18 @@ const (
 	AttrSessionCompactions    = "ctxaudit.session.compactions"
 	AttrSessionMaxRisk        = "ctxaudit.session.max_risk"
 )
+
+// Instrumentation scopes of spans whose sessions are already analysed: the
+// transcript receiver analyses its own sessions, and the processor's
+// analysis output must not be analysed again. The processor buffers every
+// other scope's spans for session analysis.
+const (
+	ScopeTranscriptReceiver = "github.com/ctxaudit/ctxaudit/collector/receiver/agenttranscriptsreceiver"
+	ScopeProcessor          = "github.com/ctxaudit/ctxaudit/collector/processor/ctxauditprocessor"
+)
+
+// Analysed reports whether spans of this instrumentation scope carry
+// session analysis already.
+func Analysed(scope string) bool {
+	return scope == ScopeTranscriptReceiver || scope == ScopeProcessor
+}

@@ -235,3 +235,32 @@ func TestClaudeCodeLogEvent(t *testing.T) {
 		t.Errorf("source %q, want claude_code", v.AsString())
 	}
 }
+
+// Spans from the transcript receiver are analysed there already: they pass
+// through without entering the session buffer.
+func TestReceiverSpansAreNotReanalysed(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	cfg.SessionIdle = 20 * time.Millisecond
+	sink := new(consumertest.TracesSink)
+	p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(componentType), cfg, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	td := ptrace.NewTraces()
+	ss := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty()
+	ss.Scope().SetName(otelconv.ScopeTranscriptReceiver)
+	shellSpan(ss.Spans(), "r1", "c1", codexCut, time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
+	if err := p.ConsumeTraces(context.Background(), td); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if err := p.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(sink.AllTraces()); n != 1 {
+		t.Fatalf("%d batches downstream, want only the pass-through one", n)
+	}
+}

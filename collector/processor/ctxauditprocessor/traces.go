@@ -22,15 +22,7 @@ import (
 
 // ScopeName is the instrumentation scope of the spans this processor emits
 // after analysing a session.
-const ScopeName = "github.com/ctxaudit/ctxaudit/collector/processor/ctxauditprocessor"
-
-// analysedScopes are sources that analyse their own sessions (the transcript
-// receiver, and this processor's own output): their spans pass through untouched
-// by the session buffer.
-var analysedScopes = map[string]bool{
-	ScopeName: true,
-	"github.com/ctxaudit/ctxaudit/collector/receiver/agenttranscriptsreceiver": true,
-}
+const ScopeName = otelconv.ScopeProcessor
 
 type tracesProcessor struct {
 	cfg    *Config
@@ -110,7 +102,7 @@ func (p *tracesProcessor) loop() {
 func (p *tracesProcessor) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.Traces, error) {
 	var evicted []*sessionBuffer
 	otelconv.EachSpan(td, func(res pcommon.Map, scope string, sp ptrace.Span) {
-		track := p.cfg.AnalyzeSessions && !analysedScopes[scope]
+		track := p.cfg.AnalyzeSessions && !otelconv.Analysed(scope)
 		attrs := sp.Attributes()
 		switch otelconv.Operation(attrs) {
 		case otelconv.OperationExecuteTool:

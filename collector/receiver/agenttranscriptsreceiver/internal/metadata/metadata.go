@@ -10,6 +10,8 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+
+	"github.com/ctxaudit/ctxaudit/collector/otelconv"
 )
 
 // Type is the receiver's component type.
@@ -18,7 +20,7 @@ var Type = component.MustNewType("agenttranscripts")
 // ScopeName is the instrumentation scope of the receiver's spans and
 // metrics. The ctxaudit processor recognises it: spans of this scope are
 // analysed already and pass through its session buffer untouched.
-const ScopeName = "github.com/ctxaudit/ctxaudit/collector/receiver/agenttranscriptsreceiver"
+const ScopeName = otelconv.ScopeTranscriptReceiver
 
 // TracesStability is the stability of the traces signal.
 const TracesStability = component.StabilityLevelAlpha
