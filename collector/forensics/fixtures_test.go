@@ -12,7 +12,7 @@ const (
 	ccSelected = "claude-code/selected-lines.jsonl"
 )
 
-// TestFixtures runs Detect on real transcript lines (shared/fixtures).
+// TestFixtures runs Detect on real transcript lines (testdata/transcripts).
 func TestFixtures(t *testing.T) {
 	const line52Path = "/Users/gray/.claude/projects/-Users-gray-Projects-claude-bug/637ef6e7-e740-4503-8ff8-5780d7c0918f/tool-results/toolu_01PRASLbbpSRmj2CjAaB1NP4.txt"
 	tests := []struct {

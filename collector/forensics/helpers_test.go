@@ -12,26 +12,16 @@ import (
 	"github.com/ctxaudit/ctxaudit/schema"
 )
 
-// fixturesDir finds shared/fixtures by walking up from the package
-// directory: /work/shared beside /work/main here, and the same layout in CI.
+// fixturesDir is the repository's real-transcript fixtures
+// (testdata/transcripts, provenance in its SOURCES.md); go test runs in the
+// package directory, two levels below the repository root.
 func fixturesDir(t testing.TB) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatalf("getwd: %v", err)
+	p := filepath.Join("..", "..", "testdata", "transcripts")
+	if st, err := os.Stat(p); err != nil || !st.IsDir() {
+		t.Fatalf("fixtures directory %s: not found", p)
 	}
-	for {
-		p := filepath.Join(dir, "shared", "fixtures")
-		if st, err := os.Stat(p); err == nil && st.IsDir() {
-			return p
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatalf("shared/fixtures not found in any parent of the package directory; " +
-				"the fixtures must be checked out beside the repository (../../../shared/fixtures)")
-		}
-		dir = parent
-	}
+	return p
 }
 
 // jsonlLine returns line n (1-based) of a fixture file.
@@ -106,7 +96,7 @@ func blockText(v any) string {
 // piToolResult decodes a pi toolResult line.
 func piToolResult(t testing.TB, n int, args string) Input {
 	t.Helper()
-	line := jsonlLine(t, "pi-coding-agent/selected-lines.jsonl", n)
+	line := jsonlLine(t, "pi/selected-lines.jsonl", n)
 	msg, _ := line["message"].(map[string]any)
 	in := Input{Harness: schema.HarnessPi, Context: blockText(msg["content"])}
 	in.Tool, _ = msg["toolName"].(string)

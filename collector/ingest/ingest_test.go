@@ -88,7 +88,7 @@ func TestRunFixtures(t *testing.T) {
 			paths: []string{filepath.Join(fx, "codex", "rollout-0.60.1-rtchess-first-turn.jsonl")},
 			files: 1, lines: 299, sessions: 1, calls: 41, answers: 1, trunc: 0, skipped: map[string]int{}},
 		{name: "pi session lines",
-			paths: []string{filepath.Join(fx, "pi-coding-agent", "selected-lines.jsonl")},
+			paths: []string{filepath.Join(fx, "pi", "selected-lines.jsonl")},
 			files: 1, lines: 9, sessions: 1, calls: 3, answers: 0, trunc: 1,
 			skipped: map[string]int{transcript.SkipUnpairedToolUse: 1}},
 		{name: "every fixture at once",

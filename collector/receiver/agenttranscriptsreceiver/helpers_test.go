@@ -32,7 +32,7 @@ import (
 	"github.com/ctxaudit/ctxaudit/collector/transcript/transcripttest"
 )
 
-// session216 is the real Claude Code 2.1.6 session in shared/fixtures: 19
+// session216 is the real Claude Code 2.1.6 session in testdata/transcripts: 19
 // calls in the main thread, 7 in its sub-agent, one truncated Grep (line 52).
 const (
 	session216     = "637ef6e7-e740-4503-8ff8-5780d7c0918f"

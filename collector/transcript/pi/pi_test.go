@@ -16,7 +16,7 @@ func newParser(o transcript.Options, e transcript.Emit) transcript.Parser { retu
 // name their tool, so they are still calls), a bashExecution, a compaction,
 // a thinking-level and a model change (fixture SOURCES.md).
 func TestSelectedLines(t *testing.T) {
-	path := filepath.Join(transcripttest.FixturesDir(t), "pi-coding-agent", "selected-lines.jsonl")
+	path := filepath.Join(transcripttest.FixturesDir(t), "pi", "selected-lines.jsonl")
 	rec, sess := transcripttest.ParseFile(t, path, newParser, transcript.Options{})
 
 	if len(rec.Calls) != 3 || len(rec.Answers) != 0 || len(rec.Turns) != 0 || len(rec.Compactions) != 1 {

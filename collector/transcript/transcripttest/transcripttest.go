@@ -1,6 +1,6 @@
 // Package transcripttest helps test transcript parsers and their callers:
-// it finds the shared fixtures, feeds files through a parser and records
-// what comes out.
+// it finds the repository's fixtures, feeds files through a parser and
+// records what comes out.
 package transcripttest
 
 import (
@@ -14,13 +14,13 @@ import (
 	"github.com/ctxaudit/ctxaudit/schema"
 )
 
-// FixturesDir returns the shared/fixtures directory, found by walking up from
-// the working directory (the repository sits next to shared/, here and in
-// CI). It fails the test when there is none: a silent skip would hide that
-// the real-transcript tests did not run.
+// FixturesDir returns the repository's real-transcript fixtures,
+// testdata/transcripts (provenance in its SOURCES.md). It fails the test when
+// there is none: a silent skip would hide that the real-transcript tests did
+// not run.
 func FixturesDir(tb testing.TB) string {
 	tb.Helper()
-	return findUp(tb, filepath.Join("shared", "fixtures"))
+	return findUp(tb, filepath.Join("testdata", "transcripts"))
 }
 
 // ExamplesDir returns the repository's examples/sessions directory.
@@ -29,6 +29,9 @@ func ExamplesDir(tb testing.TB) string {
 	return findUp(tb, filepath.Join("examples", "sessions"))
 }
 
+// findUp finds rel under the repository root: the nearest parent of the
+// working directory that holds go.mod. It never looks above the root, so a
+// test cannot pick up files from outside the repository.
 func findUp(tb testing.TB, rel string) string {
 	tb.Helper()
 	dir, err := os.Getwd()
@@ -36,13 +39,16 @@ func findUp(tb testing.TB, rel string) string {
 		tb.Fatalf("getwd: %v", err)
 	}
 	for {
-		cand := filepath.Join(dir, rel)
-		if st, err := os.Stat(cand); err == nil && st.IsDir() {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			cand := filepath.Join(dir, rel)
+			if st, err := os.Stat(cand); err != nil || !st.IsDir() {
+				tb.Fatalf("%s: not a directory in the repository", cand)
+			}
 			return cand
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			tb.Fatalf("no %s directory above the package directory; the repository must sit next to shared/", rel)
+			tb.Fatalf("no go.mod above the working directory; run the tests inside the repository")
 		}
 		dir = parent
 	}

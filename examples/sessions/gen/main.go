@@ -1,5 +1,5 @@
 // Command gen writes the reproduction sessions under examples/sessions: cases
-// the real fixtures in shared/fixtures lack, in each harness's exact on-disk
+// the real fixtures in testdata/transcripts lack, in each harness's exact on-disk
 // format (line envelope, field order, notice wording). Everything is
 // deterministic, so regenerating changes nothing; see ../README.md for what
 // each file reproduces.

@@ -1,8 +1,8 @@
 // Command gen writes the postmortem scenario sessions beside it: the cases
 // the scenario tests need that examples/sessions does not have, in
 // each harness's exact on-disk format and folder layout (line envelope, field
-// order, notice wording), following examples/sessions/gen and
-// shared/reference/transcript-formats.md. Output is deterministic, so
+// order, notice wording), following examples/sessions/gen and the real
+// transcripts in testdata/transcripts. Output is deterministic, so
 // regenerating changes nothing; ../README.md says what each file reproduces.
 //
 // Run from internal/cli: go run ./testdata/scenarios/gen -out testdata/scenarios
