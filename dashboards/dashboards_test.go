@@ -88,7 +88,7 @@ func loadDashboards(t testing.TB) []*grafana.Dashboard {
 // ---- structure --------------------------------------------------------------
 
 var (
-	// Functions and types ClickHouse 18.16 lacks (DESIGN §7), or that the
+	// Functions and types ClickHouse 18.16 lacks (docs/design.md §7.4), or that the
 	// dashboards must not rely on.
 	forbiddenSQL = regexp.MustCompile(`(?i)\b(toStartOfInterval|DateTime64|LowCardinality|JSONExtract\w*|Map\s*\(|toDecimal\w*|PREWHERE)\b|\bOVER\s*\(|\$__(timeInterval|timeGroup)`)
 	tableRef     = regexp.MustCompile(`\b(?:FROM|JOIN)\s+([\w.]+)(\s+FINAL)?`)
@@ -121,7 +121,7 @@ func checkSQL(t *testing.T, where, sql string, panel bool) {
 		return
 	}
 	if m := forbiddenSQL.FindString(sql); m != "" {
-		t.Errorf("%s: uses %q, which ClickHouse 18.16 or DESIGN §7/§9 rule out", where, m)
+		t.Errorf("%s: uses %q, which ClickHouse 18.16 or docs/design.md §7.4 and §9 rule out", where, m)
 	}
 	if strings.Contains(sql, "--") || strings.Contains(sql, "/*") {
 		t.Errorf("%s: SQL comments are not allowed (macro expansion differs across plugin versions inside comments)", where)

@@ -6,7 +6,7 @@ import (
 )
 
 // Count is a size that may be unknown. The zero value is unknown, so a
-// forgotten measurement can never masquerade as "0 bytes": DESIGN §4 requires
+// forgotten measurement can never masquerade as "0 bytes": docs/design.md §3.2 requires
 // unknown sizes to be null in JSON and NULL in ClickHouse, never 0.
 type Count struct {
 	N     uint64

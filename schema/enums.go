@@ -22,7 +22,7 @@ var Harnesses = []Harness{
 	HarnessOpenHands, HarnessOpenClaw, HarnessMCP, HarnessGeneric,
 }
 
-// TruncationKind says whether, and how visibly, an output was cut (DESIGN §4).
+// TruncationKind says whether, and how visibly, an output was cut (docs/design.md §4.4).
 type TruncationKind string
 
 const (
@@ -41,7 +41,7 @@ const (
 // TruncationKinds lists the kinds in the order of the ClickHouse Enum8.
 var TruncationKinds = []TruncationKind{KindNone, KindExplicit, KindSilent, KindSuspected, KindUnknown}
 
-// Strategy is how the harness reduced the output (DESIGN §4).
+// Strategy is how the harness reduced the output (docs/design.md §4.5).
 type Strategy string
 
 const (
@@ -62,7 +62,7 @@ var Strategies = []Strategy{
 	StrategySpillToFile, StrategyRefused, StrategyCleared, StrategyPaginated,
 }
 
-// OriginalSource says where the original size came from (DESIGN §4).
+// OriginalSource says where the original size came from (docs/design.md §4.2).
 type OriginalSource string
 
 const (
@@ -95,7 +95,7 @@ const (
 	UnitFiles   Unit = "files"
 )
 
-// Risk grades an answer by the completeness of its inputs (DESIGN §5).
+// Risk grades an answer by the completeness of its inputs (docs/design.md §5.5).
 type Risk string
 
 const (

@@ -2,7 +2,7 @@
 // an answer, a session and a stored tool output that the parsers, the
 // forensics, the collector components, the ClickHouse writer and the CLI share.
 //
-// The JSON shape of these types is the contract of DESIGN §8 (`ctxaudit
+// The JSON shape of these types is the contract of docs/design.md §8.4 (`ctxaudit
 // postmortem --format json`, `ctxaudit ingest --dry-run --format jsonl`):
 // field names are fixed and unknown sizes are null, never 0.
 //
@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// Sizes are the four measures of a text (DESIGN §4). Tokens are an estimate
+// Sizes are the four measures of a text (docs/design.md §4.1). Tokens are an estimate
 // (ceil(bytes/4)) unless a source gives a count.
 type Sizes struct {
 	Bytes  Count `json:"bytes"`
@@ -58,7 +58,7 @@ func (d Disclosure) Score() int {
 }
 
 // Forensics is the verdict of truncation detection on one tool result: how
-// complete the output that entered the model's context was (DESIGN §4).
+// complete the output that entered the model's context was (docs/design.md §4).
 type Forensics struct {
 	Original Original `json:"original"`
 	Context  Sizes    `json:"context"`
@@ -144,7 +144,7 @@ type ToolCall struct {
 }
 
 // Answer is assistant text that follows tool results inside a turn, judged by
-// the completeness of its inputs (DESIGN §5): one row of ctxaudit.answers.
+// the completeness of its inputs (docs/design.md §5): one row of ctxaudit.answers.
 type Answer struct {
 	SessionID string    `json:"session_id"`
 	MessageID string    `json:"message_id"`

@@ -7,7 +7,7 @@ import (
 )
 
 // An absence claim asserts that something does not exist or was not found
-// (DESIGN §5): exactly the kind of answer an incomplete input makes wrong.
+// (docs/design.md §5.3): exactly the kind of answer an incomplete input makes wrong.
 // Detection is phrase-based, in English and Chinese, with cheap guards for
 // the common non-claims: questions, conditionals ("if the key is not found"),
 // idioms ("there is no need"), and quoted error text ("`No such file`").

@@ -1,7 +1,7 @@
 // Package analysis follows a session through time: which later calls continued
 // an earlier truncated one, how much of each original the model eventually
 // saw, and, for each answer, which of its inputs were still incomplete when it
-// was given and how risky that makes it (DESIGN §4–5).
+// was given and how risky that makes it (docs/design.md §4.12, §5).
 //
 // The model, in the order the files implement it:
 //
@@ -18,7 +18,7 @@
 //     searches it (Searched: searched, not read). Targets are per agent
 //     thread: a sub-agent's reading is not in the main model's context.
 //   - answers.go, absence.go: an answer's inputs are judged with only the
-//     calls made up to it; risk and reasons follow DESIGN §5.
+//     calls made up to it; risk and reasons follow docs/design.md §5.
 //   - verdict.go: the one-sentence explanation, shared with the CLI.
 //
 // It is pure: no database, collector or file-system imports, no global

@@ -32,7 +32,7 @@ func kindReason(k schema.TruncationKind) string {
 	return schema.ReasonSuspectedTruncation
 }
 
-// reasonRisk is the risk each reason implies on its own (DESIGN §5): an
+// reasonRisk is the risk each reason implies on its own (docs/design.md §5.5): an
 // absence claim on incomplete input or unrecovered silent truncation is
 // high; any other unrecovered truncation medium; recovered truncation low.
 func reasonRisk(code string) schema.Risk {

@@ -9,7 +9,7 @@ import (
 
 // isTruncated: the harness delivered less than the call asked for, in any
 // kind, including suspected. A partial view by request is not truncated
-// unless forensics says it got less than it asked for (DESIGN §4).
+// unless forensics says it got less than it asked for (docs/design.md §4.3).
 func isTruncated(c *schema.ToolCall) bool {
 	if c.Truncated {
 		return true

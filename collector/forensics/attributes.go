@@ -7,7 +7,7 @@ import (
 	"github.com/ctxaudit/ctxaudit/schema"
 )
 
-// OTel attribute keys of the ctxaudit.* namespace (DESIGN §6): what an
+// OTel attribute keys of the ctxaudit.* namespace (docs/design.md §6.3): what an
 // instrumented harness reports so the collector need not guess. Values may be
 // strings, int64, float64 or bool, as OTel carries them; numbers given as
 // decimal strings are accepted too.

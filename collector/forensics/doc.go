@@ -1,7 +1,7 @@
 // Package forensics decides, for one tool result, how complete the text that
 // entered the model's context was: original versus context sizes, whether and
 // how it was truncated, and whether the model was told where, why and how to
-// continue (DESIGN §4).
+// continue (docs/design.md §4).
 //
 // It is pure: no database, collector or file-system imports. Saved files are
 // reached only through Input.ReadSaved, which the caller provides.

@@ -47,7 +47,7 @@ func (fd *finding) silentCut(strategy schema.Strategy, reason string) {
 	fd.Reason = reason
 }
 
-// byRequest records a partial view the call asked for (DESIGN §4): not
+// byRequest records a partial view the call asked for (docs/design.md §4.3): not
 // truncated, but Shown and Total stay for coverage.
 func (fd *finding) byRequest() {
 	fd.Truncated = false
@@ -124,7 +124,7 @@ func (s *scan) finalize(fd *finding) schema.Forensics {
 }
 
 // completeOriginal is the original of a result nothing was cut from: the
-// context itself (DESIGN §4), credited to the best source that confirms it.
+// context itself (docs/design.md §4.2), credited to the best source that confirms it.
 func (s *scan) completeOriginal(confirmedBy schema.OriginalSource) schema.Original {
 	resolved := s.orig.resolve(rankMarker + 1)
 	if !s.contextKnown {

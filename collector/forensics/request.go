@@ -7,7 +7,7 @@ import (
 
 // request is what the call itself asked for, read from its arguments. A call
 // that asked for part of its target and got that part is a partial view by
-// request, not a truncation (DESIGN §4), so these fields decide between the two.
+// request, not a truncation (docs/design.md §4.3), so these fields decide between the two.
 type request struct {
 	// Offset and Limit are line-based (Claude Code Read, pi read, OpenCode read).
 	Offset, Limit schema.Count

@@ -288,7 +288,7 @@ func structuredPrefilter(text string) bool {
 	return false
 }
 
-// normaliseReason maps a free-text reason onto the machine words of DESIGN §4.
+// normaliseReason maps a free-text reason onto the machine words of docs/design.md §4.7.
 func normaliseReason(r string) string {
 	l := strings.ToLower(r)
 	for _, w := range reasonWords {

@@ -6,7 +6,7 @@ import (
 
 // suspect marks a result whose original is unknown but whose shape is that of
 // a cut: exactly at a known cap of its harness and tool, or, for harnesses we
-// know nothing about, exactly at a round size and ending mid-line. DESIGN §4
+// know nothing about, exactly at a round size and ending mid-line. docs/design.md §4.4
 // asks for "suspected" here, never "none".
 func (s *scan) suspect(out *schema.Forensics) bool {
 	if !s.contextKnown || len(s.bodyText) == 0 || s.req.asksForPart() {

@@ -1,5 +1,5 @@
 // Package otelconv maps ctxaudit's records to OpenTelemetry spans and back,
-// in the GenAI semantic conventions plus the ctxaudit.* namespace of DESIGN §6.
+// in the GenAI semantic conventions plus the ctxaudit.* namespace of docs/design.md §6.
 //
 // A session becomes one trace: an `invoke_agent` span for the session, an
 // `execute_tool` span per tool call and a `chat` span per answer. Trace and

@@ -1,5 +1,5 @@
 // Package redact removes secrets from tool output text before it is stored
-// (DESIGN §10): API keys of the common providers, bearer tokens, private-key
+// (docs/design.md §10.4): API keys of the common providers, bearer tokens, private-key
 // blocks and password assignments. It errs on the side of redacting: a stored
 // output is evidence for a postmortem, not a copy to run again.
 package redact

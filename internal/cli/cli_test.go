@@ -74,7 +74,7 @@ func TestExitCodes(t *testing.T) {
 }
 
 // The address is taken from the flag over the environment over the config
-// file (DESIGN §8). Each layer names an unreachable port, so the error says
+// file (docs/design.md §8.2). Each layer names an unreachable port, so the error says
 // which one won.
 func TestConfigPrecedence(t *testing.T) {
 	// An empty variable counts as unset, so an address exported by the caller

@@ -297,7 +297,7 @@ func golden(t *testing.T, path, got string) {
 	}
 }
 
-// TestPostmortemJSONSchema checks the JSON output against DESIGN §8 key by
+// TestPostmortemJSONSchema checks the JSON output against docs/design.md §8.4 key by
 // key and type by type, decoded generically so that no Go type can hide a
 // missing key or a 0 standing in for unknown.
 func TestPostmortemJSONSchema(t *testing.T) {

@@ -1,6 +1,6 @@
 // Package cli is the ctxaudit command line: one binary whose subcommands are
 // the collector, one-shot ingestion, schema management and the postmortem
-// tools. Configuration follows DESIGN §8: flags override CTXAUDIT_*
+// tools. Configuration follows docs/design.md §8.2: flags override CTXAUDIT_*
 // environment variables, which override ctxaudit.yaml.
 package cli
 
@@ -20,7 +20,7 @@ import (
 	"github.com/ctxaudit/ctxaudit/schema/chstore"
 )
 
-// Exit codes (DESIGN §8).
+// Exit codes (docs/design.md §8.3).
 const (
 	ExitOK      = 0
 	ExitFailure = 1

@@ -3,7 +3,7 @@ package report
 import "github.com/ctxaudit/ctxaudit/schema"
 
 // Expect answers "was the right answer in the part the model never saw?"
-// for one expected text, by call id (DESIGN §8).
+// for one expected text, by call id (docs/design.md §8.4).
 type Expect struct {
 	Text string `json:"text"`
 	// FoundInOriginal: calls whose complete output holds the text.

@@ -6,7 +6,7 @@ import (
 	"io"
 )
 
-// WriteJSON renders pm as one indented JSON object (DESIGN §8). HTML
+// WriteJSON renders pm as one indented JSON object (docs/design.md §8.4). HTML
 // characters stay as written: the texts are tool output, read by tools.
 func WriteJSON(w io.Writer, pm *Postmortem) error {
 	enc := json.NewEncoder(w)

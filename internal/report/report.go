@@ -6,7 +6,7 @@
 //
 // The package is pure: the CLI reads the records from ClickHouse and hands
 // them over; rendering never does I/O beyond the io.Writer it is given. The
-// JSON form is the contract of DESIGN §8; the text form is for terminals and
+// JSON form is the contract of docs/design.md §8.4; the text form is for terminals and
 // the Markdown form is ready to paste into a postmortem document.
 package report
 

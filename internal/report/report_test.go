@@ -194,7 +194,7 @@ func TestFindExpected(t *testing.T) {
 	}
 }
 
-// TestJSONContract checks the DESIGN §8 shape of the JSON form: unknown
+// TestJSONContract checks the docs/design.md §8.4 shape of the JSON form: unknown
 // sizes are null, lists are never null, and expect is present only when asked.
 func TestJSONContract(t *testing.T) {
 	pm := samplePostmortem()

@@ -39,7 +39,7 @@ func TestEmbeddedMigrationsAreOrderedAndRender(t *testing.T) {
 	}
 }
 
-// forbidden lists what ClickHouse 18.16 lacks (DESIGN §7); DDL must run there too.
+// forbidden lists what ClickHouse 18.16 lacks (docs/design.md §7.4); DDL must run there too.
 var forbidden = regexp.MustCompile(`(?i)\b(DateTime64|Map\(|LowCardinality|CODEC|TTL|INDEX|JSONExtract|toStartOfInterval|Object\(|JSON\b)`)
 
 func TestDDLAvoidsFeaturesMissingFrom18_16(t *testing.T) {

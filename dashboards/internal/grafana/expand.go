@@ -18,7 +18,7 @@
 //     ${var:singlequote}, which quotes and escapes both.
 //  3. Backend macros — the plugin's pkg/macros: $__timeFilter(c),
 //     $__fromTime, $__toTime and $__interval_s. Any other $__ macro is an
-//     error here: DESIGN §9 allows only these (and $__timeInterval /
+//     error here: docs/design.md §9 allows only these (and $__timeInterval /
 //     $__timeGroup expand to toStartOfInterval, which ClickHouse 18.16 lacks).
 package grafana
 
@@ -100,7 +100,7 @@ type Request struct {
 	Vars map[string]Selection
 }
 
-// AllowedMacros are the only backend macros the dashboards may use (DESIGN §9).
+// AllowedMacros are the only backend macros the dashboards may use (docs/design.md §9).
 var AllowedMacros = []string{"timeFilter", "fromTime", "toTime", "interval_s"}
 
 // Expand returns sql as ClickHouse receives it from Grafana.
@@ -293,7 +293,7 @@ func formatValue(sel Selection, format string) (string, error) {
 var macroName = regexp.MustCompile(`\$__(\w+)`)
 
 // ErrMacro marks a macro the dashboards must not use.
-var ErrMacro = errors.New("macro not allowed (DESIGN §9 allows $__timeFilter, $__fromTime, $__toTime, $__interval_s, $__conditionalAll)")
+var ErrMacro = errors.New("macro not allowed (docs/design.md §9 allows $__timeFilter, $__fromTime, $__toTime, $__interval_s, $__conditionalAll)")
 
 // Macros expands the backend macros as the plugin's pkg/macros does.
 func Macros(sql string, r Request) (string, error) {

@@ -1,6 +1,6 @@
 // Package agentsim is an example instrumented agent harness: it reports its
 // tool calls as OpenTelemetry GenAI execute_tool spans carrying the ctxaudit.*
-// attributes (DESIGN §6), the way a harness author would instrument their
+// attributes (docs/design.md §6.3), the way a harness author would instrument their
 // own agent with go.opentelemetry.io/otel. It doubles as the test client of
 // the collector's OTLP path.
 package agentsim
