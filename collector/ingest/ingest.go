@@ -144,7 +144,7 @@ func Run(ctx context.Context, paths []string, opts Options, w Writer) (Summary, 
 		case err != nil && f.explicit:
 			return sum, err
 		case err != nil:
-			sum.SkippedFiles = append(sum.SkippedFiles, SkippedFile{File: f.path, Reason: err.Error()})
+			sum.SkippedFiles = append(sum.SkippedFiles, SkippedFile{File: f.path, Reason: skipReason(err)})
 			continue
 		}
 		f.format = format
@@ -414,4 +414,14 @@ func writeBatches[T any](ctx context.Context, rows []T, n int, final bool, write
 	}
 	// Keep the remainder in a fresh slice so written rows can be collected.
 	return append([]T(nil), rows...), nil
+}
+
+// skipReason is why a file was skipped, without the path SkippedFile
+// already names.
+func skipReason(err error) string {
+	var ie *InputError
+	if errors.As(err, &ie) {
+		return ie.Err.Error()
+	}
+	return err.Error()
 }
