@@ -43,3 +43,26 @@ func TestSummaryWording(t *testing.T) {
 		}
 	}
 }
+
+// Progress is reported after every file, the totals only growing, and the
+// last report agrees with the summary.
+func TestProgressReports(t *testing.T) {
+	var reports []Progress
+	opts := Options{Progress: func(p Progress) { reports = append(reports, p) }}
+	sum, err := Run(context.Background(), []string{filepath.Join("..", "..", "examples", "sessions")}, opts, &recorder{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reports) != sum.Files || sum.Files == 0 {
+		t.Fatalf("%d reports for %d files", len(reports), sum.Files)
+	}
+	for i := 1; i < len(reports); i++ {
+		a, b := reports[i-1], reports[i]
+		if b.Files != a.Files+1 || b.Bytes <= a.Bytes || b.Calls < a.Calls {
+			t.Errorf("report %d %+v after %+v", i, b, a)
+		}
+	}
+	if last := reports[len(reports)-1]; last.Bytes != sum.Bytes || last.Calls != sum.ToolCalls {
+		t.Errorf("last report %+v, summary %d bytes %d calls", last, sum.Bytes, sum.ToolCalls)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -99,7 +100,16 @@ record per line.`,
 				}
 				w = s
 			}
+			var bar *progress
+			if !a.v.GetBool("quiet") && isTerminal(cmd.ErrOrStderr()) {
+				files, bytes := transcriptTotals(paths)
+				bar = newProgress(cmd.ErrOrStderr(), files, bytes, time.Now)
+				opts.Progress = bar.update
+			}
 			sum, err := ingest.Run(ctx, paths, opts, w)
+			if bar != nil {
+				bar.finish()
+			}
 			if errors.Is(err, ingest.ErrInput) {
 				// Nothing was ingested: an all-zero summary would only
 				// bury the reason.
@@ -126,6 +136,7 @@ record per line.`,
 	f.Int("batch-size", ingest.DefaultBatchSize, "rows per INSERT")
 	f.String("store-content", storeNone, "store tool output texts (redacted, capped) in tool_outputs: none, context or all")
 	f.Int("max-content-bytes", 4<<20, "cap on each stored output text")
+	f.Bool("quiet", false, "no progress line (it is drawn only on a terminal anyway)")
 	return cmd
 }
 

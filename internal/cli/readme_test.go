@@ -134,3 +134,38 @@ func TestMakeHelpAndInstall(t *testing.T) {
 		t.Fatalf("make -n install: %v\n%s", err, out)
 	}
 }
+
+// Every variable the example collector config reads is in the README, with
+// how to switch a source off, and the delay before a collector session is
+// listed is the example's session_idle.
+func TestREADMEDocumentsTheCollectorSettings(t *testing.T) {
+	readme, err := os.ReadFile(readmePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := os.ReadFile("../../examples/collector.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars := regexp.MustCompile(`\$\{env:(CTXAUDIT_[A-Z_]+)`).FindAllStringSubmatch(string(cfg), -1)
+	if len(vars) < 6 {
+		t.Fatalf("the example reads only %d variables", len(vars))
+	}
+	for _, v := range vars {
+		if !strings.Contains(string(readme), "`"+v[1]+"`") {
+			t.Errorf("README does not document %s", v[1])
+		}
+	}
+	if !strings.Contains(string(readme), "**Switching a source off:**") {
+		t.Error("README does not say how to switch a source off")
+	}
+	idle := regexp.MustCompile(`(?m)^    session_idle: (\S+)`).FindStringSubmatch(string(cfg))
+	if idle == nil || !strings.Contains(string(readme), "`session_idle: "+idle[1]+"`") {
+		t.Errorf("README does not explain the collector's session_idle delay (%v)", idle)
+	}
+	// The collector's resource is logged once, not on every line.
+	code, out, errOut := run(t, "collector", "print-config", "--config", "../../examples/collector.yaml")
+	if code != ExitOK || !strings.Contains(out, "disable_zap_resource: true") {
+		t.Errorf("print-config: exit %d, resource not switched off on log lines\n%s%s", code, out, errOut)
+	}
+}
