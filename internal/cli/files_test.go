@@ -74,6 +74,13 @@ func TestPostmortemFromFilesEqualsClickHouse(t *testing.T) {
 			if !reflect.DeepEqual(db, files) {
 				t.Fatalf("postmortem JSON differs:\n%s", jsonDiff(db, files))
 			}
+			// The HTML page too (it shows the session's span to the second).
+			htmlArgs := []string{"--session", s.SessionID, "--format", "html", "--expect", expect}
+			_, dbHTML, _ := run(t, append([]string{"postmortem", "--clickhouse", addr}, htmlArgs...)...)
+			_, fileHTML, _ := run(t, append([]string{"postmortem", examples}, htmlArgs...)...)
+			if dbHTML != fileHTML || !strings.Contains(dbHTML, `data-call-id=`) {
+				t.Errorf("HTML from ClickHouse and from files differ (or are empty)")
+			}
 			var pm report.Postmortem
 			if err := json.Unmarshal([]byte(fileJSON), &pm); err != nil {
 				t.Fatal(err)

@@ -32,8 +32,14 @@ result and session analysis on every session, and writes the rows to ClickHouse,
 creating the schema if needed. Re-ingesting the same files changes no query result.
 
 Bad lines are counted and reported with file:line, never fatal. A missing path is an
-error (exit 2). With --dry-run nothing is written: --format jsonl prints one tool-call
-record per line.`,
+error (exit 2), found before anything connects. A forced --source that finds no
+session in the files is an error too. With --dry-run nothing is written: --format
+jsonl prints one tool-call record per line.
+
+On a terminal a progress line on stderr shows the files, MB and calls done, the rate
+and an ETA; --quiet hides it, and it is never drawn into a pipe or a file.`,
+		Example: `  ctxaudit ingest ~/.claude/projects --store-content all
+  ctxaudit ingest --dry-run --format jsonl examples/sessions > calls.jsonl`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usagef("ingest needs at least one transcript file or folder, e.g. `ctxaudit ingest ~/.claude/projects` or `ctxaudit ingest examples/sessions`")

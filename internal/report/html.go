@@ -306,13 +306,15 @@ func drawBar(c *schema.ToolCall) bar {
 		}
 		return bar{Note: "whether it was cut is not known", Gap: 50, Mid: 50}
 	}
+	_, sized := contextShare(c)
+	sized = sized || c.Total.Known
 	switch c.Strategy {
 	case schema.StrategySummary:
-		return bar{Known: true, Note: "nothing of the original verbatim: the model saw a summary of it", Gap: 50, Mid: 50}
+		return bar{Known: sized, Note: "nothing of the original verbatim: the model saw a summary of it", Gap: 50, Mid: 50}
 	case schema.StrategyRefused:
-		return bar{Known: true, Note: "nothing: the output was refused", Gap: 50, Mid: 50}
+		return bar{Known: sized, Note: "nothing: the output was refused", Gap: 50, Mid: 50}
 	case schema.StrategyCleared:
-		return bar{Known: true, Note: "nothing: the output was cleared from the context", Gap: 50, Mid: 50}
+		return bar{Known: sized, Note: "nothing: the output was cleared from the context", Gap: 50, Mid: 50}
 	}
 	if l, r, ok := shownRange(c); ok && c.Strategy != schema.StrategyHeadTail {
 		b := bar{Known: true, Parts: []part{{Left: l, Width: r - l, Label: partName(c.Strategy) + ": " + shown(c)}}}
