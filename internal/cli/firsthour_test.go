@@ -34,7 +34,12 @@ func TestSessionsHidesNothingSilently(t *testing.T) {
 	}
 	_, _, errOut = run(t, "sessions", "--clickhouse", addr, "--limit", "2")
 	if !strings.Contains(errOut, "showing the 2 most recently active sessions; --limit lists more") {
-		t.Errorf("a full --limit should say so; stderr %q", errOut)
+		t.Errorf("a --limit that hides sessions should say so; stderr %q", errOut)
+	}
+	code, out, errOut = run(t, "sessions", "--clickhouse", addr, "--limit", "11", "--format", "json")
+	if code != ExitOK || strings.Count(out, `"session_id"`) != 11 || errOut != "" {
+		t.Errorf("a --limit of exactly the number of sessions hides nothing and says nothing: exit %d, %d sessions, stderr %q",
+			code, strings.Count(out, `"session_id"`), errOut)
 	}
 	_, help, _ := run(t, "sessions", "--help")
 	if !strings.Contains(help, "[--since all]") || !strings.Contains(help, `(default "all")`) {

@@ -67,11 +67,18 @@ hides sessions, a note on stderr says so.`,
 				}
 				list = func(f chstore.SessionFilter) ([]schema.Session, error) { return s.ListSessions(ctx, f) }
 			}
-			sessions, err := list(f)
+			// One more than the limit tells whether the limit hid any.
+			more := f
+			more.Limit++
+			sessions, err := list(more)
 			if err != nil {
 				return err
 			}
-			if note, err := hiddenNote(list, f, sessions); err != nil {
+			limited := len(sessions) > f.Limit
+			if limited {
+				sessions = sessions[:f.Limit]
+			}
+			if note, err := hiddenNote(list, f, sessions, limited); err != nil {
 				return err
 			} else if note != "" {
 				fmt.Fprintf(cmd.ErrOrStderr(), "ctxaudit: %s\n", note)
@@ -93,10 +100,11 @@ hides sessions, a note on stderr says so.`,
 }
 
 // hiddenNote says what --since or --limit left out, so an empty or short
-// list is never mistaken for all there is: one more query without the
-// period, and a check whether the limit was reached.
-func hiddenNote(list func(chstore.SessionFilter) ([]schema.Session, error), f chstore.SessionFilter, shown []schema.Session) (string, error) {
-	if len(shown) >= f.Limit {
+// list is never mistaken for all there is: limited reports that the limit
+// cut the list; otherwise one more query without the period finds whether
+// older sessions match.
+func hiddenNote(list func(chstore.SessionFilter) ([]schema.Session, error), f chstore.SessionFilter, shown []schema.Session, limited bool) (string, error) {
+	if limited {
 		return fmt.Sprintf("showing the %d most recently active sessions; --limit lists more", f.Limit), nil
 	}
 	if f.ActiveSince.IsZero() {
