@@ -22,30 +22,50 @@ TEST_TIMEOUT  ?= 20m
 BENCH         ?= .
 FUZZTIME      ?= 30s
 
-.PHONY: all build test run bench lint fmt vet clickhouse clickhouse-stop deps fuzz clean
+# `make install` copies the binary to $(PREFIX)/bin.
+PREFIX        ?= /usr/local
 
+.PHONY: all help build install test run bench lint fmt vet clickhouse clickhouse-stop deps fuzz clean
+
+## all: lint, build and test.
 all: lint build test
 
+## help: list the targets.
+help:
+	@awk '/^##   / { sub(/^##   /, ""); printf "  %-21s %s\n", "", $$0; next } \
+	  sub(/^## /, "") { i = index($$0, ": "); printf "  make %-16s %s\n", substr($$0, 1, i - 1), substr($$0, i + 2) }' $(MAKEFILE_LIST)
+
+## build: build bin/ctxaudit.
 build:
 	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/ctxaudit
 
-## deps: install what the tests and the dev server need (clickhouse-server from Debian).
+## install: build, then copy bin/ctxaudit to $(PREFIX)/bin (default /usr/local/bin),
+##   so the commands in README.md work as written.
+install: build
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/ctxaudit
+	@echo "installed $(DESTDIR)$(PREFIX)/bin/ctxaudit"
+
+## deps: install what the tests and the dev server need (clickhouse-server and
+##   chromium, for the HTML report's browser test, from Debian).
 deps:
 	@bash scripts/install-clickhouse.sh
+	@bash scripts/install-chromium.sh
 
 ## test: lint, then every test; integration tests use a real ClickHouse
-## (CTXAUDIT_TEST_CLICKHOUSE, or one started per package from clickhouse-server).
+##   (CTXAUDIT_TEST_CLICKHOUSE, or one started per package from clickhouse-server).
 test: deps lint
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 ## run: start the local ClickHouse, create the schema, load the bundled example
-## sessions, then run the collector in the foreground (OTLP on 127.0.0.1:4317/4318).
+##   sessions, then run the collector in the foreground (OTLP on 127.0.0.1:4317/4318).
 run: deps build clickhouse
 	./$(BIN) migrate --clickhouse '$(CTXAUDIT_CLICKHOUSE)'
 	./$(BIN) ingest --clickhouse '$(CTXAUDIT_CLICKHOUSE)' --store-content all examples/sessions
 	CTXAUDIT_CLICKHOUSE='$(CTXAUDIT_CLICKHOUSE)' CTXAUDIT_EXAMPLES='$(CURDIR)/examples/sessions' \
 	  ./$(BIN) collector --config $(COLLECTOR_CONFIG)
 
+## bench: run the benchmarks (BENCH=regexp).
 bench:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem ./...
 
@@ -57,6 +77,7 @@ fuzz:
 	  done; \
 	done
 
+## lint: gofmt and go vet.
 lint: fmt vet
 
 fmt:
@@ -70,8 +91,10 @@ vet:
 clickhouse: deps build
 	./$(BIN) dev clickhouse --detach --dir $(CLICKHOUSE_DIR) --port $(CLICKHOUSE_PORT) --http-port $(CLICKHOUSE_HTTP_PORT)
 
+## clickhouse-stop: stop the local development server.
 clickhouse-stop: build
 	./$(BIN) dev clickhouse --stop --dir $(CLICKHOUSE_DIR)
 
+## clean: remove bin/.
 clean:
 	rm -rf bin

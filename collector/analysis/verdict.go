@@ -223,12 +223,20 @@ var english = message.NewPrinter(language.English)
 // num formats n with thousands separators: 156000 → "156,000".
 func num(n uint64) string { return english.Sprint(n) }
 
-// clip shortens s to at most n runes, marking the cut with "…".
+// clip shortens s to at most n runes, marking the cut with "…". It cuts
+// at the last space of the kept part when there is one in its last
+// quarter, so a quoted answer does not end mid-word; a long unbroken run
+// (a path, a URL, CJK text) is cut where it reaches n.
 func clip(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
+	r := []rune(s)[:n-1]
+	for i := len(r) - 1; i >= len(r)*3/4; i-- {
+		if r[i] == ' ' {
+			return strings.TrimRight(string(r[:i]), ",;:") + "…"
+		}
+	}
+	return string(r) + "…"
 }

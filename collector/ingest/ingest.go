@@ -64,6 +64,17 @@ type Options struct {
 	MaxSavedBytes int64
 	// Outputs configures storing the text of tool outputs.
 	Outputs OutputOptions
+	// Progress, when set, is called after each file is read with the
+	// totals so far; it runs on the ingest goroutine and must be quick.
+	Progress func(Progress)
+}
+
+// Progress is how far a run is: files read, their bytes, and the tool
+// calls parsed from them.
+type Progress struct {
+	Files int
+	Bytes int64
+	Calls int
 }
 
 // OutputOptions configure ctxaudit.tool_outputs rows: the context text of
@@ -144,7 +155,7 @@ func Run(ctx context.Context, paths []string, opts Options, w Writer) (Summary, 
 		case err != nil && f.explicit:
 			return sum, err
 		case err != nil:
-			sum.SkippedFiles = append(sum.SkippedFiles, SkippedFile{File: f.path, Reason: err.Error()})
+			sum.SkippedFiles = append(sum.SkippedFiles, SkippedFile{File: f.path, Reason: skipReason(err)})
 			continue
 		}
 		f.format = format
@@ -288,6 +299,9 @@ func (r *run) file(ctx context.Context, f file, st *unitState) error {
 	p.Flush()
 	r.sum.Bytes += lr.BytesRead()
 	mergeMeta(st, p.Session())
+	if r.opts.Progress != nil {
+		r.opts.Progress(Progress{Files: r.sum.Files, Bytes: r.sum.Bytes, Calls: r.sum.ToolCalls + len(st.calls)})
+	}
 	return nil
 }
 
@@ -414,4 +428,14 @@ func writeBatches[T any](ctx context.Context, rows []T, n int, final bool, write
 	}
 	// Keep the remainder in a fresh slice so written rows can be collected.
 	return append([]T(nil), rows...), nil
+}
+
+// skipReason is why a file was skipped, without the path SkippedFile
+// already names.
+func skipReason(err error) string {
+	var ie *InputError
+	if errors.As(err, &ie) {
+		return ie.Err.Error()
+	}
+	return err.Error()
 }

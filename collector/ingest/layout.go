@@ -178,7 +178,11 @@ func detectFormat(path string, maxLineBytes int) (f transcript.Format, empty boo
 	}
 	f, err = transcript.DetectLines(lines)
 	if err != nil {
-		return "", false, &InputError{Path: path, Err: fmt.Errorf("%w in its first %d lines (use --source)", err, len(lines))}
+		first := "line"
+		if len(lines) > 1 {
+			first = fmt.Sprintf("%d lines", len(lines))
+		}
+		return "", false, &InputError{Path: path, Err: fmt.Errorf("%w in its first %s (use --source)", err, first)}
 	}
 	return f, false, nil
 }

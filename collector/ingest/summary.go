@@ -78,8 +78,8 @@ func (s Summary) SkippedTotal() int {
 // WriteText renders the summary for people.
 func (s Summary) WriteText(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "files:        %d (%d lines, %s)%s\n", s.Files, s.Lines, humanBytes(s.Bytes), formatCounts(s.Formats))
-	fmt.Fprintf(&b, "sessions:     %d (%d turns)\n", s.Sessions, s.Turns)
+	fmt.Fprintf(&b, "files:        %d (%s, %s)%s\n", s.Files, plural(s.Lines, "line"), humanBytes(s.Bytes), formatCounts(s.Formats))
+	fmt.Fprintf(&b, "sessions:     %d (%s)\n", s.Sessions, plural(int64(s.Turns), "turn"))
 	fmt.Fprintf(&b, "tool calls:   %d\n", s.ToolCalls)
 	fmt.Fprintf(&b, "truncated:    %d%s\n", s.Truncated, kindCounts(s.TruncatedByKind))
 	fmt.Fprintf(&b, "answers:      %d%s\n", s.Answers, riskCounts(s.AnswersByRisk))
@@ -87,7 +87,7 @@ func (s Summary) WriteText(w io.Writer) error {
 	if s.ToolOutputsKept > 0 {
 		fmt.Fprintf(&b, "tool outputs: %d stored\n", s.ToolOutputsKept)
 	}
-	fmt.Fprintf(&b, "skipped:      %d lines%s\n", s.SkippedTotal(), reasonCounts(s.SkippedLines))
+	fmt.Fprintf(&b, "skipped:      %s%s\n", plural(int64(s.SkippedTotal()), "line"), reasonCounts(s.SkippedLines))
 	for _, sk := range s.Skipped {
 		fmt.Fprintf(&b, "  %s\n", sk)
 	}
@@ -167,4 +167,12 @@ func humanBytes(n int64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// plural is "1 line", "2 lines".
+func plural(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

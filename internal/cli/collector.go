@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 
 	"github.com/ctxaudit/ctxaudit/collector/distribution"
@@ -32,7 +34,10 @@ examples/collector.yaml.
 			col.SetErr(cmd.ErrOrStderr())
 			col.SilenceUsage = true
 			col.SilenceErrors = true // Run prints the error once
-			if err := col.ExecuteContext(cmd.Context()); err != nil {
+			// The collector handles SIGINT and SIGTERM itself and shuts down
+			// with this context: the one cancelled by the signal would make
+			// a clean Ctrl-C end in "failed to shutdown … context canceled".
+			if err := col.ExecuteContext(context.WithoutCancel(cmd.Context())); err != nil {
 				return collectorError{err}
 			}
 			return nil

@@ -44,3 +44,40 @@ func TestCollectorComponents(t *testing.T) {
 		}
 	}
 }
+
+// Setting a folder variable of the example config to nothing switches that
+// source off; it never widens the watch to the whole filesystem.
+func TestCollectorEmptyFolderOverride(t *testing.T) {
+	example := filepath.Join("..", "..", "examples", "collector.yaml")
+	for _, v := range []string{"CTXAUDIT_CLAUDE_PROJECTS", "CTXAUDIT_CODEX_SESSIONS", "CTXAUDIT_PI_SESSIONS", "CTXAUDIT_EXAMPLES"} {
+		t.Run(v, func(t *testing.T) {
+			t.Setenv("HOME", t.TempDir())
+			t.Setenv(v, "")
+			code, out, errOut := run(t, "collector", "print-config", "--config", example)
+			if code != ExitOK {
+				t.Fatalf("print-config: exit %d\n%s", code, errOut)
+			}
+			if strings.Contains(out, "/**") {
+				t.Errorf("%s= puts a pattern from the root into the config:\n%s", v, out)
+			}
+			if !strings.Contains(out, "- \"\"\n") {
+				t.Errorf("%s= should leave an empty (off) folders entry:\n%s", v, out)
+			}
+			if code, _, errOut := run(t, "collector", "validate", "--config", example); code != ExitOK {
+				t.Fatalf("validate with %s=: exit %d\n%s", v, code, errOut)
+			}
+		})
+	}
+	// The form the example used to have is refused, naming the key.
+	cfg := "receivers:\n  agenttranscripts:\n    include: [\"${env:CTXAUDIT_PI_SESSIONS:-~/.pi/agent/sessions}/**/*.jsonl\"]\n" +
+		"exporters:\n  debug:\nservice:\n  pipelines:\n    traces:\n      receivers: [agenttranscripts]\n      exporters: [debug]\n"
+	path := filepath.Join(t.TempDir(), "old.yaml")
+	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("CTXAUDIT_PI_SESSIONS", "")
+	code, _, errOut := run(t, "collector", "validate", "--config", path)
+	if code == ExitOK || !strings.Contains(errOut, "include[0]") || !strings.Contains(errOut, "filesystem root") {
+		t.Fatalf("an include from the root: exit %d, stderr %q; want a failure naming include[0]", code, errOut)
+	}
+}

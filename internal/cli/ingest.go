@@ -3,6 +3,10 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -28,14 +32,39 @@ result and session analysis on every session, and writes the rows to ClickHouse,
 creating the schema if needed. Re-ingesting the same files changes no query result.
 
 Bad lines are counted and reported with file:line, never fatal. A missing path is an
-error (exit 2). With --dry-run nothing is written: --format jsonl prints one tool-call
-record per line.`,
-		Args: cobra.MinimumNArgs(1),
+error (exit 2), found before anything connects. A forced --source that finds no
+session in the files is an error too. With --dry-run nothing is written: --format
+jsonl prints one tool-call record per line.
+
+On a terminal a progress line on stderr shows the files, MB and calls done, the rate
+and an ETA; --quiet hides it, and it is never drawn into a pipe or a file.`,
+		Example: `  ctxaudit ingest ~/.claude/projects --store-content all
+  ctxaudit ingest --dry-run --format jsonl examples/sessions > calls.jsonl`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("ingest needs at least one transcript file or folder, e.g. `ctxaudit ingest ~/.claude/projects` or `ctxaudit ingest examples/sessions`")
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, paths []string) error {
 			ctx := cmd.Context()
-			source, err := transcript.ParseFormat(a.v.GetString("source"))
+			rawSource := a.v.GetString("source")
+			source, err := transcript.ParseFormat(rawSource)
 			if err != nil {
-				return UsageError{err}
+				return usagef("%s: %w", a.origin("source"), err)
+			}
+			if source != transcript.FormatAuto && string(source) != strings.ToLower(strings.TrimSpace(rawSource)) {
+				fmt.Fprintf(cmd.ErrOrStderr(), "ctxaudit: %s %s reads every file as %s\n", a.origin("source"), rawSource, source)
+			}
+			// Every path must exist before anything connects or writes:
+			// a typo is a usage error, not an empty ingest.
+			for _, p := range paths {
+				if _, err := os.Stat(p); err != nil {
+					if errors.Is(err, os.ErrNotExist) {
+						return usagef("%s: no such file or folder", p)
+					}
+					return usagef("%s: %w", p, unwrapPath(err))
+				}
 			}
 			opts := ingest.Options{
 				Source:       source,
@@ -48,11 +77,11 @@ record per line.`,
 				opts.Outputs = ingest.OutputOptions{Store: true, Originals: store == storeAll,
 					MaxBytes: a.v.GetInt("max-content-bytes"), Redact: redact.String}
 			default:
-				return usagef("--store-content must be none, context or all, not %q", store)
+				return usagef("%s must be none, context or all, not %q", a.origin("store-content"), store)
 			}
 			format := a.v.GetString("format")
 			if format != "text" && format != "jsonl" {
-				return usagef("--format must be text or jsonl, not %q", format)
+				return usagef("%s must be text or jsonl, not %q", a.origin("format"), format)
 			}
 			summaryOut := cmd.OutOrStdout()
 			var w ingest.Writer
@@ -77,15 +106,30 @@ record per line.`,
 				}
 				w = s
 			}
+			var bar *progress
+			if !a.v.GetBool("quiet") && isTerminal(cmd.ErrOrStderr()) {
+				files, bytes := transcriptTotals(paths)
+				bar = newProgress(cmd.ErrOrStderr(), files, bytes, time.Now)
+				opts.Progress = bar.update
+			}
 			sum, err := ingest.Run(ctx, paths, opts, w)
+			if bar != nil {
+				bar.finish()
+			}
+			if errors.Is(err, ingest.ErrInput) {
+				// Nothing was ingested: an all-zero summary would only
+				// bury the reason.
+				return UsageError{err}
+			}
 			if werr := sum.WriteText(summaryOut); werr != nil && err == nil {
 				err = werr
 			}
-			if errors.Is(err, ingest.ErrInput) {
-				return UsageError{err}
-			}
 			if err != nil {
 				return fmt.Errorf("ingest: %w", err)
+			}
+			if source != transcript.FormatAuto && sum.Files > 0 && sum.Sessions == 0 {
+				return usagef("%s %s read %s but found no session in them: are they %s transcripts? Without --source the format is detected per file",
+					a.origin("source"), rawSource, plural(sum.Files, "file"), source)
 			}
 			return nil
 		},
@@ -98,9 +142,26 @@ record per line.`,
 	f.Int("batch-size", ingest.DefaultBatchSize, "rows per INSERT")
 	f.String("store-content", storeNone, "store tool output texts (redacted, capped) in tool_outputs: none, context or all")
 	f.Int("max-content-bytes", 4<<20, "cap on each stored output text")
+	f.Bool("quiet", false, "no progress line (it is drawn only on a terminal anyway)")
 	return cmd
 }
 
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// unwrapPath drops the path an *os.PathError repeats.
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ctxaudit/ctxaudit/collector/transcript"
 	"github.com/ctxaudit/ctxaudit/internal/report"
 	"github.com/ctxaudit/ctxaudit/schema"
 	"github.com/ctxaudit/ctxaudit/schema/chstore"
@@ -19,61 +20,95 @@ const (
 	formatText     = "text"
 	formatMarkdown = "markdown"
 	formatJSON     = "json"
+	formatHTML     = "html"
 )
 
 func (a *app) postmortemCommand() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "postmortem --session ID [--answer MESSAGE_ID] [--expect TEXT] [--format text|markdown|json]",
-		Short: "Explain which incomplete inputs a session's answers were built on",
+		Use:   "postmortem [PATH...] [--session ID] [--answer MESSAGE_ID] [--expect TEXT] [--format text|markdown|json|html]",
+		Short: "Explain which incomplete inputs a session's answers were built on (from ClickHouse, or straight from transcript files)",
 		Long: `postmortem reads one session from ClickHouse and lays out, turn by turn, every tool
 call: the original output size against what entered the model's context, how it was
 cut, whether the model was told where, why and how to get the rest, the notice it saw,
 and whether it went back. Then each answer's risk and reasons, and a verdict in one
 sentence per answer.
 
+Given transcript files or folders (PATH...), it reads them instead of ClickHouse:
+nothing needs to be installed or running, and the report is the one the database
+would give after ingest --store-content all. --session may then be left out when
+the files hold one session.
+
 --answer narrows it to one answer and the calls of its turn. --expect TEXT searches the
-stored output texts for the string the right answer contained: a call whose original
-has it but whose context does not is listed under "cut from": the answer was in the
-part the model never saw. This needs the texts stored at ingestion
-(ingest --store-content all); the search is case-sensitive.
+output texts for the string the right answer contained: a call whose original has it
+but whose context does not is listed under "cut from": the answer was in the part the
+model never saw. From ClickHouse this needs the texts stored at ingestion (ingest
+--store-content all); from files, the saved full outputs are read from disk (Claude
+Code's tool-results folder, only there). The search is case-sensitive.
 
 --format markdown is ready to paste into a postmortem document; --format json is one
 object with session_id, source, answers[], tool_calls[] and, with --expect, expect{}
-(unknown sizes are null, never 0).
+(unknown sizes are null, never 0); --format html is one self-contained page (no
+network) with a bar per call showing what of the original entered the context.
+Turns are numbered from 0, as in the records.
 
 A session or answer id that does not exist is a usage error (exit 2).`,
-		Example: `  ctxaudit sessions --risk high
+		Example: `  ctxaudit postmortem examples/sessions/claude-code --session 55555555-0005-4005-8005-000000000005 --expect UPLOAD_DISABLED
+  ctxaudit sessions --risk high
   ctxaudit postmortem --session 55555555-0005-4005-8005-000000000005 --expect UPLOAD_DISABLED
-  ctxaudit postmortem --session 55555555-0005-4005-8005-000000000005 --format markdown > postmortem.md`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+  ctxaudit postmortem --session 55555555-0005-4005-8005-000000000005 --format html > postmortem.html`,
+		RunE: func(cmd *cobra.Command, paths []string) error {
 			q := postmortemQuery{
 				session: strings.TrimSpace(a.v.GetString("session")),
 				answer:  strings.TrimSpace(a.v.GetString("answer")),
 				expect:  a.v.GetString("expect"),
 			}
-			if q.session == "" {
-				return usagef("postmortem needs --session ID (find one with `ctxaudit sessions`)")
+			if q.session == "" && len(paths) == 0 {
+				return usagef("postmortem needs --session ID (find one with `ctxaudit sessions`), or transcript files: ctxaudit postmortem PATH...")
 			}
 			if cmd.Flags().Changed("expect") && q.expect == "" {
 				return usagef("--expect needs a non-empty text")
 			}
 			render, err := postmortemRenderer(a.v.GetString("format"))
 			if err != nil {
-				return err
+				return UsageError{fmt.Errorf("%s%s", a.origin("format"), strings.TrimPrefix(err.Error(), "--format"))}
 			}
 			ctx := cmd.Context()
-			s, err := a.openStore(ctx)
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			if err := s.CheckSchema(ctx); err != nil {
-				return err
-			}
-			pm, warnings, err := loadPostmortem(ctx, s, q)
-			if err != nil {
-				return err
+			var (
+				pm       *report.Postmortem
+				warnings []string
+			)
+			if len(paths) > 0 {
+				m, err := loadFiles(ctx, paths, fileOptions{
+					source: a.v.GetString("source"), maxLineBytes: a.v.GetInt("max-line-bytes"),
+					texts: q.expect != "", maxBytes: a.v.GetInt("max-content-bytes"),
+				}, cmd.ErrOrStderr())
+				if err != nil {
+					return err
+				}
+				if q.session == "" {
+					if len(m.sessions) != 1 {
+						return usagef("these transcripts hold %s; name one with --session (list them with `ctxaudit sessions %s`): %s",
+							plural(len(m.sessions), "session"), strings.Join(paths, " "), m.sessionIDs())
+					}
+					q.session = m.sessions[0].SessionID
+				}
+				pm, warnings, err = m.postmortem(q)
+				if err != nil {
+					return err
+				}
+			} else {
+				s, err := a.openStore(ctx)
+				if err != nil {
+					return err
+				}
+				defer s.Close()
+				if err := s.CheckSchema(ctx); err != nil {
+					return err
+				}
+				pm, warnings, err = loadPostmortem(ctx, s, q)
+				if err != nil {
+					return err
+				}
 			}
 			for _, w := range warnings {
 				fmt.Fprintf(cmd.ErrOrStderr(), "ctxaudit: %s\n", w)
@@ -82,10 +117,13 @@ A session or answer id that does not exist is a usage error (exit 2).`,
 		},
 	}
 	f := cmd.Flags()
-	f.String("session", "", "session id (required)")
+	f.String("session", "", "session id (required unless PATH holds one session)")
 	f.String("answer", "", "only this answer (assistant message id) and the calls of its turn")
 	f.String("expect", "", "text the right answer contained: find the calls whose cut-away part held it")
-	f.String("format", formatText, "output format: text, markdown or json")
+	f.String("format", formatText, "output format: text, markdown, json or html")
+	f.String("source", "auto", "with PATH: transcript format, auto, claude-code, codex or pi")
+	f.Int("max-line-bytes", transcript.DefaultMaxLineBytes, "with PATH: skip (and report) transcript lines longer than this")
+	f.Int("max-content-bytes", 4<<20, "with PATH and --expect: how much of each output text is searched, as ingest would store it")
 	return cmd
 }
 
@@ -97,8 +135,10 @@ func postmortemRenderer(format string) (func(io.Writer, *report.Postmortem) erro
 		return report.WriteMarkdown, nil
 	case formatJSON:
 		return report.WriteJSON, nil
+	case formatHTML:
+		return report.WriteHTML, nil
 	}
-	return nil, usagef("--format must be text, markdown or json, not %q", format)
+	return nil, usagef("--format must be text, markdown, json or html, not %q", format)
 }
 
 // postmortemQuery is what the user asked for.

@@ -90,7 +90,7 @@ func TestPostmortemOfA100kCallSession(t *testing.T) {
 	}
 	// The text form of the whole session renders too.
 	code, text, errText := run(t, "postmortem", "--clickhouse", addr, "--session", session)
-	if code != ExitOK || !strings.Contains(text, "Turn 10000") || strings.Count(text, "\n  Answer at ") != 10_000 {
+	if code != ExitOK || !strings.Contains(text, "Turn 9999\n") || strings.Count(text, "\n  Answer at ") != 10_000 {
 		t.Fatalf("text: exit %d, %s", code, errText)
 	}
 }

@@ -479,7 +479,7 @@ func TestPostmortemScopeAndErrors(t *testing.T) {
 		{"unknown session", []string{"--session", "no-such-session"}, ExitUsage, `session "no-such-session" not found`},
 		{"unknown answer", []string{"--session", sessPartialRead, "--answer", "msg_nope"}, ExitUsage, "msg_01PartialRead00000004"},
 		{"no session", nil, ExitUsage, "--session"},
-		{"bad format", []string{"--session", sessWebFetch, "--format", "html"}, ExitUsage, "--format"},
+		{"bad format", []string{"--session", sessWebFetch, "--format", "pdf"}, ExitUsage, "--format"},
 		{"empty expect", []string{"--session", sessWebFetch, "--expect", ""}, ExitUsage, "--expect"},
 		{"unreachable server", []string{"--session", sessWebFetch, "--clickhouse", "clickhouse://default@127.0.0.1:1/x"}, ExitFailure, "connect"},
 	} {

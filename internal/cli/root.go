@@ -9,9 +9,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
+	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -43,6 +47,10 @@ func usagef(format string, args ...any) error {
 type app struct {
 	v              *viper.Viper
 	stdout, stderr io.Writer
+	// file is the config file read, or empty; fileKeys are the keys it sets.
+	file     string
+	fileKeys map[string]bool
+	cmd      *cobra.Command // the command running, for where a setting came from
 }
 
 // Run executes ctxaudit with args (without the program name) and returns the exit code.
@@ -106,7 +114,11 @@ and traces wrong answers back to the incomplete inputs they were built on.`,
 
 // loadConfig wires flags > env > file for this invocation.
 func (a *app) loadConfig(cmd *cobra.Command) error {
+	a.cmd = cmd
 	if err := a.readConfig(cmd); err != nil {
+		return err
+	}
+	if err := a.checkFileKeys(cmd.Root()); err != nil {
 		return err
 	}
 	// Config files spell keys with underscores (store_content), flags with
@@ -135,11 +147,7 @@ func (a *app) readConfig(cmd *cobra.Command) error {
 		return bindErr
 	}
 	if file := v.GetString("config"); file != "" {
-		v.SetConfigFile(file)
-		if err := v.ReadInConfig(); err != nil {
-			return usagef("read config %s: %w", file, err)
-		}
-		return nil
+		return a.readFile(file)
 	}
 	// Look for ctxaudit.yaml by full name: viper's name-based search would also
 	// match a file called just "ctxaudit" — such as the binary itself.
@@ -150,17 +158,138 @@ func (a *app) readConfig(cmd *cobra.Command) error {
 	candidates = append(candidates, "/etc/ctxaudit/ctxaudit.yaml")
 	for _, c := range candidates {
 		if info, err := os.Stat(c); err == nil && !info.IsDir() {
-			v.SetConfigFile(c)
-			if err := v.ReadInConfig(); err != nil {
-				return usagef("read config %s: %w", c, err)
-			}
-			break
+			return a.readFile(c)
 		}
 	}
 	return nil
 }
 
+// readFile reads the config file into the settings, and separately notes
+// which keys the file itself sets, to check them and to name the file when
+// one of its values is wrong.
+func (a *app) readFile(file string) error {
+	a.v.SetConfigFile(file)
+	if err := a.v.ReadInConfig(); err != nil {
+		return usagef("read config %s: %w", file, err)
+	}
+	only := viper.New()
+	only.SetConfigFile(file)
+	if err := only.ReadInConfig(); err != nil {
+		return usagef("read config %s: %w", file, err)
+	}
+	a.file = file
+	a.fileKeys = map[string]bool{}
+	for _, k := range only.AllKeys() {
+		a.fileKeys[k] = true
+	}
+	return nil
+}
+
+// checkFileKeys refuses keys of the config file that no command has: a
+// misspelt key (clickhuose:) would otherwise be ignored and the default
+// used without a word.
+func (a *app) checkFileKeys(root *cobra.Command) error {
+	if len(a.fileKeys) == 0 {
+		return nil
+	}
+	known := map[string]bool{}
+	var walk func(*cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, fs := range []*pflag.FlagSet{c.LocalFlags(), c.PersistentFlags()} {
+			fs.VisitAll(func(f *pflag.Flag) {
+				known[f.Name] = true
+				known[strings.ReplaceAll(f.Name, "-", "_")] = true
+			})
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+	delete(known, "config")
+	delete(known, "help")
+	var unknown []string
+	for k := range a.fileKeys {
+		if !known[k] {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	sort.Strings(unknown)
+	var names []string
+	for k := range known {
+		if !strings.Contains(k, "-") {
+			names = append(names, k)
+		}
+	}
+	sort.Strings(names)
+	return usagef("config %s: unknown key %s (the keys are the flags' names with underscores: %s)",
+		a.file, strings.Join(quoteAll(unknown), ", "), strings.Join(names, ", "))
+}
+
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = strconv.Quote(s)
+	}
+	return out
+}
+
+// origin names where a setting's value came from, for error messages:
+// "--store-content", "CTXAUDIT_STORE_CONTENT", "store_content in FILE", or
+// the flag when the value is its default.
+func (a *app) origin(name string) string {
+	flag := "--" + name
+	if a.cmd != nil && a.cmd.Flags().Changed(name) {
+		return flag
+	}
+	env := "CTXAUDIT_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+	if v, ok := os.LookupEnv(env); ok && v != "" {
+		return env
+	}
+	key := strings.ReplaceAll(name, "-", "_")
+	if a.fileKeys[key] || a.fileKeys[name] {
+		return key + " in " + a.file
+	}
+	return flag
+}
+
 // openStore connects to the configured ClickHouse.
 func (a *app) openStore(ctx context.Context) (*chstore.Store, error) {
-	return chstore.Open(ctx, a.v.GetString("clickhouse"), chstore.Options{})
+	addr := a.v.GetString("clickhouse")
+	s, err := chstore.Open(ctx, addr, chstore.Options{})
+	if err != nil && !errors.Is(err, chstore.ErrBadAddress) {
+		if hint := httpPortHint(ctx, addr); hint != "" {
+			return nil, fmt.Errorf("%w\n%s", err, hint)
+		}
+	}
+	return s, err
+}
+
+// httpPortHint explains a failed connection to an address that answers
+// HTTP: ClickHouse's HTTP port (8123) instead of its native one (9000),
+// which otherwise shows as a bare timeout.
+func httpPortHint(ctx context.Context, addr string) string {
+	opts, _, err := chstore.ParseAddress(addr)
+	if err != nil || len(opts.Addr) == 0 {
+		return ""
+	}
+	host := opts.Addr[0]
+	d := net.Dialer{Timeout: time.Second}
+	conn, err := d.DialContext(ctx, "tcp", host)
+	if err != nil {
+		return ""
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(2 * time.Second))
+	if _, err := io.WriteString(conn, "GET /ping HTTP/1.0\r\n\r\n"); err != nil {
+		return ""
+	}
+	buf := make([]byte, 5)
+	if _, err := io.ReadFull(conn, buf); err != nil || string(buf) != "HTTP/" {
+		return ""
+	}
+	return fmt.Sprintf("  %s answers HTTP: that is ClickHouse's HTTP port (8123 by default); ctxaudit speaks the native protocol, on tcp_port (9000 by default): clickhouse://user@host:9000/database", host)
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ctxaudit/ctxaudit/collector/transcript"
 	"github.com/ctxaudit/ctxaudit/schema"
 	"github.com/ctxaudit/ctxaudit/schema/chstore"
 )
@@ -19,39 +21,67 @@ const formatTable = "table"
 
 func (a *app) sessionsCommand() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "sessions [--since 24h] [--risk high|medium|low] [--source claude_code|codex|pi|…] [--format table|json]",
-		Short: "Find recorded sessions, the most recently active first",
+		Use:   "sessions [PATH...] [--since all] [--risk high|medium|low] [--source claude_code|codex|pi|…] [--format table|json]",
+		Short: "Find sessions, the most recently active first (from ClickHouse, or straight from transcript files)",
 		Long: `sessions lists the sessions recorded in ClickHouse that were active in the period,
 with their tool-call, truncation and answer counts and their worst answer risk.
 
---since takes a period back from now (90m, 24h, 7d, 2w), a date (2026-01-15) or an
-RFC 3339 time, or "all". --risk keeps sessions whose worst answer is at least that
-risky: --risk medium lists medium and high. --source keeps one harness's sessions.
---format json prints an array of session objects.`,
-		Example: `  ctxaudit sessions --since 24h --risk high
-  ctxaudit sessions --since all --source codex --format json`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			f, err := sessionFilter(a.v.GetString("since"), a.v.GetString("risk"), a.v.GetString("source"), a.v.GetInt("limit"), time.Now())
+Given transcript files or folders (PATH...), it reads them instead: no database is
+needed, and the sessions are those ingest would have written.
+
+--since takes a period back from now (90m, 24h, 7d, 2w), a date (2026-01-15), an
+RFC 3339 time, or "all" (the default). --risk keeps sessions whose worst answer is at
+least that risky: --risk medium lists medium and high. --source keeps one harness's
+sessions. --format json prints an array of session objects. When --since or --limit
+hides sessions, a note on stderr says so.`,
+		Example: `  ctxaudit sessions --risk high
+  ctxaudit sessions --since 24h --source codex --format json
+  ctxaudit sessions ~/.claude/projects --risk high`,
+		RunE: func(cmd *cobra.Command, paths []string) error {
+			f, err := a.sessionFilter(time.Now())
 			if err != nil {
 				return err
 			}
 			format := a.v.GetString("format")
 			if format != formatTable && format != formatJSON {
-				return usagef("--format must be table or json, not %q", format)
+				return usagef("%s must be table or json, not %q", a.origin("format"), format)
 			}
 			ctx := cmd.Context()
-			s, err := a.openStore(ctx)
+			// list returns the sessions matching a filter, from the files or
+			// from ClickHouse.
+			var list func(chstore.SessionFilter) ([]schema.Session, error)
+			if len(paths) > 0 {
+				m, err := loadFiles(ctx, paths, fileOptions{maxLineBytes: a.v.GetInt("max-line-bytes")}, cmd.ErrOrStderr())
+				if err != nil {
+					return err
+				}
+				list = func(f chstore.SessionFilter) ([]schema.Session, error) { return m.listSessions(f), nil }
+			} else {
+				s, err := a.openStore(ctx)
+				if err != nil {
+					return err
+				}
+				defer s.Close()
+				if err := s.CheckSchema(ctx); err != nil {
+					return err
+				}
+				list = func(f chstore.SessionFilter) ([]schema.Session, error) { return s.ListSessions(ctx, f) }
+			}
+			// One more than the limit tells whether the limit hid any.
+			more := f
+			more.Limit++
+			sessions, err := list(more)
 			if err != nil {
 				return err
 			}
-			defer s.Close()
-			if err := s.CheckSchema(ctx); err != nil {
-				return err
+			limited := len(sessions) > f.Limit
+			if limited {
+				sessions = sessions[:f.Limit]
 			}
-			sessions, err := s.ListSessions(ctx, f)
-			if err != nil {
+			if note, err := hiddenNote(list, f, sessions, limited); err != nil {
 				return err
+			} else if note != "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "ctxaudit: %s\n", note)
 			}
 			if format == formatJSON {
 				return writeSessionsJSON(cmd.OutOrStdout(), sessions)
@@ -60,12 +90,63 @@ risky: --risk medium lists medium and high. --source keeps one harness's session
 		},
 	}
 	f := cmd.Flags()
-	f.String("since", "7d", "sessions active since: a period (24h, 7d, 2w), a date, an RFC 3339 time, or all")
+	f.String("since", "all", "sessions active since: a period (24h, 7d, 2w), a date, an RFC 3339 time, or all")
 	f.String("risk", "", "only sessions whose worst answer is at least this risky: low, medium or high")
 	f.String("source", "", "only this harness's sessions: "+harnessNames())
 	f.String("format", formatTable, "output format: table or json")
 	f.Int("limit", 100, "list at most this many sessions")
+	f.Int("max-line-bytes", transcript.DefaultMaxLineBytes, "with PATH: skip (and report) transcript lines longer than this")
 	return cmd
+}
+
+// hiddenNote says what --since or --limit left out, so an empty or short
+// list is never mistaken for all there is: limited reports that the limit
+// cut the list; otherwise one more query without the period finds whether
+// older sessions match.
+func hiddenNote(list func(chstore.SessionFilter) ([]schema.Session, error), f chstore.SessionFilter, shown []schema.Session, limited bool) (string, error) {
+	if limited {
+		return fmt.Sprintf("showing the %d most recently active sessions; --limit lists more", f.Limit), nil
+	}
+	if f.ActiveSince.IsZero() {
+		return "", nil
+	}
+	wide := f
+	wide.ActiveSince = time.Time{}
+	wide.Limit = len(shown) + 1
+	all, err := list(wide)
+	if err != nil {
+		return "", err
+	}
+	if len(all) <= len(shown) {
+		return "", nil
+	}
+	older := all[len(shown)]
+	return fmt.Sprintf("older sessions are hidden by --since (active before %s; the latest of them was active %s); --since all lists them",
+		f.ActiveSince.UTC().Format("2006-01-02 15:04 UTC"), lastActive(older).UTC().Format("2006-01-02 15:04 UTC")), nil
+}
+
+// lastActive is when a session was last active, as sessions orders them.
+func lastActive(s schema.Session) time.Time {
+	if s.StartedAt.After(s.EndedAt) {
+		return s.StartedAt
+	}
+	return s.EndedAt
+}
+
+// sessionFilter reads the filter flags, naming where a bad value came from.
+func (a *app) sessionFilter(now time.Time) (chstore.SessionFilter, error) {
+	f, err := sessionFilter(a.v.GetString("since"), a.v.GetString("risk"), a.v.GetString("source"), a.v.GetInt("limit"), now)
+	var ue UsageError
+	if errors.As(err, &ue) {
+		for _, name := range []string{"since", "risk", "source", "limit"} {
+			if flag := "--" + name; strings.HasPrefix(ue.Error(), flag) {
+				if o := a.origin(name); o != flag {
+					return f, usagef("%s%s", o, strings.TrimPrefix(ue.Error(), flag))
+				}
+			}
+		}
+	}
+	return f, err
 }
 
 // sessionFilter validates the flags of sessions.
@@ -154,16 +235,16 @@ func writeSessionsTable(w io.Writer, sessions []schema.Session, f chstore.Sessio
 		if f.MinRisk != "" {
 			what += " with risk " + string(f.MinRisk) + " or worse"
 		}
-		_, err := fmt.Fprintln(w, what+" (try --since all)")
+		if !f.ActiveSince.IsZero() {
+			what += " (try --since all)"
+		}
+		_, err := fmt.Fprintln(w, what)
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "LAST ACTIVE (UTC)\tSESSION\tSOURCE\tTURNS\tCALLS\tTRUNCATED\tSILENT\tANSWERS\tRISKY\tMAX RISK\tPROJECT")
 	for _, s := range sessions {
-		last := s.EndedAt
-		if s.StartedAt.After(last) {
-			last = s.StartedAt
-		}
+		last := lastActive(s)
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\n",
 			last.UTC().Format("2006-01-02 15:04"), s.SessionID, s.Source, s.Turns, s.ToolCalls, s.TruncatedCalls,
 			s.SilentCalls, s.Answers, s.RiskyAnswers, s.MaxRisk, orDash(firstNonEmpty(s.Cwd, s.Project)))

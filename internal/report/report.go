@@ -6,7 +6,9 @@
 //
 // The package is pure: the CLI reads the records from ClickHouse and hands
 // them over; rendering never does I/O beyond the io.Writer it is given. The
-// JSON form is the contract of docs/design.md §8.4; the text form is for terminals and
+// JSON form is the contract of docs/design.md §8.4; every form numbers turns as the
+// records do, from 0 (the JSON's "turn"), so "Turn 0" in the text is
+// "turn": 0 in the JSON and turn = 0 in SQL; the text form is for terminals and
 // the Markdown form is ready to paste into a postmortem document.
 package report
 

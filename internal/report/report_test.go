@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -280,6 +281,45 @@ func TestCodeSpan(t *testing.T) {
 	} {
 		if got := code(in); got != want {
 			t.Errorf("code(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+// The text, Markdown and JSON forms number a turn the same way: "Turn N"
+// in the text is "turn": N in the JSON.
+func TestTurnNumbersAgree(t *testing.T) {
+	pm := samplePostmortem()
+	var js bytes.Buffer
+	if err := WriteJSON(&js, &pm); err != nil {
+		t.Fatal(err)
+	}
+	var decoded struct {
+		Answers []struct {
+			MessageID string `json:"message_id"`
+			Turn      int    `json:"turn"`
+		} `json:"answers"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &decoded); err != nil {
+		t.Fatal(err)
+	}
+	var text, md bytes.Buffer
+	if err := WriteText(&text, &pm); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteMarkdown(&md, &pm); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range decoded.Answers {
+		want := fmt.Sprintf("%s at ", a.MessageID)
+		turn := fmt.Sprintf("(turn %d)", a.Turn)
+		if !strings.Contains(text.String(), want) || !strings.Contains(text.String(), turn) {
+			t.Errorf("text lacks %q with %q", want, turn)
+		}
+		if !strings.Contains(md.String(), turn) {
+			t.Errorf("markdown lacks %q", turn)
+		}
+		if !strings.Contains(text.String(), fmt.Sprintf("\nTurn %d\n", a.Turn)) {
+			t.Errorf("text lacks the heading Turn %d of the JSON's turn", a.Turn)
 		}
 	}
 }

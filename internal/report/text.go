@@ -54,7 +54,7 @@ func (t textWriter) header(pm *Postmortem) {
 	t.field("  ", "time", span(s.StartedAt, s.EndedAt))
 	t.field("  ", "recorded", recorded(s))
 	if pm.Answer != "" && len(pm.Answers) == 1 {
-		t.field("  ", "scope", fmt.Sprintf("answer %s and the calls of its turn (turn %d)", pm.Answer, pm.Answers[0].Turn+1))
+		t.field("  ", "scope", fmt.Sprintf("answer %s and the calls of its turn (turn %d)", pm.Answer, pm.Answers[0].Turn))
 	}
 }
 
@@ -72,7 +72,7 @@ func (t textWriter) timeline(pm *Postmortem) {
 		if ev.turn != turn {
 			turn = ev.turn
 			t.line("")
-			t.line("Turn %d", turn+1)
+			t.line("Turn %d", turn)
 		}
 		if d := day(ev.at); d != date && !ev.at.IsZero() {
 			date = d
@@ -123,7 +123,7 @@ func (t textWriter) answers(pm *Postmortem) {
 	for i := range pm.Answers {
 		a := &pm.Answers[i]
 		t.line("")
-		t.line("  %s at %s (turn %d)%s: risk %s", a.MessageID, clock(a.Timestamp), a.Turn+1, agentTag(a.Sidechain, a.AgentID), a.Risk)
+		t.line("  %s at %s (turn %d)%s: risk %s", a.MessageID, clock(a.Timestamp), a.Turn, agentTag(a.Sidechain, a.AgentID), a.Risk)
 		t.line("%s%s", sub, quote(a.Text, 400))
 		field("absence claim", yesNo(a.AbsenceClaim))
 		field("inputs", idList(a.InputCallIDs))

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/confmap"
 
 	"github.com/ctxaudit/ctxaudit/collector/receiver/agenttranscriptsreceiver/internal/glob"
 	"github.com/ctxaudit/ctxaudit/collector/transcript"
@@ -27,6 +28,12 @@ type Config struct {
 	// Default: the Claude Code, Codex and pi session folders in the home
 	// folder of the user running the collector.
 	Include []string `mapstructure:"include"`
+	// Folders lists transcript folders, each tailed for `**/*.jsonl`. An
+	// empty entry is a source switched off (an override such as
+	// ${env:CTXAUDIT_PI_SESSIONS:-~/.pi/agent/sessions} set to nothing):
+	// it adds no pattern, never one from the filesystem root. When folders
+	// is set and include is not, include's default does not apply.
+	Folders []string `mapstructure:"folders"`
 	// Exclude lists patterns of files not to tail, even when included.
 	Exclude []string `mapstructure:"exclude"`
 	// PollInterval is how often the folders are scanned and the files
@@ -67,13 +74,21 @@ var _ component.Config = (*Config)(nil)
 // Validate checks the configuration; each error names its key.
 func (c *Config) Validate() error {
 	var errs []error
-	if len(c.Include) == 0 {
-		errs = append(errs, errors.New("include: must list at least one pattern"))
+	if len(c.Include) == 0 && c.Folders == nil {
+		errs = append(errs, errors.New("include: must list at least one pattern (or set folders)"))
 	}
 	home, _ := os.UserHomeDir()
 	for i, p := range c.Include {
-		if _, err := glob.Compile(expandHome(p, home)); err != nil {
+		if err := checkInclude(expandHome(p, home)); err != nil {
 			errs = append(errs, fmt.Errorf("include[%d]: %w", i, err))
+		}
+	}
+	for i, f := range c.Folders {
+		if isOff(f) {
+			continue
+		}
+		if err := checkInclude(folderPattern(expandHome(f, home))); err != nil {
+			errs = append(errs, fmt.Errorf("folders[%d]: %w", i, err))
 		}
 	}
 	for i, p := range c.Exclude {
@@ -102,6 +117,54 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("max_sessions: must be positive, got %d", c.MaxSessions))
 	}
 	return errors.Join(errs...)
+}
+
+// Unmarshal lets folders replace include's default: a configuration that
+// names its folders watches those, not the home folders as well.
+func (c *Config) Unmarshal(conf *confmap.Conf) error {
+	if conf.IsSet("folders") && !conf.IsSet("include") {
+		c.Include = nil
+	}
+	return conf.Unmarshal(c)
+}
+
+// isOff says whether a folders entry is a switched-off source.
+func isOff(folder string) bool { return strings.TrimSpace(folder) == "" }
+
+// folderPattern is the include pattern of one transcript folder.
+func folderPattern(folder string) string {
+	return filepath.Join(folder, "**", "*.jsonl")
+}
+
+// checkInclude compiles a pattern and refuses one that would walk the whole
+// filesystem: transcripts are private, and a pattern rooted at / (the
+// result of an empty folder variable before "/**/*.jsonl") would read every
+// matching file on the machine.
+func checkInclude(p string) error {
+	pat, err := glob.Compile(p)
+	if err != nil {
+		return err
+	}
+	if root := pat.Root(); filepath.Dir(root) == root {
+		return fmt.Errorf("%q matches from the filesystem root %s; name a folder (an empty folder variable switches the source off only in folders)", p, root)
+	}
+	return nil
+}
+
+// patterns are the include patterns to watch, with ~ expanded, and the
+// folders entries that were switched off (by index).
+func (c *Config) patterns(home string) (include []string, off []int) {
+	for _, p := range c.Include {
+		include = append(include, expandHome(p, home))
+	}
+	for i, f := range c.Folders {
+		if isOff(f) {
+			off = append(off, i)
+			continue
+		}
+		include = append(include, folderPattern(expandHome(strings.TrimSpace(f), home)))
+	}
+	return include, off
 }
 
 // expandHome replaces a leading ~ (alone or followed by a separator) with

@@ -85,10 +85,7 @@ func newReceiver(set receiver.Settings, cfg *Config, next consumer.Traces) (*age
 // checkpoints and starts polling.
 func (r *agentReceiver) Start(ctx context.Context, host component.Host) error {
 	home, _ := os.UserHomeDir()
-	include := make([]string, len(r.cfg.Include))
-	for i, p := range r.cfg.Include {
-		include[i] = expandHome(p, home)
-	}
+	include, off := r.cfg.patterns(home)
 	exclude := make([]string, len(r.cfg.Exclude))
 	for i, p := range r.cfg.Exclude {
 		exclude[i] = expandHome(p, home)
@@ -98,6 +95,10 @@ func (r *agentReceiver) Start(ctx context.Context, host component.Host) error {
 		return err
 	}
 	r.matcher = m
+	// Say what is read: transcripts are private, so which folders are
+	// watched must never be a surprise.
+	r.logger.Info("Watching transcript files", zap.Strings("include", include),
+		zap.Strings("exclude", exclude), zap.Ints("folders_off", off))
 	format, err := transcript.ParseFormat(r.cfg.Source)
 	if err != nil {
 		return fmt.Errorf("source: %w", err)
@@ -280,6 +281,14 @@ func (r *agentReceiver) reconcile(paths []string) []*trackedFile {
 		}
 	}
 	if r.firstScan {
+		resumed := 0
+		for _, f := range scanned {
+			if f.stored {
+				resumed++
+			}
+		}
+		r.logger.Info("Found transcript files", zap.Int("files", len(scanned)),
+			zap.Int("resumed_from_checkpoint", resumed))
 		// Entries of files that disappeared (or are no longer included)
 		// while the collector was down.
 		for p := range r.stored {
