@@ -68,7 +68,7 @@ func sample() Input {
 		SessionID: "sess-1", MessageID: "msg_high", Timestamp: t0.Add(40 * time.Second), Turn: 0,
 		Text:         "There is no `token` flag.\nSee | the docs.",
 		InputCallIDs: []string{"toolu_bash", "toolu_sub", "toolu_read"}, IncompleteInputs: []string{"toolu_bash", "toolu_sub"},
-		AbsenceClaim: true, Risk: schema.RiskHigh,
+		AbsenceClaim: true, Absence: schema.AbsenceUnscoped, AbsenceClause: "There is no flag.", Risk: schema.RiskHigh,
 		Reasons: []string{schema.ReasonAbsenceClaimOnPartialInput, schema.ReasonSilentTruncation, schema.ReasonExplicitTruncation,
 			schema.ReasonNotFollowedUp, schema.ReasonMarkerUnderstated},
 		ReasonCalls: map[string][]string{
@@ -81,7 +81,7 @@ func sample() Input {
 	}
 	chat := schema.Answer{
 		SessionID: "sess-1", MessageID: "msg_chat", Timestamp: t0.Add(3 * time.Minute), Turn: 1,
-		Text: "Done.", Risk: schema.RiskNone,
+		Text: "Done.", Absence: schema.AbsenceNone, Risk: schema.RiskNone,
 	}
 	return Input{Session: sess, Calls: []schema.ToolCall{bash, sub, read}, Answers: []schema.Answer{high, chat}}
 }
