@@ -1,0 +1,535 @@
+package analysis
+
+import (
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/ctxaudit/ctxaudit/schema"
+)
+
+// The rules of absence detection. Patterns see normalized text (ASCII
+// lower-cased, apostrophes straight, code masked as x…, quotations as q…).
+
+// clauses splits sentence sent of s at clause boundaries: ; : , (not between
+// digits), dashes, and the conjunctions that start a new assertion ("but",
+// "while", "so", "because"; 但, 不過, 所以 …). "but not" stays with its
+// clause: "has tokensBefore but not tokensAfter" is one claim.
+func clauses(s string, sent tspan) []tspan {
+	var out []tspan
+	start := sent.lo
+	cut := func(end, next int) {
+		if end > start && strings.TrimSpace(s[start:end]) != "" {
+			out = append(out, tspan{start, end})
+		}
+		start = next
+	}
+	for i := sent.lo; i < sent.hi; {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch r {
+		case ';', ':', '；', '：', '，', '—', '–':
+			cut(i, i+size)
+		case ',':
+			if !(i > sent.lo && isDigit(s[i-1]) && i+1 < sent.hi && isDigit(s[i+1])) {
+				cut(i, i+size)
+			}
+		case ' ':
+			if w := conjunctionAt(s[i+1 : sent.hi]); w > 0 {
+				cut(i, i+1)
+			}
+		default:
+			if w := chineseConjunctionAt(s[i:sent.hi]); w > 0 {
+				cut(i, i)
+				i += w
+				continue
+			}
+		}
+		i += size
+	}
+	cut(sent.hi, sent.hi)
+	return out
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+var englishConjunctions = []string{"but ", "while ", "whereas ", "although ", "though ", "so ", "because ", "since ", "however "}
+
+// conjunctionAt returns the length of a clause-starting conjunction at the
+// start of s, or 0.
+func conjunctionAt(s string) int {
+	for _, c := range englishConjunctions {
+		if strings.HasPrefix(s, c) {
+			if c == "but " && strings.HasPrefix(s[len(c):], "not ") || c == "so " && strings.HasPrefix(s[len(c):], "far") {
+				return 0
+			}
+			return len(c)
+		}
+	}
+	return 0
+}
+
+var chineseConjunctions = []string{"但是", "不過", "不过", "可是", "所以", "因此", "因為", "因为", "然而", "但"}
+
+func chineseConjunctionAt(s string) int {
+	for _, c := range chineseConjunctions {
+		if strings.HasPrefix(s, c) {
+			return len(c)
+		}
+	}
+	return 0
+}
+
+// rule is one trigger pattern and the exclusions that apply to it.
+type rule struct {
+	re *regexp.Regexp
+	// notAfter, when set, must not match the text right after the trigger.
+	notAfter *regexp.Regexp
+	// notBefore, when set, must not match the clause text before the trigger.
+	notBefore *regexp.Regexp
+	// finding marks "couldn't find"-style triggers, for which "yet" is a scope.
+	finding bool
+}
+
+func re(s string) *regexp.Regexp { return regexp.MustCompile(s) }
+
+const (
+	adv  = `(?:(?:actually|really|currently|yet|even|explicitly|directly|ever|still|also|properly|publicly|officially|anywhere|seem\s+to|appear\s+to|seemingly|apparently)\s+)*`
+	pred = `(?:present|defined|declared|exported|documented|mentioned|listed|included|supported|available|configured|set|used|referenced|implemented|there|found|registered|specified|exposed|provided|imported|called|invoked|covered|shown|visible|detected|recorded|logged|stored|populated|emitted|printed|part\s+of|in\s+(?:the|this|that|any|either|x+|q+|[\w/-]+\.\w+)\b|anywhere)`
+	// subjectIWe: the agent talking about its own actions or abilities.
+	subjectIWe = `(?:^|\s)(?:i|we|you|let's)\s*$`
+)
+
+var englishRules = []rule{
+	{ // there is no / there isn't / there are none
+		re:       re(`\bthere(?:'s|\s+is|\s+are|\s+was|\s+were|\s+has\s+been|\s+have\s+been|\s+seems\s+to\s+be|\s+appears\s+to\s+be|\s+is\s+still|\s+are\s+still|\s+is\s+currently|\s+are\s+currently)\s+(?:no|not\s+any|not\s+a\s+single|not\s+one|nothing|none|zero)\b|\bthere\s+(?:isn't|aren't|wasn't|weren't|is\s+not|are\s+not|was\s+not|were\s+not)\b`),
+		notAfter: re(`^\s*(?:(?:a|any|real|much|big|such)\s+)?(?:need|needs|doubt|harm|problem|problems|rush|hurry|point|guarantee|way|reason|choice|question|difference|excuse|shortcut|telling|denying|hope|chance|time|rule|issue\s+with\s+(?:that|this|it)|obligation|requirement)\b|^\s*(?:else\s+)?(?:to\s|left\s+to|more\s+to|wrong|much\s+to|that\s+(?:needs|need|requires|should|must)|which\s+(?:needs|requires))`),
+	},
+	{ // no X was found / no X is defined
+		re:       re(`\bno\s+(?:[\w'-]+\s+){0,5}?(?:was|were|is|are|has\s+been|have\s+been|could\s+be|can\s+be|got|gets|get)\s+(?:\w+\s+)?(?:found|detected|reported|returned|present|defined|listed|shown|mentioned|declared|exported|set|configured|matched|raised|logged|printed|emitted|used|referenced|registered|visible|seen|located|produced|triggered|thrown|generated|recorded|included|specified|documented|available)\b`),
+		notAfter: nil,
+	},
+	{ // no X exists / no test failed
+		re: re(`\bno\s+(?:[\w'-]+\s+){0,4}?(?:exists?|existed|appears?|appeared|matche[sd]|turned\s+up|showed\s+up|shows\s+up|came\s+up|comes\s+up|remains?|remained|occurs?|occurred|mentions?|references?|defines?|contains?|failed|fails|failing)\b`),
+	},
+	{ // no such / no mention / no errors / no `tokensAfter`
+		re:        re(`\bno\s+(?:(?:other|such|further|additional|matching|failing|related|relevant|existing|remaining|explicit|actual|real|single|known|obvious|visible|direct|separate|dedicated|built-in|custom|corresponding|equivalent|specific|more|open|pending|unused|compile|type|runtime|test|lint|syntax|build|config|environment|env)\s+)*(?:such|mention|mentions|reference|references|trace|traces|sign|signs|evidence|record|records|definition|definitions|documentation|docs|result|results|match|matches|occurrence|occurrences|instance|instances|hit|hits|entry|entries|error|errors|failure|failures|warning|warnings|usage|usages|uses|call|calls|caller|callers|import|imports|export|exports|declaration|declarations|implementation|implementations|tests|test\s+files|file|files|line|lines|config|configuration|setting|settings|option|options|flag|flags|variable|variables|vars?|key|keys|field|fields|property|properties|method|methods|function|functions|handler|handlers|endpoint|endpoints|route|routes|table|tables|column|columns|package|packages|module|modules|dependency|dependencies|class|classes|constant|constants|parameter|parameters|event|events|hook|hooks|plugin|plugins|command|commands|script|scripts|section|sections|issues|bug|bugs|panic|panics|exception|exceptions|crash|crashes|leak|leaks|logs|value|values|default|defaults|limit|limits|timeout|retry|retries|api|feature|features|x+|q+)\b`),
+		notBefore: re(`\b(?:i|we)\s+(?:\w+\s+)?(?:made|make|changed|change|added|add|ran|run|wrote|write|touched|modified|need|needed|want|have|had|expect|expected)\s+$|\b(?:with|makes?|made|needs?|requires?)\s+$`),
+		notAfter:  re(`^\s*(?:\w+\s+){0,3}(?:is|are|was|were)\s+(?:needed|required|necessary|allowed|wanted|expected|intended)\b|^\s*(?:needed|required|necessary)\b`),
+	},
+	{ // none of them / found none
+		re: re(`\bnone\s+(?:of\s+(?:[\w'-]+\s+){0,5}?)?(?:is|are|was|were|exists?|matche[sd]|match|contains?|mentions?|defines?|has|have|includes?|references?|uses?|calls?|showed|shows?|returned|found|appears?|appeared|turned\s+up|exports?|imports?|sets?|registers?|handles?|covers?|implements?|supports?|provides?|declares?|lists?|reads?|checks?|touch(?:es)?|do|does|did|had|produced?|returns?)\b|\b(?:found|returned|showed|yielded|got|matched|see|saw)\s+none\b`),
+	},
+	{ // not a single / not one
+		re: re(`\bnot\s+(?:a\s+single|one|even\s+one)\b`),
+	},
+	{ // nothing matched / nothing in the docs / found nothing
+		re:       re(`\bnothing\s+(?:(?:was|is|has\s+been|got)\s+)?(?:found|matches|matched|turned\s+up|came\s+up|comes\s+up|showed\s+up|shows\s+up|returned|printed|logged|defines?|mentions?|references?|refers|calls?|uses?|sets?|exports?|imports?)\b|\bnothing\s+(?:in|about|related\s+to|regarding|named|called|like|on|under|inside|within)\b|\b(?:found|returned|printed|matched|shows?|showed|yields?|yielded|gave|gives|produced|contains?|mentions?|lists?)\s+nothing\b`),
+		notAfter: re(`^\s*(?:common|particular|else)\b`),
+	},
+	{ // zero results / 0 matches
+		re: re(`\b(?:zero|0)\s+(?:results?|matches|hits|occurrences|references|mentions|errors|failures|failed|failing|warnings|entries|rows|lines|files|usages|callers)\b`),
+	},
+	{ // the list is empty / came back empty
+		re: re(`\b(?:is|are|was|were|came\s+back|comes\s+back|returned|returns|looks|seems)\s+(?:(?:still|completely|entirely|totally|all|just)\s+)?empty\b`),
+	},
+	{ // couldn't find / don't see / never found
+		re:        re(`\b(?:could\s+not|couldn't|can't|cannot|can\s+not|did\s+not|didn't|do\s+not|don't|does\s+not|doesn't|unable\s+to|failed\s+to|fail\s+to|never|haven't|have\s+not|hasn't|has\s+not|wasn't\s+able\s+to|weren't\s+able\s+to|was\s+not\s+able\s+to|not\s+able\s+to)\s+(?:(?:yet|actually|really|even|seem\s+to|manage\s+to|quite|ever|been\s+able\s+to|immediately|find\s+or)\s+)*(?:find|found|locate|located|see|spot|spotted|detect|detected|identify|identified|discover|discovered|come\s+across|turn\s+up|turned\s+up|notice|noticed)\b`),
+		notAfter:  re(`^\s*(?:why|how|what|whether|if|the\s+point|a\s+(?:reason|way|need|problem|difference)|any\s+(?:reason|way|need|problem|difference|harm)|anything\s+wrong|it\s+as|this\s+as|that\s+as|them\s+as|fit|myself)\b`),
+		notBefore: re(`^\s*(?:please\s+)?$`),
+		finding:   true,
+	},
+	{ // is not defined / isn't exported / is not in the file
+		re:        re(`\b(?:is|are|was|were|be|been|'s|'re|remains|remain)\s+not\s+` + adv + pred + `|\b(?:isn't|aren't|wasn't|weren't)\s+` + adv + pred),
+		notAfter:  re(`^\s*(?:to\s+\w|up\s+yet|by\s+default\s+but)`),
+		notBefore: re(`\b(?:i|we|you)(?:'m|\s+am|'re|\s+are)?\s*$`),
+	},
+	{ // doesn't exist / does not export / doesn't have
+		re:        re(`\b(?:does\s+not|doesn't|do\s+not|don't|did\s+not|didn't|cannot|can't|will\s+not|won't)\s+` + adv + `(?:exist|contain|include|define|declare|have|mention|export|implement|provide|support|list|expose|reference|use|call|import|specify|document|appear|show|occur|register|carry|hold|emit|log|print|report)\b`),
+		notAfter:  re(`^\s*(?:to\s|a\s+way|any\s+way|access|time|permission|enough|an?\s+(?:opinion|preference)|much\s+time)`),
+		notBefore: re(subjectIWe + `|^\s*(?:please\s+)?$`),
+	},
+	{ // never used / never defined
+		re:        re(`\bnever\s+(?:been\s+|actually\s+|once\s+|even\s+)?(?:used|called|referenced|defined|set|mentioned|appears?|appeared|imported|exported|invoked|instantiated|registered|declared|assigned|committed|found|occurs?|occurred|shows\s+up|showed\s+up|populated|emitted|logged|documented|reached|triggered|created|exists?|existed)\b`),
+		notBefore: re(subjectIWe + `|^\s*(?:please\s+)?$`),
+	},
+	{ // is missing / lacks / nowhere / nonexistent / "Missing import in …"
+		re:       re(`\b(?:is|are|was|were|'s|'re|seems?\s+to\s+be|appears?\s+to\s+be|still|goes|went)\s+(?:(?:completely|entirely|still|also|now|simply|just|clearly)\s+)?(?:missing|absent|lacking)\b|\bmissing\s+(?:from|in)\b|\b(?:lacks|lack|lacked)\b|\babsent\s+(?:from|in)\b|\bnowhere\b|\bnot\s+anywhere\b|\bnon-?existent\b|^\s*(?:[-•]\s*)?missing\b`),
+		notAfter: re(`^\s*(?:near|close|else\s+to)\b`),
+	},
+	{ // has tokensBefore but not tokensAfter
+		re: re(`\b(?:has|have|had|contains?|includes?|defines?|exports?|lists?|mentions?|sets?)\b[^;]{1,80}?\bbut\s+not\b`),
+	},
+	{ // not found
+		re:        re(`\bnot\s+(?:be\s+)?found\b`),
+		notBefore: re(`\b(?:404|command|http|status)\s+$`),
+		notAfter:  re(`^\s*(?:error|errors|exception|status|page|response|handler|case|branch|code)\b`),
+	},
+	{ // no longer exists
+		re: re(`\bno\s+longer\s+(?:exists?|present|there|defined|available|supported|exported|listed|included|in\s+the|part\s+of|mentioned|documented|referenced)\b`),
+	},
+}
+
+// conditionals before a trigger in its clause make the claim hypothetical
+// or normative: "if the key is not found", "make sure there is no", "there
+// should be no".
+var englishConditional = re(`\b(?:if|unless|whether|in\s+case|even\s+if|as\s+long\s+as|assuming|suppose|supposing|make\s+sure|ensure|ensures|ensuring|verify|verifies|confirm|to\s+see|to\s+avoid|so\s+that|expect|expects|should|must|would|might|need\s+to|needs\s+to|want\s+to|let's|let\s+me|try\s+to|trying\s+to|wish)\b`)
+
+// englishConditionalStart: a sentence that opens with a condition is
+// hypothetical throughout ("If you use v2, there is no such flag").
+var englishConditionalStart = re(`^(?:[-•]\s*)?(?:if|unless|in\s+case|even\s+if|assuming|suppose|when\s+there\s+is\s+no|whenever)\b`)
+
+// Chinese triggers. strongChinese are claims wherever they stand (outside
+// conditionals and questions).
+var strongChinese = []string{
+	"不存在", "找不到", "找不著", "找不着", "查無", "查无", "查不到", "搜不到", "搜尋不到", "搜索不到",
+	"未找到", "沒找到", "没找到", "未能找到", "無法找到", "无法找到", "未發現", "未发现", "沒發現", "没发现",
+	"無任何", "无任何", "並無", "并无", "均無", "均无", "皆無", "皆无", "毫無", "毫无", "無此", "无此",
+	"未提及", "未提到", "沒提到", "没提到", "未定義", "未定义", "未包含", "不包含", "不含", "未出現", "未出现",
+	"沒出現", "没出现", "缺少", "缺失", "從未", "从未", "從來沒", "从来没", "沒看到", "没看到", "看不到",
+	"未見", "未见", "零個", "零个", "零筆", "零笔", "未列出", "沒列出", "没列出", "未宣告", "未聲明", "未声明",
+	"未匯出", "未导出", "未實作", "未实现", "未實現", "未被使用", "未被引用", "未引用", "未設定", "未设置",
+	"未設置", "未配置", "未註冊", "未注册", "未記錄", "未记录", "未提供", "不支援", "不支持", "未支援", "未支持",
+	"無相關", "无相关", "不再存在", "未曾出現", "未曾出现",
+}
+
+// meiyou is 沒有/没有 (and 沒/没 before 有 forms): a claim unless an idiom or
+// the agent's own action follows, or 有 precedes (有沒有: whether).
+var meiyou = []string{"沒有", "没有"}
+
+var meiyouNotAfter = []string{
+	"問題", "问题", "必要", "關係", "关系", "辦法", "办法", "意義", "意义", "想到", "注意", "修改", "改動", "改动",
+	"更改", "改變", "改变", "動", "动", "碰", "運行", "运行", "執行", "执行", "跑", "提交", "刪除", "删除", "測試",
+	"测试", "安裝", "安装", "做", "寫", "写", "完成", "成功", "生效", "影響", "影响", "差別", "差别", "區別", "区别",
+	"回應", "回应", "反應", "反应", "權限", "权限", "時間", "时间", "讀", "读", "看完", "打開", "打开", "檢查",
+	"检查", "查看", "用", "錯，", "错，", "錯。", "错。", "錯", "错", "說", "说", "要求", "真的", "太大", "那麼", "那么",
+}
+
+// meiyouClaimAfter re-admits 沒有 forms the idiom list would drop: 沒有用到
+// (not used), 沒有錯誤 (no errors).
+var meiyouClaimAfter = []string{"用到", "用過", "用过", "錯誤", "错误", "被用", "被使用"}
+
+var chineseConditional = []string{
+	"如果", "若", "假如", "倘若", "要是", "萬一", "万一", "是否", "只要", "一旦", "確保", "确保", "確認", "确认",
+	"應該", "应该", "必須", "必须", "以免", "避免", "看看", "看一下", "除非", "不管", "無論", "无论",
+}
+
+// yetChinese before a finding trigger scopes it to what was read so far.
+var yetChinese = []string{"尚未", "還沒", "还没", "目前還", "目前还", "暫時", "暂时"}
+
+// findTrigger returns the first absence trigger in clause cl of sentence sent.
+func findTrigger(s string, cl, sent tspan) (tspan, bool) {
+	c := s[cl.lo:cl.hi]
+	sentText := s[sent.lo:sent.hi]
+	if englishConditionalStart.MatchString(strings.TrimSpace(sentText)) {
+		return tspan{}, false
+	}
+	best := tspan{-1, -1}
+	for _, r := range englishRules {
+		for _, m := range r.re.FindAllStringIndex(c, 4) {
+			if best.lo >= 0 && m[0] >= best.lo-cl.lo {
+				break
+			}
+			before, after := c[:m[0]], c[m[1]:]
+			if r.notBefore != nil && r.notBefore.MatchString(before) {
+				continue
+			}
+			if r.notAfter != nil && r.notAfter.MatchString(after) {
+				continue
+			}
+			if englishConditional.MatchString(before) {
+				continue
+			}
+			best = tspan{cl.lo + m[0], cl.lo + m[1]}
+			break
+		}
+	}
+	if sp, ok := findChineseTrigger(s, cl); ok && (best.lo < 0 || sp.lo < best.lo) {
+		best = sp
+	}
+	return best, best.lo >= 0
+}
+
+// findingTrigger: the trigger at sp is a "could not find" form, for which
+// "yet" and "so far" scope the claim to what was read.
+func findingTrigger(s string, sp tspan) bool {
+	t := s[sp.lo:sp.hi]
+	for _, r := range englishRules {
+		if r.finding && r.re.MatchString(t) {
+			return true
+		}
+	}
+	for _, w := range []string{"找到", "發現", "发现", "看到"} {
+		if strings.Contains(t, w) {
+			return true
+		}
+	}
+	return false
+}
+
+func findChineseTrigger(s string, cl tspan) (tspan, bool) {
+	c := s[cl.lo:cl.hi]
+	if c == "" || isASCII(c) {
+		return tspan{}, false
+	}
+	best := -1
+	bestLen := 0
+	consider := func(at, n int) {
+		if best >= 0 && at >= best {
+			return
+		}
+		for _, w := range chineseConditional {
+			if strings.Contains(c[:at], w) {
+				return
+			}
+		}
+		best, bestLen = at, n
+	}
+	for _, w := range strongChinese {
+		if k := strings.Index(c, w); k >= 0 {
+			consider(k, len(w))
+		}
+	}
+	for _, w := range meiyou {
+		for from := 0; from < len(c); {
+			k := strings.Index(c[from:], w)
+			if k < 0 {
+				break
+			}
+			at := from + k
+			from = at + len(w)
+			rest := strings.TrimLeft(c[at+len(w):], " ")
+			if strings.HasSuffix(c[:at], "有") || meiyouIdiom(rest) {
+				continue
+			}
+			// 還沒有 + an action is "not yet done", not "not there".
+			consider(at, len(w))
+		}
+	}
+	if best < 0 {
+		return tspan{}, false
+	}
+	// Report 沒有找到 / 並沒有發現 as one phrase.
+	end := best + bestLen
+	for _, w := range []string{"找到", "發現", "发现", "看到", "定義", "定义", "提到", "出現", "出现", "任何"} {
+		if strings.HasPrefix(c[end:], w) {
+			end += len(w)
+			break
+		}
+	}
+	return tspan{cl.lo + best, cl.lo + end}, true
+}
+
+func meiyouIdiom(rest string) bool {
+	for _, w := range meiyouClaimAfter {
+		if strings.HasPrefix(rest, w) {
+			return false
+		}
+	}
+	for _, w := range meiyouNotAfter {
+		if strings.HasPrefix(rest, w) {
+			return true
+		}
+	}
+	return false
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// scopeMatch is a scope phrase found in a claim's sentence.
+type scopeMatch struct {
+	span tspan
+	rng  ScopeRange
+}
+
+var (
+	numWord = `(\d[\d,]*|one|two|three|four|five|six|seven|eight|nine|ten|twenty|fifty|hundred|few|several)`
+	// scopeNumeric: "the first 2,000 lines", "the last 128 lines".
+	scopeFirstN = re(`\b(?:the\s+)?(first|last|top|initial|opening|final)\s+` + numWord + `\s+(lines?|rows?|characters?|chars?|bytes?|kb|results?|matches|entries|items|files|pages?|records|hits|tokens|packages|screens?)\b`)
+	// scopeLines: "lines 1-500", "up to line 2000".
+	scopeLines  = re(`\blines?\s+(\d[\d,]*)\s*(?:-|–|—|to|through|thru)\s*(\d[\d,]*)\b`)
+	scopeUpTo   = re(`\b(?:up\s+to|until|before|through)\s+line\s+(\d[\d,]*)\b`)
+	scopeEnglsh = re(`\b(?:in|of|from|within|among|across|on)\s+(?:the\s+|this\s+)?(?:part|parts|portion|portions|section|sections|lines|chunk|chunks|bit|excerpt|snippet|sample|slice|output|results|content|text|page|pages|file|files|log)\s+(?:that\s+|which\s+)?(?:i|we)(?:'ve|\s+have|\s+had|'d)?\s+(?:\w+\s+)?(?:read|seen|saw|looked\s+at|checked|viewed|got|received|was\s+shown|were\s+shown|could\s+see|can\s+see|scanned|inspected|reviewed|opened|fetched|loaded)\b` +
+		`|\b(?:in|of|from|within|among)\s+what\s+(?:i|we)(?:'ve|\s+have|\s+had)?\s+(?:\w+\s+)?(?:read|seen|saw|looked\s+at|checked|viewed|got|received|been\s+shown|could\s+see|can\s+see|reviewed|scanned|fetched)\b` +
+		`|\bfrom\s+what\s+(?:i|we)\s+(?:can|could)\s+see\b|\bas\s+far\s+as\s+(?:i|we)\s+(?:can|could)\s+(?:see|tell)\b|\bas\s+far\s+as\s+(?:i|we)(?:'ve|\s+have)?\s+(?:read|looked|seen)\b` +
+		`|\b(?:the\s+)?(?:visible|shown|displayed|returned|truncated|partial|excerpted|previewed|loaded|fetched)\s+(?:part|portion|output|lines|section|text|content|results|page|excerpt|chunk|preview|window|slice|range|head|tail)\b` +
+		`|\b(?:part|portion|lines|page|section|output|results)\s+(?:shown|displayed|returned|visible|provided|i\s+got|we\s+got|loaded|i\s+read|i\s+saw|i\s+was\s+shown)\b` +
+		`|\b(?:the|this)\s+(?:preview|excerpt|snippet)\b|\bso\s+far\b|\bup\s+to\s+now\b|\bas\s+of\s+now\b` +
+		`|\bthe\s+(?:head|tail|beginning|start|top)\s+of\s+the\s+(?:file|output|log|page|results)\b|\b(?:this|the\s+first|the\s+current)\s+page\b|\bthe\s+(?:first|opening)\s+(?:part|section|portion|half|screen|chunk)\b`)
+	scopeYet = re(`\byet\b`)
+
+	scopeChineseFirstN = re(`前\s*(\d[\d,，]*|[一二三四五六七八九十百千萬万兩两]+)\s*(行|列|筆|笔|條|条|個結果|个结果|項|项|頁|页|個字元|个字符|字元|字符|個字|个字|字|位元組|字节|kb|個檔案|个文件|个|個)`)
+	scopeChineseRange  = re(`第?\s*(\d[\d,]*)\s*(?:行)?\s*(?:到|至|-|–|~|～|—)\s*(?:第\s*)?(\d[\d,]*)\s*行`)
+)
+
+var scopeChinese = []string{
+	"讀到的", "读到的", "讀過的", "读过的", "已讀", "已读", "已經讀", "已经读", "看到的部分", "看到的內容", "看到的内容",
+	"看過的", "看过的", "顯示的", "显示的", "顯示出來的", "显示出来的", "可見的", "可见的", "預覽", "预览", "截斷", "截断",
+	"節錄", "节选", "摘錄", "摘录", "片段", "目前為止", "目前为止", "到目前", "迄今", "目前讀到", "目前读到", "目前看到",
+	"目前看過", "目前看过", "這一頁", "这一页", "這頁", "这页", "本頁", "本页", "第一頁", "第一页", "前半", "開頭", "开头",
+	"我讀的", "我读的", "我看的", "讀取的部分", "读取的部分", "回傳的部分", "返回的部分", "已載入", "已加载",
+	"部分內容", "部分内容", "這部分", "这部分", "這一段", "这一段", "目前的內容", "目前的内容",
+}
+
+// findScope looks for a scope phrase in sentence sent for the claim at tr.
+func findScope(s string, sent tspan, tr tspan) (scopeMatch, bool) {
+	t := s[sent.lo:sent.hi]
+	at := func(lo, hi int) tspan { return tspan{sent.lo + lo, sent.lo + hi} }
+	if m := scopeFirstN.FindStringSubmatchIndex(t); m != nil {
+		sc := scopeMatch{span: at(m[0], m[1])}
+		which, num, unit := t[m[2]:m[3]], t[m[4]:m[5]], t[m[6]:m[7]]
+		if n, ok := parseCount(num); ok && (which == "first" || which == "top" || which == "initial" || which == "opening") {
+			sc.rng = firstN(n, englishUnit(unit))
+		}
+		return sc, true
+	}
+	if m := scopeLines.FindStringSubmatchIndex(t); m != nil {
+		sc := scopeMatch{span: at(m[0], m[1])}
+		a, ok1 := parseCount(t[m[2]:m[3]])
+		b, ok2 := parseCount(t[m[4]:m[5]])
+		if ok1 && ok2 && a <= b {
+			sc.rng = ScopeRange{Known: true, Start: a, End: b, Unit: schema.UnitLines}
+		}
+		return sc, true
+	}
+	if m := scopeUpTo.FindStringSubmatchIndex(t); m != nil {
+		sc := scopeMatch{span: at(m[0], m[1])}
+		if n, ok := parseCount(t[m[2]:m[3]]); ok {
+			sc.rng = ScopeRange{Known: true, Start: 1, End: n, Unit: schema.UnitLines}
+		}
+		return sc, true
+	}
+	if m := scopeEnglsh.FindStringIndex(t); m != nil {
+		return scopeMatch{span: at(m[0], m[1])}, true
+	}
+	if findingTrigger(s, tr) {
+		if m := scopeYet.FindStringIndex(t); m != nil {
+			return scopeMatch{span: at(m[0], m[1])}, true
+		}
+		for _, w := range yetChinese {
+			if k := strings.Index(t, w); k >= 0 {
+				return scopeMatch{span: at(k, k+len(w))}, true
+			}
+		}
+	}
+	if isASCII(t) {
+		return scopeMatch{}, false
+	}
+	if m := scopeChineseFirstN.FindStringSubmatchIndex(t); m != nil {
+		sc := scopeMatch{span: at(m[0], m[1])}
+		if n, ok := parseCount(t[m[2]:m[3]]); ok {
+			sc.rng = firstN(n, chineseUnit(t[m[4]:m[5]]))
+		}
+		return sc, true
+	}
+	if m := scopeChineseRange.FindStringSubmatchIndex(t); m != nil {
+		sc := scopeMatch{span: at(m[0], m[1])}
+		a, ok1 := parseCount(t[m[2]:m[3]])
+		b, ok2 := parseCount(t[m[4]:m[5]])
+		if ok1 && ok2 && a <= b {
+			sc.rng = ScopeRange{Known: true, Start: a, End: b, Unit: schema.UnitLines}
+		}
+		return sc, true
+	}
+	for _, w := range scopeChinese {
+		if k := strings.Index(t, w); k >= 0 {
+			return scopeMatch{span: at(k, k+len(w))}, true
+		}
+	}
+	return scopeMatch{}, false
+}
+
+func firstN(n uint64, u schema.Unit) ScopeRange {
+	switch u {
+	case schema.UnitLines:
+		return ScopeRange{Known: n > 0, Start: 1, End: n, Unit: u}
+	case schema.UnitChars, schema.UnitBytes, schema.UnitItems:
+		return ScopeRange{Known: n > 0, Start: 0, End: n, Unit: u}
+	}
+	return ScopeRange{}
+}
+
+func englishUnit(w string) schema.Unit {
+	switch strings.TrimSuffix(w, "s") {
+	case "line", "row":
+		return schema.UnitLines
+	case "character", "char":
+		return schema.UnitChars
+	case "byte":
+		return schema.UnitBytes
+	case "result", "matche", "match", "entrie", "item", "record", "hit":
+		return schema.UnitItems
+	}
+	return schema.UnitNone
+}
+
+func chineseUnit(w string) schema.Unit {
+	switch w {
+	case "行", "列":
+		return schema.UnitLines
+	case "個字元", "个字符", "字元", "字符", "個字", "个字", "字":
+		return schema.UnitChars
+	case "位元組", "字节":
+		return schema.UnitBytes
+	case "筆", "笔", "條", "条", "個結果", "个结果", "項", "项":
+		return schema.UnitItems
+	}
+	return schema.UnitNone
+}
+
+var englishNumbers = map[string]uint64{
+	"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+	"ten": 10, "twenty": 20, "fifty": 50, "hundred": 100,
+}
+
+// parseCount reads "2,000", "2000", "two", "兩千", "一百".
+func parseCount(s string) (uint64, bool) {
+	s = strings.NewReplacer(",", "", "，", "").Replace(strings.TrimSpace(s))
+	if n, ok := englishNumbers[s]; ok {
+		return n, true
+	}
+	if s == "" {
+		return 0, false
+	}
+	if isDigit(s[0]) {
+		var n uint64
+		for i := 0; i < len(s); i++ {
+			if !isDigit(s[i]) || n > 1<<40 {
+				return 0, false
+			}
+			n = n*10 + uint64(s[i]-'0')
+		}
+		return n, true
+	}
+	return parseChineseNumber(s)
+}
+
+// parseChineseNumber reads numbers up to the ten thousands: 一百, 兩千, 三千五百.
+func parseChineseNumber(s string) (uint64, bool) {
+	digits := map[rune]uint64{'一': 1, '二': 2, '兩': 2, '两': 2, '三': 3, '四': 4, '五': 5, '六': 6, '七': 7, '八': 8, '九': 9}
+	units := map[rune]uint64{'十': 10, '百': 100, '千': 1000, '萬': 10000, '万': 10000}
+	var total, cur uint64
+	for _, r := range s {
+		if d, ok := digits[r]; ok {
+			cur = d
+			continue
+		}
+		u, ok := units[r]
+		if !ok {
+			return 0, false
+		}
+		if cur == 0 {
+			cur = 1
+		}
+		total += cur * u
+		cur = 0
+	}
+	total += cur
+	return total, total > 0
+}
