@@ -36,6 +36,8 @@ func clauses(s string, sent tspan) []tspan {
 		case ' ':
 			if w := conjunctionAt(s[i+1 : sent.hi]); w > 0 {
 				cut(i, i+1)
+			} else if strings.HasPrefix(s[i:sent.hi], " - ") {
+				cut(i, i+3)
 			}
 		default:
 			if w := chineseConjunctionAt(s[i:sent.hi]); w > 0 {
@@ -97,6 +99,8 @@ const (
 	pred = `(?:present|defined|declared|exported|documented|mentioned|listed|included|supported|available|configured|set|used|referenced|implemented|there|found|registered|specified|exposed|provided|imported|called|invoked|covered|shown|visible|detected|recorded|logged|stored|populated|emitted|printed|part\s+of|in\s+(?:the|this|that|any|either|x+|q+|[\w/-]+\.\w+)\b|anywhere)`
 	// subjectIWe: the agent talking about its own actions or abilities.
 	subjectIWe = `(?:^|\s)(?:i|we|you|let's)\s*$`
+	// imperative: nothing but softeners before the trigger ("just don't show …").
+	imperative = `^\s*(?:(?:please|just|simply|then|and|so|also|now|or|maybe|instead|first|finally)\s+)*$`
 )
 
 var englishRules = []rule{
@@ -146,15 +150,34 @@ var englishRules = []rule{
 	{ // doesn't exist / does not export / doesn't have
 		re:        re(`\b(?:does\s+not|doesn't|do\s+not|don't|did\s+not|didn't|cannot|can't|will\s+not|won't)\s+` + adv + `(?:exist|contain|include|define|declare|have|mention|export|implement|provide|support|list|expose|reference|use|call|import|specify|document|appear|show|occur|register|carry|hold|emit|log|print|report)\b`),
 		notAfter:  re(`^\s*(?:to\s|a\s+way|any\s+way|access|time|permission|enough|an?\s+(?:opinion|preference)|much\s+time)`),
-		notBefore: re(subjectIWe + `|^\s*(?:please\s+)?$`),
+		notBefore: re(subjectIWe + `|` + imperative),
 	},
 	{ // never used / never defined
-		re:        re(`\bnever\s+(?:been\s+|actually\s+|once\s+|even\s+)?(?:used|called|referenced|defined|set|mentioned|appears?|appeared|imported|exported|invoked|instantiated|registered|declared|assigned|committed|found|occurs?|occurred|shows\s+up|showed\s+up|populated|emitted|logged|documented|reached|triggered|created|exists?|existed)\b`),
-		notBefore: re(subjectIWe + `|^\s*(?:please\s+)?$`),
+		re:        re(`\bnever\s+(?:been\s+|actually\s+|once\s+|even\s+)?(?:used|uses|called|calls|referenced|references|defined|defines|set|sets|mentioned|mentions|appears?|appeared|imported|imports|exported|exports|invoked|instantiated|registered|declared|assigned|committed|found|occurs?|occurred|shows\s+up|showed\s+up|populated|emitted|logged|documented|reached|triggered|created|exists?|existed|applied|merged|deployed|released|published|executed|run|ran)\b`),
+		notBefore: re(subjectIWe + `|` + imperative),
 	},
 	{ // is missing / lacks / nowhere / nonexistent / "Missing import in …"
-		re:       re(`\b(?:is|are|was|were|'s|'re|seems?\s+to\s+be|appears?\s+to\s+be|still|goes|went)\s+(?:(?:completely|entirely|still|also|now|simply|just|clearly)\s+)?(?:missing|absent|lacking)\b|\bmissing\s+(?:from|in)\b|\b(?:lacks|lack|lacked)\b|\babsent\s+(?:from|in)\b|\bnowhere\b|\bnot\s+anywhere\b|\bnon-?existent\b|^\s*(?:[-•]\s*)?missing\b`),
+		re:       re(`\b(?:is|are|was|were|'s|'re|'m|am|seems?\s+to\s+be|appears?\s+to\s+be|still|goes|went|remains?|remained)\s+(?:(?:completely|entirely|still|also|now|simply|just|clearly|totally)\s+)?(?:missing|absent|lacking|unused|unreferenced|undefined)\b|\bmissing\s+(?:from|in)\b|\b(?:lacks|lack|lacked)\b|\babsent\s+(?:from|in)\b|\bnowhere\b|\bnot\s+anywhere\b|\bnon-?existent\b|^\s*(?:[-•]\s*)?missing\b`),
 		notAfter: re(`^\s*(?:near|close|else\s+to)\b`),
+	},
+	{ // contains no Dockerfile / has no tests
+		re:        re(`\b(?:contains?|contained|includes?|included|has|have|had|defines?|defined|exports?|exported|lists?|listed|shows?|showed|mentions?|mentioned|returned|returns|yields?|yielded|gave|gives|finds|produced?|matched|printed|logged|reported|declares?|sets?)\s+no\b`),
+		notAfter:  re(`^\s*(?:effect|impact|idea|choice|way|reason|need|time|access|permission|problem|problems|issue\s+with|say|bearing|business|intention|plans?|opinion|preference)\b`),
+		notBefore: re(subjectIWe + `|\b(?:i|we|you)\s+(?:\w+\s+)?$`),
+	},
+	{ // neither file defines it
+		re: re(`\bneither\s+(?:[\w'-]+\s+){0,4}?(?:defines?|contains?|mentions?|has|have|includes?|exports?|sets?|references?|uses?|calls?|lists?|declares?|is|are|was|were|shows?|matches|match)\b`),
+	},
+	{ // compiled without errors
+		re: re(`\bwithout\s+(?:any\s+)?(?:errors?|warnings?|failures?|issues|problems|failing\s+tests)\b`),
+	},
+	{ // was already removed (a report of its own deletion is not a claim)
+		re:        re(`\b(?:is|are|was|were|has\s+been|have\s+been|'s\s+been)\s+(?:already|since|long\s+since)\s+(?:been\s+)?(?:removed|deleted|dropped)\b(?:\s+(?:from|in)\b)?`),
+		notBefore: re(subjectIWe),
+	},
+	{ // hasn't exported the interfaces / has not been defined
+		re:        re(`\b(?:hasn't|has\s+not|haven't|have\s+not)\s+(?:been\s+)?(?:exported|defined|declared|implemented|registered|documented|published|included|added|set|configured|created|committed)\b`),
+		notBefore: re(subjectIWe + `|` + imperative),
 	},
 	{ // has tokensBefore but not tokensAfter
 		re: re(`\b(?:has|have|had|contains?|includes?|defines?|exports?|lists?|mentions?|sets?)\b[^;]{1,80}?\bbut\s+not\b`),

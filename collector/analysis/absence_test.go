@@ -37,7 +37,7 @@ func TestJudgeAbsence(t *testing.T) {
 		{"`userMessageText` is defined in the theme but never used.", unscoped, "never used", ""},
 		{"No errors, the build passed.", unscoped, "no errors", ""},
 		{"Missing chalk import in markdown.test.ts:", unscoped, "", ""},
-		{"grep returned no matches.", unscoped, "no matches", ""},
+		{"grep returned no matches.", unscoped, "returned no", ""},
 		{"沒有任何環境變數可以關閉上傳。", unscoped, "沒有任何", ""},
 		{"该变量不存在。", unscoped, "不存在", ""},
 		{"查無此設定。", unscoped, "查無", ""},
