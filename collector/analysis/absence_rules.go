@@ -109,11 +109,17 @@ var englishRules = []rule{
 		notAfter: re(`^\s*(?:(?:a|any|real|much|big|such)\s+)?(?:need|needs|doubt|harm|problem|problems|rush|hurry|point|guarantee|way|reason|choice|question|difference|excuse|shortcut|telling|denying|hope|chance|time|rule|issue\s+with\s+(?:that|this|it)|obligation|requirement)\b|^\s*(?:else\s+)?(?:to\s|left\s+to|more\s+to|wrong|much\s+to|that\s+(?:needs|need|requires|should|must)|which\s+(?:needs|requires))`),
 	},
 	{ // no X was found / no X is defined
-		re:       re(`\bno\s+(?:[\w'-]+\s+){0,5}?(?:was|were|is|are|has\s+been|have\s+been|could\s+be|can\s+be|got|gets|get)\s+(?:\w+\s+)?(?:found|detected|reported|returned|present|defined|listed|shown|mentioned|declared|exported|set|configured|matched|raised|logged|printed|emitted|used|referenced|registered|visible|seen|located|produced|triggered|thrown|generated|recorded|included|specified|documented|available)\b`),
+		re:       re(`\bno\s+(?:[\w'-]+\s+){0,5}?(?:was|were|is|are|has\s+been|have\s+been|could\s+be|can\s+be|got|gets|get)\s+(?:\w+\s+)?(?:found|detected|reported|returned|present|defined|listed|shown|mentioned|declared|exported|set|configured|matched|raised|logged|printed|emitted|used|referenced|registered|visible|seen|located|produced|triggered|thrown|generated|recorded|included|specified|documented|available|marked|flagged|labeled|labelled|affected|left)\b`),
 		notAfter: nil,
 	},
 	{ // no X exists / no test failed
 		re: re(`\bno\s+(?:[\w'-]+\s+){0,4}?(?:exists?|existed|appears?|appeared|matche[sd]|turned\s+up|showed\s+up|shows\s+up|came\s+up|comes\s+up|remains?|remained|occurs?|occurred|mentions?|references?|defines?|contains?|failed|fails|failing)\b`),
+	},
+	{ // no migration touches it (these verbs are also nouns: "no changes" is not one)
+		re: re(`\bno\s+(?:[\w'-]+\s+){1,3}?(?:touch(?:es)?|modifies|changes|reads|writes|sets|uses|calls|imports|exports|handles|covers|registers|declares|implements)\b`),
+	},
+	{ // nobody calls it
+		re: re(`\b(?:nobody|no\s+one|no-one)\s+(?:ever\s+|actually\s+)?(?:calls?|uses?|references?|imports?|sets?|reads?|mentions?|defines?|registers?|invokes?)\b`),
 	},
 	{ // no such / no mention / no errors / no `tokensAfter`
 		re:        re(`\bno\s+(?:(?:other|such|further|additional|matching|failing|related|relevant|existing|remaining|explicit|actual|real|single|known|obvious|visible|direct|separate|dedicated|built-in|custom|corresponding|equivalent|specific|more|open|pending|unused|compile|type|runtime|test|lint|syntax|build|config|environment|env)\s+)*(?:such|mention|mentions|reference|references|trace|traces|sign|signs|evidence|record|records|definition|definitions|documentation|docs|result|results|match|matches|occurrence|occurrences|instance|instances|hit|hits|entry|entries|error|errors|failure|failures|warning|warnings|usage|usages|uses|call|calls|caller|callers|import|imports|export|exports|declaration|declarations|implementation|implementations|tests|test\s+files|file|files|line|lines|config|configuration|setting|settings|option|options|flag|flags|variable|variables|vars?|key|keys|field|fields|property|properties|method|methods|function|functions|handler|handlers|endpoint|endpoints|route|routes|table|tables|column|columns|package|packages|module|modules|dependency|dependencies|class|classes|constant|constants|parameter|parameters|event|events|hook|hooks|plugin|plugins|command|commands|script|scripts|section|sections|issues|bug|bugs|panic|panics|exception|exceptions|crash|crashes|leak|leaks|logs|value|values|default|defaults|limit|limits|timeout|retry|retries|api|feature|features|x+|q+)\b`),
@@ -137,7 +143,7 @@ var englishRules = []rule{
 		re: re(`\b(?:is|are|was|were|came\s+back|comes\s+back|returned|returns|looks|seems)\s+(?:(?:still|completely|entirely|totally|all|just)\s+)?empty\b`),
 	},
 	{ // couldn't find / don't see / never found
-		re:        re(`\b(?:could\s+not|couldn't|can't|cannot|can\s+not|did\s+not|didn't|do\s+not|don't|does\s+not|doesn't|unable\s+to|failed\s+to|fail\s+to|never|haven't|have\s+not|hasn't|has\s+not|wasn't\s+able\s+to|weren't\s+able\s+to|was\s+not\s+able\s+to|not\s+able\s+to)\s+(?:(?:yet|actually|really|even|seem\s+to|manage\s+to|quite|ever|been\s+able\s+to|immediately|find\s+or)\s+)*(?:find|found|locate|located|see|spot|spotted|detect|detected|identify|identified|discover|discovered|come\s+across|turn\s+up|turned\s+up|notice|noticed)\b`),
+		re:        re(`\b(?:could\s+not|couldn't|can't|cannot|can\s+not|did\s+not|didn't|do\s+not|don't|does\s+not|doesn't|unable\s+to|failed\s+to|fail\s+to|never|haven't|have\s+not|hasn't|has\s+not|wasn't\s+able\s+to|weren't\s+able\s+to|was\s+not\s+able\s+to|not\s+able\s+to)\s+(?:(?:yet|actually|really|even|seem\s+to|manage\s+to|quite|ever|been\s+able\s+to|immediately|find\s+or)\s+)*(?:find|found|locate|located|see|seen|spot|spotted|detect|detected|identify|identified|discover|discovered|come\s+across|turn\s+up|turned\s+up|notice|noticed)\b`),
 		notAfter:  re(`^\s*(?:why|how|what|whether|if|the\s+point|a\s+(?:reason|way|need|problem|difference)|any\s+(?:reason|way|need|problem|difference|harm)|anything\s+wrong|it\s+as|this\s+as|that\s+as|them\s+as|fit|myself)\b`),
 		notBefore: re(`^\s*(?:please\s+)?$`),
 		finding:   true,
@@ -148,7 +154,7 @@ var englishRules = []rule{
 		notBefore: re(`\b(?:i|we|you)(?:'m|\s+am|'re|\s+are)?\s*$`),
 	},
 	{ // doesn't exist / does not export / doesn't have
-		re:        re(`\b(?:does\s+not|doesn't|do\s+not|don't|did\s+not|didn't|cannot|can't|will\s+not|won't)\s+` + adv + `(?:exist|contain|include|define|declare|have|mention|export|implement|provide|support|list|expose|reference|use|call|import|specify|document|appear|show|occur|register|carry|hold|emit|log|print|report)\b`),
+		re:        re(`\b(?:does\s+not|doesn't|do\s+not|don't|did\s+not|didn't|cannot|can't|will\s+not|won't)\s+` + adv + `(?:exist|contain|include|define|declare|have|mention|export|implement|provide|support|list|expose|reference|call|import|specify|document|appear|show|occur|register|carry|hold|emit|log|print|report)\b`),
 		notAfter:  re(`^\s*(?:to\s|a\s+way|any\s+way|access|time|permission|enough|an?\s+(?:opinion|preference)|much\s+time)`),
 		notBefore: re(subjectIWe + `|` + imperative),
 	},
@@ -160,8 +166,13 @@ var englishRules = []rule{
 		re:       re(`\b(?:is|are|was|were|'s|'re|'m|am|seems?\s+to\s+be|appears?\s+to\s+be|still|goes|went|remains?|remained)\s+(?:(?:completely|entirely|still|also|now|simply|just|clearly|totally)\s+)?(?:missing|absent|lacking|unused|unreferenced|undefined)\b|\bmissing\s+(?:from|in)\b|\b(?:lacks|lack|lacked)\b|\babsent\s+(?:from|in)\b|\bnowhere\b|\bnot\s+anywhere\b|\bnon-?existent\b|^\s*(?:[-•]\s*)?missing\b`),
 		notAfter: re(`^\s*(?:near|close|else\s+to)\b`),
 	},
+	{ // found no OOM messages / saw no errors
+		re:       re(`\b(?:found|find|finds|saw|see|sees|spotted|got|get|detected|noticed|observed)\s+no\b`),
+		notAfter: re(`^\s*(?:reason|way|need|point|problem\s+with|harm)\b`),
+		finding:  true,
+	},
 	{ // contains no Dockerfile / has no tests
-		re:        re(`\b(?:contains?|contained|includes?|included|has|have|had|defines?|defined|exports?|exported|lists?|listed|shows?|showed|mentions?|mentioned|returned|returns|yields?|yielded|gave|gives|finds|produced?|matched|printed|logged|reported|declares?|sets?)\s+no\b`),
+		re:        re(`\b(?:contains?|contained|includes?|included|has|have|had|defines?|defined|exports?|exported|lists?|listed|shows?|showed|mentions?|mentioned|returned|returns|yields?|yielded|gave|gives|produced?|matched|printed|logged|reported|declares?|sets?)\s+no\b`),
 		notAfter:  re(`^\s*(?:effect|impact|idea|choice|way|reason|need|time|access|permission|problem|problems|issue\s+with|say|bearing|business|intention|plans?|opinion|preference)\b`),
 		notBefore: re(subjectIWe + `|\b(?:i|we|you)\s+(?:\w+\s+)?$`),
 	},
@@ -225,11 +236,12 @@ var meiyouNotAfter = []string{
 	"测试", "安裝", "安装", "做", "寫", "写", "完成", "成功", "生效", "影響", "影响", "差別", "差别", "區別", "区别",
 	"回應", "回应", "反應", "反应", "權限", "权限", "時間", "时间", "讀", "读", "看完", "打開", "打开", "檢查",
 	"检查", "查看", "用", "錯，", "错，", "錯。", "错。", "錯", "错", "說", "说", "要求", "真的", "太大", "那麼", "那么",
+	"其他要做", "別的要做", "别的要做", "其他事", "更多要做", "什麼要做", "什么要做",
 }
 
 // meiyouClaimAfter re-admits 沒有 forms the idiom list would drop: 沒有用到
 // (not used), 沒有錯誤 (no errors).
-var meiyouClaimAfter = []string{"用到", "用過", "用过", "錯誤", "错误", "被用", "被使用"}
+var meiyouClaimAfter = []string{"錯誤", "错误", "被用", "被使用"}
 
 var chineseConditional = []string{
 	"如果", "若", "假如", "倘若", "要是", "萬一", "万一", "是否", "只要", "一旦", "確保", "确保", "確認", "确认",
@@ -380,6 +392,7 @@ var (
 	scopeUpTo   = re(`\b(?:up\s+to|until|before|through)\s+line\s+(\d[\d,]*)\b`)
 	scopeEnglsh = re(`\b(?:in|of|from|within|among|across|on)\s+(?:the\s+|this\s+)?(?:part|parts|portion|portions|section|sections|lines|chunk|chunks|bit|excerpt|snippet|sample|slice|output|results|content|text|page|pages|file|files|log)\s+(?:that\s+|which\s+)?(?:i|we)(?:'ve|\s+have|\s+had|'d)?\s+(?:\w+\s+)?(?:read|seen|saw|looked\s+at|checked|viewed|got|received|was\s+shown|were\s+shown|could\s+see|can\s+see|scanned|inspected|reviewed|opened|fetched|loaded)\b` +
 		`|\b(?:in|of|from|within|among)\s+what\s+(?:i|we)(?:'ve|\s+have|\s+had)?\s+(?:\w+\s+)?(?:read|seen|saw|looked\s+at|checked|viewed|got|received|been\s+shown|could\s+see|can\s+see|reviewed|scanned|fetched)\b` +
+		`|\b(?:in|of|from|within)\s+what\s+(?:i|we)\s+(?:was|were|have\s+been|'ve\s+been|had\s+been)\s+(?:shown|given|sent)\b` +
 		`|\bfrom\s+what\s+(?:i|we)\s+(?:can|could)\s+see\b|\bas\s+far\s+as\s+(?:i|we)\s+(?:can|could)\s+(?:see|tell)\b|\bas\s+far\s+as\s+(?:i|we)(?:'ve|\s+have)?\s+(?:read|looked|seen)\b` +
 		`|\b(?:the\s+)?(?:visible|shown|displayed|returned|truncated|partial|excerpted|previewed|loaded|fetched)\s+(?:part|portion|output|lines|section|text|content|results|page|excerpt|chunk|preview|window|slice|range|head|tail)\b` +
 		`|\b(?:part|portion|lines|page|section|output|results)\s+(?:shown|displayed|returned|visible|provided|i\s+got|we\s+got|loaded|i\s+read|i\s+saw|i\s+was\s+shown)\b` +
@@ -398,6 +411,7 @@ var scopeChinese = []string{
 	"目前看過", "目前看过", "這一頁", "这一页", "這頁", "这页", "本頁", "本页", "第一頁", "第一页", "前半", "開頭", "开头",
 	"我讀的", "我读的", "我看的", "讀取的部分", "读取的部分", "回傳的部分", "返回的部分", "已載入", "已加载",
 	"部分內容", "部分内容", "這部分", "这部分", "這一段", "这一段", "目前的內容", "目前的内容",
+	"我看到的", "我看過", "我看过",
 }
 
 // findScope looks for a scope phrase in sentence sent for the claim at tr.
