@@ -96,7 +96,7 @@ func re(s string) *regexp.Regexp { return regexp.MustCompile(s) }
 
 const (
 	adv  = `(?:(?:actually|really|currently|yet|even|explicitly|directly|ever|still|also|properly|publicly|officially|anywhere|seem\s+to|appear\s+to|seemingly|apparently)\s+)*`
-	pred = `(?:present|defined|declared|exported|documented|mentioned|listed|included|supported|available|configured|set|used|referenced|implemented|there|found|registered|specified|exposed|provided|imported|called|invoked|covered|shown|visible|detected|recorded|logged|stored|populated|emitted|printed|part\s+of|in\s+(?:the|this|that|any|either|x+|q+|[\w/-]+\.\w+)\b|anywhere)`
+	pred = `(?:present|defined|declared|exported|documented|mentioned|listed|included|supported|available|configured|set|used|referenced|implemented|there|found|registered|specified|exposed|provided|imported|called|invoked|covered|shown|visible|detected|recorded|logged|stored|populated|emitted|printed|attached|started|enabled|installed|loaded|initialized|initialised|copied|bundled|shipped|mounted|deployed|applied|wired|hooked|connected|linked|merged|committed|pushed|tested|checked|handled|part\s+of|in\s+(?:the|this|that|any|either|x+|q+|[\w/-]+\.\w+)\b|anywhere)`
 	// subjectIWe: the agent talking about its own actions or abilities.
 	subjectIWe = `(?:^|\s)(?:i|we|you|let's)\s*$`
 	// imperative: nothing but softeners before the trigger ("just don't show …").
@@ -127,7 +127,7 @@ var englishRules = []rule{
 		notAfter:  re(`^\s*(?:\w+\s+){0,3}(?:is|are|was|were)\s+(?:needed|required|necessary|allowed|wanted|expected|intended)\b|^\s*(?:needed|required|necessary)\b`),
 	},
 	{ // none of them / found none
-		re: re(`\bnone\s+(?:of\s+(?:[\w'-]+\s+){0,5}?)?(?:is|are|was|were|exists?|matche[sd]|match|contains?|mentions?|defines?|has|have|includes?|references?|uses?|calls?|showed|shows?|returned|found|appears?|appeared|turned\s+up|exports?|imports?|sets?|registers?|handles?|covers?|implements?|supports?|provides?|declares?|lists?|reads?|checks?|touch(?:es)?|do|does|did|had|produced?|returns?)\b|\b(?:found|returned|showed|yielded|got|matched|see|saw)\s+none\b`),
+		re: re(`\bnone\s+of\s+(?:the|these|those|them|its|our|your|their|my|\d+|x+|q+)\b|\bnone\s+(?:is|are|was|were|exists?|matche[sd]|match|contains?|mentions?|defines?|has|have|includes?|references?|uses?|calls?|showed|shows?|returned|found|appears?|appeared|turned\s+up|exports?|imports?|sets?|registers?|handles?|covers?|implements?|supports?|provides?|declares?|lists?|reads?|checks?|touch(?:es)?|do|does|did|had|produced?|returns?)\b|\b(?:found|returned|showed|yielded|got|matched|see|saw)\s+none\b`),
 	},
 	{ // not a single / not one
 		re: re(`\bnot\s+(?:a\s+single|one|even\s+one)\b`),
@@ -150,16 +150,16 @@ var englishRules = []rule{
 	},
 	{ // is not defined / isn't exported / is not in the file
 		re:        re(`\b(?:is|are|was|were|be|been|'s|'re|remains|remain)\s+not\s+` + adv + pred + `|\b(?:isn't|aren't|wasn't|weren't)\s+` + adv + pred),
-		notAfter:  re(`^\s*(?:to\s+\w|up\s+yet|by\s+default\s+but)`),
+		notAfter:  re(`^\s*(?:to\s+(?:be|build|make|do|run|get|keep|avoid|help|work)\b|up\s+yet|by\s+default\s+but)`),
 		notBefore: re(`\b(?:i|we|you)(?:'m|\s+am|'re|\s+are)?\s*$`),
 	},
 	{ // doesn't exist / does not export / doesn't have
-		re:        re(`\b(?:does\s+not|doesn't|do\s+not|don't|did\s+not|didn't|cannot|can't|will\s+not|won't)\s+` + adv + `(?:exist|contain|include|define|declare|have|mention|export|implement|provide|support|list|expose|reference|call|import|specify|document|appear|show|occur|register|carry|hold|emit|log|print|report)\b`),
-		notAfter:  re(`^\s*(?:to\s|a\s+way|any\s+way|access|time|permission|enough|an?\s+(?:opinion|preference)|much\s+time)`),
+		re:        re(`\b(?:does\s+not|doesn't|do\s+not|don't|did\s+not|didn't|cannot|can't|will\s+not|won't)\s+` + adv + `(?:exist|contain|include|define|declare|have|mention|export|implement|provide|offer|support|list|expose|reference|call|invoke|import|specify|document|describe|cover|set|configure|enable|register|attach|start|launch|copy|install|load|query|appear|show|occur|carry|hold|store|ship|bundle|emit|log|print|report|mount|initialize|initialise|instantiate|declare)\b`),
+		notAfter:  re(`^\s*(?:to\s|access|time|permission|enough|an?\s+(?:opinion|preference)|much\s+time|up\b|off\b|out\b|in\s+(?:mind|the\s+way))`),
 		notBefore: re(subjectIWe + `|` + imperative),
 	},
 	{ // never used / never defined
-		re:        re(`\bnever\s+(?:been\s+|actually\s+|once\s+|even\s+)?(?:used|uses|called|calls|referenced|references|defined|defines|set|sets|mentioned|mentions|appears?|appeared|imported|imports|exported|exports|invoked|instantiated|registered|declared|assigned|committed|found|occurs?|occurred|shows\s+up|showed\s+up|populated|emitted|logged|documented|reached|triggered|created|exists?|existed|applied|merged|deployed|released|published|executed|run|ran)\b`),
+		re:        re(`\bnever\s+(?:been\s+|actually\s+|once\s+|even\s+)?(?:used|uses|called|calls|referenced|references|defined|defines|set|sets|mentioned|mentions|appears?|appeared|imported|imports|exported|exports|invoked|instantiated|registered|declared|assigned|committed|found|occurs?|occurred|shows\s+up|showed\s+up|populated|emitted|logged|documented|reached|triggered|created|exists?|existed|applied|merged|deployed|released|published|executed|run|ran|copies|copied|starts|started|attached|queries|queried|loads|loaded|installs|installed|enabled|configured|initialized|initializes|checked|checks|closes|closed|reads|written|writes|includes|included|contains|contained|covers|covered|tested)\b`),
 		notBefore: re(subjectIWe + `|` + imperative),
 	},
 	{ // is missing / lacks / nowhere / nonexistent / "Missing import in …"
@@ -176,8 +176,8 @@ var englishRules = []rule{
 		notAfter:  re(`^\s*(?:effect|impact|idea|choice|way|reason|need|time|access|permission|problem|problems|issue\s+with|say|bearing|business|intention|plans?|opinion|preference)\b`),
 		notBefore: re(subjectIWe + `|\b(?:i|we|you)\s+(?:\w+\s+)?$`),
 	},
-	{ // neither file defines it
-		re: re(`\bneither\s+(?:[\w'-]+\s+){0,4}?(?:defines?|contains?|mentions?|has|have|includes?|exports?|sets?|references?|uses?|calls?|lists?|declares?|is|are|was|were|shows?|matches|match)\b`),
+	{ // neither file defines it / neither the README nor the wiki documents it
+		re: re(`\bneither\s+(?:[\w'./-]+\s+){0,8}?(?:nor\s+(?:[\w'./-]+\s+){0,6}?)?(?:defines?|contains?|mentions?|has|have|includes?|exports?|sets?|references?|uses?|calls?|lists?|declares?|documents?|describes?|covers?|provides?|supports?|shows?|matches|match|is|are|was|were)\b`),
 	},
 	{ // compiled without errors
 		re: re(`\bwithout\s+(?:any\s+)?(?:errors?|warnings?|failures?|issues|problems|failing\s+tests)\b`),
@@ -231,13 +231,23 @@ var strongChinese = []string{
 var meiyou = []string{"沒有", "没有"}
 
 var meiyouNotAfter = []string{
-	"問題", "问题", "必要", "關係", "关系", "辦法", "办法", "意義", "意义", "想到", "注意", "修改", "改動", "改动",
-	"更改", "改變", "改变", "動", "动", "碰", "運行", "运行", "執行", "执行", "跑", "提交", "刪除", "删除", "測試",
-	"测试", "安裝", "安装", "做", "寫", "写", "完成", "成功", "生效", "影響", "影响", "差別", "差别", "區別", "区别",
-	"回應", "回应", "反應", "反应", "權限", "权限", "時間", "时间", "讀", "读", "看完", "打開", "打开", "檢查",
-	"检查", "查看", "用", "錯，", "错，", "錯。", "错。", "錯", "错", "說", "说", "要求", "真的", "太大", "那麼", "那么",
+	"問題", "问题", "必要", "關係", "关系", "辦法", "办法", "意義", "意义", "想到", "注意", "完成", "成功", "生效",
+	"影響", "影响", "差別", "差别", "區別", "区别", "回應", "回应", "反應", "反应", "權限", "权限", "時間", "时间",
+	"用", "錯，", "错，", "錯。", "错。", "錯", "错", "說", "说", "要求", "真的", "太大", "那麼", "那么",
 	"其他要做", "別的要做", "别的要做", "其他事", "更多要做", "什麼要做", "什么要做",
 }
+
+// meiyouActions after 沒有 are a deed not done ("我沒有修改…"): not a claim
+// when the agent (or the user) is the subject, or the subject is left out;
+// with another subject ("差異沒有動到 schema") or a relative clause ("沒有執行
+// 遷移的步驟": no step that runs …) they are.
+var meiyouActions = []string{
+	"修改", "改動", "改动", "更改", "改變", "改变", "改", "動", "动", "碰", "運行", "运行", "執行", "执行", "跑",
+	"提交", "刪除", "删除", "安裝", "安装", "做", "寫", "写", "讀", "读", "看完", "打開", "打开", "檢查", "检查",
+	"查看", "推送", "合併", "合并", "部署",
+}
+
+var pronounSubjects = []string{"我", "你", "您", "妳", "咱", "他們", "他们"}
 
 // meiyouClaimAfter re-admits 沒有 forms the idiom list would drop: 沒有用到
 // (not used), 沒有錯誤 (no errors).
@@ -333,7 +343,7 @@ func findChineseTrigger(s string, cl tspan) (tspan, bool) {
 			at := from + k
 			from = at + len(w)
 			rest := strings.TrimLeft(c[at+len(w):], " ")
-			if strings.HasSuffix(c[:at], "有") || meiyouIdiom(rest) {
+			if strings.HasSuffix(c[:at], "有") || meiyouIdiom(rest) || meiyouDeed(c[:at], rest) {
 				continue
 			}
 			// 還沒有 + an action is "not yet done", not "not there".
@@ -352,6 +362,28 @@ func findChineseTrigger(s string, cl tspan) (tspan, bool) {
 		}
 	}
 	return tspan{cl.lo + best, cl.lo + end}, true
+}
+
+// meiyouDeed: 沒有 + an action, said of the agent or with no subject, and
+// not introducing a relative clause (…的 + noun).
+func meiyouDeed(before, rest string) bool {
+	act := false
+	for _, w := range meiyouActions {
+		if strings.HasPrefix(rest, w) {
+			act = true
+			break
+		}
+	}
+	if !act {
+		return false
+	}
+	for _, p := range pronounSubjects {
+		if strings.Contains(before, p) {
+			return true
+		}
+	}
+	before = strings.TrimRight(before, " 並并還还都也就")
+	return strings.TrimSpace(before) == "" && !strings.Contains(rest, "的")
 }
 
 func meiyouIdiom(rest string) bool {
@@ -386,7 +418,7 @@ type scopeMatch struct {
 var (
 	numWord = `(\d[\d,]*|one|two|three|four|five|six|seven|eight|nine|ten|twenty|fifty|hundred|few|several)`
 	// scopeNumeric: "the first 2,000 lines", "the last 128 lines".
-	scopeFirstN = re(`\b(?:the\s+)?(first|last|top|initial|opening|final)\s+` + numWord + `\s+(lines?|rows?|characters?|chars?|bytes?|kb|results?|matches|entries|items|files|pages?|records|hits|tokens|packages|screens?)\b`)
+	scopeFirstN = re(`\b(?:the\s+)?(first|last|top|initial|opening|final)\s+` + numWord + `\s+(?:(?:search|grep|log|output|query|matching)\s+)?(lines?|rows?|characters?|chars?|bytes?|kb|results?|matches|entries|items|files|pages?|records|hits|tokens|packages|screens?)\b`)
 	// scopeLines: "lines 1-500", "up to line 2000".
 	scopeLines  = re(`\blines?\s+(\d[\d,]*)\s*(?:-|–|—|to|through|thru)\s*(\d[\d,]*)\b`)
 	scopeUpTo   = re(`\b(?:up\s+to|until|before|through)\s+line\s+(\d[\d,]*)\b`)
@@ -408,7 +440,7 @@ var scopeChinese = []string{
 	"讀到的", "读到的", "讀過的", "读过的", "已讀", "已读", "已經讀", "已经读", "看到的部分", "看到的內容", "看到的内容",
 	"看過的", "看过的", "顯示的", "显示的", "顯示出來的", "显示出来的", "可見的", "可见的", "預覽", "预览", "截斷", "截断",
 	"節錄", "节选", "摘錄", "摘录", "片段", "目前為止", "目前为止", "到目前", "迄今", "目前讀到", "目前读到", "目前看到",
-	"目前看過", "目前看过", "這一頁", "这一页", "這頁", "这页", "本頁", "本页", "第一頁", "第一页", "前半", "開頭", "开头",
+	"目前看過", "目前看过", "這一頁", "这一页", "這頁", "这页", "本頁", "本页", "第一頁", "第一页", "前半", "檔案開頭", "文件开头", "文件開頭", "輸出開頭", "输出开头", "日誌開頭", "日志开头", "的開頭", "的开头",
 	"我讀的", "我读的", "我看的", "讀取的部分", "读取的部分", "回傳的部分", "返回的部分", "已載入", "已加载",
 	"部分內容", "部分内容", "這部分", "这部分", "這一段", "这一段", "目前的內容", "目前的内容",
 	"我看到的", "我看過", "我看过",
