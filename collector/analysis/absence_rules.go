@@ -90,6 +90,8 @@ type rule struct {
 	notBefore *regexp.Regexp
 	// finding marks "couldn't find"-style triggers, for which "yet" is a scope.
 	finding bool
+	// idiom, when set, must not match the text from the trigger's last "no".
+	idiom *regexp.Regexp
 }
 
 func re(s string) *regexp.Regexp { return regexp.MustCompile(s) }
@@ -102,6 +104,10 @@ const (
 	// imperative: nothing but softeners before the trigger ("just don't show …").
 	imperative = `^\s*(?:(?:please|just|simply|then|and|so|also|now|or|maybe|instead|first|finally)\s+)*$`
 )
+
+// noIdioms follow "no" without making a claim: "no need", "no longer
+// needed", "no worries".
+var noIdioms = re(`^no\s+(?:need|needs|problem|problems|worries|worry|doubt|way|rush|hurry|idea|matter|more|less|later|sooner|longer|offense|harm|point|reason|choice|guarantee|change|changes|action|further\s+action|pressure|big\s+deal|thanks|luck|wonder|kidding|comment|objection|objections|preference|opinion|concern|concerns|time|one\s+(?:knows|else)|go|dice)\b`)
 
 var englishRules = []rule{
 	{ // there is no / there isn't / there are none
@@ -125,6 +131,12 @@ var englishRules = []rule{
 		re:        re(`\bno\s+(?:(?:other|such|further|additional|matching|failing|related|relevant|existing|remaining|explicit|actual|real|single|known|obvious|visible|direct|separate|dedicated|built-in|custom|corresponding|equivalent|specific|more|open|pending|unused|compile|type|runtime|test|lint|syntax|build|config|environment|env)\s+)*(?:such|mention|mentions|reference|references|trace|traces|sign|signs|evidence|record|records|definition|definitions|documentation|docs|result|results|match|matches|occurrence|occurrences|instance|instances|hit|hits|entry|entries|error|errors|failure|failures|warning|warnings|usage|usages|uses|call|calls|caller|callers|import|imports|export|exports|declaration|declarations|implementation|implementations|tests|test\s+files|file|files|line|lines|config|configuration|setting|settings|option|options|flag|flags|variable|variables|vars?|key|keys|field|fields|property|properties|method|methods|function|functions|handler|handlers|endpoint|endpoints|route|routes|table|tables|column|columns|package|packages|module|modules|dependency|dependencies|class|classes|constant|constants|parameter|parameters|event|events|hook|hooks|plugin|plugins|command|commands|script|scripts|section|sections|issues|bug|bugs|panic|panics|exception|exceptions|crash|crashes|leak|leaks|logs|value|values|default|defaults|limit|limits|timeout|retry|retries|api|feature|features|x+|q+)\b`),
 		notBefore: re(`\b(?:i|we)\s+(?:\w+\s+)?(?:made|make|changed|change|added|add|ran|run|wrote|write|touched|modified|need|needed|want|have|had|expect|expected)\s+$|\b(?:with|makes?|made|needs?|requires?)\s+$`),
 		notAfter:  re(`^\s*(?:\w+\s+){0,3}(?:is|are|was|were)\s+(?:needed|required|necessary|allowed|wanted|expected|intended)\b|^\s*(?:needed|required|necessary)\b`),
+	},
+	{ // "No alert rule fires on …", "No unit tests for X.": a clause that opens
+		// with no + a noun phrase is existential, unless it is an idiom.
+		re:       re(`^\s*(?:[-•]\s*|\d+\.\s*)?(?:and\s+|but\s+|also\s+|so\s+)?no\s+[a-z][\w'-]*`),
+		notAfter: re(`^\s*(?:[,.!:;)]|$)|^\s*(?:[\w'-]+\s+){0,4}?(?:is|are|was|were|be)\s+(?:needed|required|necessary|allowed|expected|wanted)\b`),
+		idiom:    noIdioms,
 	},
 	{ // none of them / found none
 		re: re(`\bnone\s+of\s+(?:the|these|those|them|its|our|your|their|my|\d+|x+|q+)\b|\bnone\s+(?:is|are|was|were|exists?|matche[sd]|match|contains?|mentions?|defines?|has|have|includes?|references?|uses?|calls?|showed|shows?|returned|found|appears?|appeared|turned\s+up|exports?|imports?|sets?|registers?|handles?|covers?|implements?|supports?|provides?|declares?|lists?|reads?|checks?|touch(?:es)?|do|does|did|had|produced?|returns?)\b|\b(?:found|returned|showed|yielded|got|matched|see|saw)\s+none\b`),
@@ -160,6 +172,10 @@ var englishRules = []rule{
 	},
 	{ // never used / never defined
 		re:        re(`\bnever\s+(?:been\s+|actually\s+|once\s+|even\s+)?(?:used|uses|called|calls|referenced|references|defined|defines|set|sets|mentioned|mentions|appears?|appeared|imported|imports|exported|exports|invoked|instantiated|registered|declared|assigned|committed|found|occurs?|occurred|shows\s+up|showed\s+up|populated|emitted|logged|documented|reached|triggered|created|exists?|existed|applied|merged|deployed|released|published|executed|run|ran|copies|copied|starts|started|attached|queries|queried|loads|loaded|installs|installed|enabled|configured|initialized|initializes|checked|checks|closes|closed|reads|written|writes|includes|included|contains|contained|covers|covered|tested)\b`),
+		notBefore: re(subjectIWe + `|` + imperative),
+	},
+	{ // "never verifies the signature": never + a verb with an object
+		re:        re(`\bnever\s+[a-z]+(?:s|ed)\s+(?:the|a|an|any|its|their|this|that|these|those|x+|q+)\b`),
 		notBefore: re(subjectIWe + `|` + imperative),
 	},
 	{ // is missing / lacks / nowhere / nonexistent / "Missing import in …"
@@ -223,7 +239,9 @@ var strongChinese = []string{
 	"未見", "未见", "零個", "零个", "零筆", "零笔", "未列出", "沒列出", "没列出", "未宣告", "未聲明", "未声明",
 	"未匯出", "未导出", "未實作", "未实现", "未實現", "未被使用", "未被引用", "未引用", "未設定", "未设置",
 	"未設置", "未配置", "未註冊", "未注册", "未記錄", "未记录", "未提供", "不支援", "不支持", "未支援", "未支持",
-	"無相關", "无相关", "不再存在", "未曾出現", "未曾出现",
+	"無相關", "无相关", "不再存在", "未曾出現", "未曾出现", "未記載", "未记载", "沒有記載", "没有记载", "未說明",
+	"未说明", "未描述", "未涵蓋", "未覆蓋", "未覆盖", "未啟用", "未启用", "未開啟", "未开启", "未安裝", "未安装",
+	"未註明", "未注明", "未指定", "未驗證", "未验证", "未校驗", "未校验",
 }
 
 // meiyou is 沒有/没有 (and 沒/没 before 有 forms): a claim unless an idiom or
@@ -244,7 +262,8 @@ var meiyouNotAfter = []string{
 var meiyouActions = []string{
 	"修改", "改動", "改动", "更改", "改變", "改变", "改", "動", "动", "碰", "運行", "运行", "執行", "执行", "跑",
 	"提交", "刪除", "删除", "安裝", "安装", "做", "寫", "写", "讀", "读", "看完", "打開", "打开", "檢查", "检查",
-	"查看", "推送", "合併", "合并", "部署",
+	"查看", "推送", "合併", "合并", "部署", "重啟", "重启", "重新", "啟動", "启动", "建立", "创建", "新增", "增加",
+	"加", "更新", "升級", "升级", "回滾", "回滚", "試", "试", "碰過", "碰过", "跑過", "跑过",
 }
 
 var pronounSubjects = []string{"我", "你", "您", "妳", "咱", "他們", "他们"}
@@ -283,6 +302,12 @@ func findTrigger(s string, cl, sent tspan) (tspan, bool) {
 			}
 			if englishConditional.MatchString(before) {
 				continue
+			}
+			if r.idiom != nil {
+				k := m[0] + strings.LastIndex(c[m[0]:m[1]], "no ")
+				if r.idiom.MatchString(c[k:]) {
+					continue
+				}
 			}
 			best = tspan{cl.lo + m[0], cl.lo + m[1]}
 			break
@@ -426,7 +451,8 @@ var (
 		`|\b(?:in|of|from|within|among)\s+what\s+(?:i|we)(?:'ve|\s+have|\s+had)?\s+(?:\w+\s+)?(?:read|seen|saw|looked\s+at|checked|viewed|got|received|been\s+shown|could\s+see|can\s+see|reviewed|scanned|fetched)\b` +
 		`|\b(?:in|of|from|within)\s+what\s+(?:i|we)\s+(?:was|were|have\s+been|'ve\s+been|had\s+been)\s+(?:shown|given|sent)\b` +
 		`|\bfrom\s+what\s+(?:i|we)\s+(?:can|could)\s+see\b|\bas\s+far\s+as\s+(?:i|we)\s+(?:can|could)\s+(?:see|tell)\b|\bas\s+far\s+as\s+(?:i|we)(?:'ve|\s+have)?\s+(?:read|looked|seen)\b` +
-		`|\b(?:the\s+)?(?:visible|shown|displayed|returned|truncated|partial|excerpted|previewed|loaded|fetched)\s+(?:part|portion|output|lines|section|text|content|results|page|excerpt|chunk|preview|window|slice|range|head|tail)\b` +
+		`|\b(?:the\s+)?(?:visible|shown|displayed|returned|truncated|partial|excerpted|previewed|loaded|fetched)\s+(?:part|portion|output|lines|section|text|content|results|page|excerpt|chunk|preview|window|slice|range|head|tail|listing|list|log|file|trace|response|diff|table)\b` +
+		`|\b(?:part|portion|section|lines|bit|chunk|excerpt|page|pages|output|results)\s+(?:of\s+(?:the\s+)?[\w.-]+\s+)?(?:that\s+|which\s+)?(?:i|we)(?:'ve|\s+have|\s+had)?\s+(?:was\s+|were\s+)?(?:read|seen|saw|shown|looked\s+at|checked|viewed|got|received|could\s+see|scanned|fetched|opened)\b` +
 		`|\b(?:part|portion|lines|page|section|output|results)\s+(?:shown|displayed|returned|visible|provided|i\s+got|we\s+got|loaded|i\s+read|i\s+saw|i\s+was\s+shown)\b` +
 		`|\b(?:the|this)\s+(?:preview|excerpt|snippet)\b|\bso\s+far\b|\bup\s+to\s+now\b|\bas\s+of\s+now\b` +
 		`|\bthe\s+(?:head|tail|beginning|start|top)\s+of\s+the\s+(?:file|output|log|page|results)\b|\b(?:this|the\s+first|the\s+current)\s+page\b|\bthe\s+(?:first|opening)\s+(?:part|section|portion|half|screen|chunk)\b`)
@@ -443,7 +469,7 @@ var scopeChinese = []string{
 	"目前看過", "目前看过", "這一頁", "这一页", "這頁", "这页", "本頁", "本页", "第一頁", "第一页", "前半", "檔案開頭", "文件开头", "文件開頭", "輸出開頭", "输出开头", "日誌開頭", "日志开头", "的開頭", "的开头",
 	"我讀的", "我读的", "我看的", "讀取的部分", "读取的部分", "回傳的部分", "返回的部分", "已載入", "已加载",
 	"部分內容", "部分内容", "這部分", "这部分", "這一段", "这一段", "目前的內容", "目前的内容",
-	"我看到的", "我看過", "我看过",
+	"我看到的",
 }
 
 // findScope looks for a scope phrase in sentence sent for the claim at tr.
