@@ -290,8 +290,8 @@ func findTrigger(s string, cl, sent tspan) (tspan, bool) {
 	best := tspan{-1, -1}
 	for _, r := range englishRules {
 		for _, m := range r.re.FindAllStringIndex(c, 4) {
-			if best.lo >= 0 && m[0] >= best.lo-cl.lo {
-				break
+			if best.lo >= 0 && (m[0] > best.lo-cl.lo || m[0] == best.lo-cl.lo && cl.lo+m[1] <= best.hi) {
+				break // the earliest trigger wins, the longest among equals
 			}
 			before, after := c[:m[0]], c[m[1]:]
 			if r.notBefore != nil && r.notBefore.MatchString(before) {
