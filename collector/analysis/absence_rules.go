@@ -19,8 +19,12 @@ func clauses(s string, sent tspan) []tspan {
 	var out []tspan
 	start := sent.lo
 	cut := func(end, next int) {
-		if end > start && strings.TrimSpace(s[start:end]) != "" {
-			out = append(out, tspan{start, end})
+		lo := start
+		for lo < end && isSpace(s[lo]) {
+			lo++
+		}
+		if end > lo {
+			out = append(out, tspan{lo, end})
 		}
 		start = next
 	}
