@@ -96,6 +96,30 @@ type rule struct {
 	finding bool
 	// idiom, when set, must not match the text from the trigger's last "no".
 	idiom *regexp.Regexp
+	// verbNot, when set, must not hold the re's first group (the verb).
+	verbNot map[string]bool
+}
+
+// behaviourVerbs negated say how something acts, not that something is missing.
+var behaviourVerbs = words(`block blocks hold holds change changes affect affects break breaks slow slows allocate
+	allocates crash crashes work works compile compiles pass passes matter matters need needs apply applies match
+	matches handle handles ensure ensures account accounts pad pads distinguish distinguishes render renders update
+	updates touch touches modify modifies alter alters leak leaks wait waits stop stops fail fails run runs start
+	starts make makes take takes get gets give gives let lets seem seems look looks mean means help helps hurt
+	hurts scale scales fit fits respect respects honour honor honors trigger triggers reach reaches cause causes
+	want wants like likes know knows think thinks see sees find finds understand understands guarantee guarantees
+	lock locks retry retries reset resets clear clears flush flushes save saves close closes free frees
+	escape escapes quote quotes wrap wraps sort sorts cache caches stream streams interrupt interrupts
+	overwrite overwrites delete deletes remove removes drop drops replace replaces rename renames move moves
+	install use uses care cares worry bother bothers recognise recognize recognizes recognises parse parses
+	expect expects accept accepts return returns do does did`)
+
+func words(s string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(s) {
+		m[w] = true
+	}
+	return m
 }
 
 func re(s string) *regexp.Regexp { return regexp.MustCompile(s) }
@@ -159,8 +183,8 @@ var englishRules = []rule{
 		re: re(`\b(?:is|are|was|were|came\s+back|comes\s+back|returned|returns|looks|seems)\s+(?:(?:still|completely|entirely|totally|all|just)\s+)?empty\b`),
 	},
 	{ // couldn't find / don't see / never found
-		re:        re(`\b(?:could\s+not|couldn't|can't|cannot|can\s+not|did\s+not|didn't|do\s+not|don't|does\s+not|doesn't|unable\s+to|failed\s+to|fail\s+to|never|haven't|have\s+not|hasn't|has\s+not|wasn't\s+able\s+to|weren't\s+able\s+to|was\s+not\s+able\s+to|not\s+able\s+to)\s+(?:(?:yet|actually|really|even|seem\s+to|manage\s+to|quite|ever|been\s+able\s+to|immediately|find\s+or)\s+)*(?:find|found|locate|located|see|seen|spot|spotted|detect|detected|identify|identified|discover|discovered|come\s+across|turn\s+up|turned\s+up|notice|noticed)\b`),
-		notAfter:  re(`^\s*(?:why|how|what|whether|if|the\s+point|a\s+(?:reason|way|need|problem|difference)|any\s+(?:reason|way|need|problem|difference|harm)|anything\s+wrong|it\s+as|this\s+as|that\s+as|them\s+as|fit|myself)\b`),
+		re:        re(`\b(?:could\s+not|couldn't|can't|cannot|can\s+not|did\s+not|didn't|do\s+not|don't|does\s+not|doesn't|unable\s+to|failed\s+to|fail\s+to|never|haven't|have\s+not|hasn't|has\s+not|wasn't\s+able\s+to|weren't\s+able\s+to|was\s+not\s+able\s+to|not\s+able\s+to)\s+(?:(?:yet|actually|really|even|seem\s+to|manage\s+to|quite|ever|been\s+able\s+to|immediately|find\s+or)\s+)*(?:find|found|locate|located|see|seen|spot|spotted|detect|detected|identify|identified|discover|discovered|come\s+across|turn\s+up|turned\s+up|notice|noticed|get\s+(?:a|an|any)|got\s+(?:a|an|any)|receive|received)\b`),
+		notAfter:  re(`^\s*(?:why|how|what|whether|if|the\s+point|a\s+(?:reason|way|need|problem|difference|chance)|any\s+(?:reason|way|need|problem|difference|harm)|anything\s+wrong|it\s+as|this\s+as|that\s+as|them\s+as|fit|myself|chance|time|to\s)`),
 		notBefore: re(`^\s*(?:please\s+)?$`),
 		finding:   true,
 	},
@@ -170,9 +194,20 @@ var englishRules = []rule{
 		notBefore: re(`\b(?:i|we|you)(?:'m|\s+am|'re|\s+are)?\s*$`),
 	},
 	{ // doesn't exist / does not export / doesn't have
-		re:        re(`\b(?:does\s+not|doesn't|do\s+not|don't|did\s+not|didn't|cannot|can't|will\s+not|won't)\s+` + adv + `(?:exist|contain|include|define|declare|have|mention|export|implement|provide|offer|support|list|expose|reference|call|invoke|import|specify|document|describe|cover|set|configure|enable|register|attach|start|launch|copy|install|load|query|appear|show|occur|carry|hold|store|ship|bundle|emit|log|print|report|mount|initialize|initialise|instantiate|declare)\b`),
+		re:        re(`\b(?:does\s+not|doesn't|do\s+not|don't|did\s+not|didn't|cannot|can't|will\s+not|won't)\s+` + adv + `(?:exist|contain|include|define|declare|have|mention|export|implement|provide|offer|support|list|expose|reference|call|invoke|import|specify|document|describe|cover|set|configure|enable|register|attach|copy|install|load|query|appear|show|occur|carry|store|ship|bundle|emit|log|print|report|mount|initialize|initialise|instantiate|declare)\b`),
 		notAfter:  re(`^\s*(?:to\s|access|time|permission|enough|an?\s+(?:opinion|preference)|much\s+time|up\b|off\b|out\b|in\s+(?:mind|the\s+way))`),
 		notBefore: re(subjectIWe + `|` + imperative),
+	},
+	{ // "doesn't require x/sync", "doesn't extend the config": a negated
+		// transitive verb with an object says the thing is not there, unless the
+		// verb is about behaviour ("doesn't block the loop", "doesn't change the API").
+		re:        re(`\b(?:does\s+not|doesn't|do\s+not|don't|did\s+not|didn't|never)\s+(?:(?:actually|really|currently|even|explicitly|ever|yet|also)\s+)*([a-z]+)\s+(?:(?:up|out|in|on|over|into|to|for|from|with|back)\s+)?(?:the|a|an|any|its|their|this|that|these|those|x+|q+)\b`),
+		notBefore: re(subjectIWe + `|` + imperative),
+		verbNot:   behaviourVerbs,
+	},
+	{ // "isn't overridden anywhere", "not used anywhere"
+		re:        re(`(?:\bnot|n't|\bnever)\s+(?:[\w'-]+\s+){0,3}?anywhere\b|\bnowhere\b`),
+		notBefore: re(`\b(?:i|we|you)\b`),
 	},
 	{ // never used / never defined
 		re:        re(`\bnever\s+(?:been\s+|actually\s+|once\s+|even\s+)?(?:used|uses|called|calls|referenced|references|defined|defines|set|sets|mentioned|mentions|appears?|appeared|imported|imports|exported|exports|invoked|instantiated|registered|declared|assigned|committed|found|occurs?|occurred|shows\s+up|showed\s+up|populated|emitted|logged|documented|reached|triggered|created|exists?|existed|applied|merged|deployed|released|published|executed|run|ran|copies|copied|starts|started|attached|queries|queried|loads|loaded|installs|installed|enabled|configured|initialized|initializes|checked|checks|closes|closed|reads|written|writes|includes|included|contains|contained|covers|covered|tested)\b`),
@@ -256,7 +291,7 @@ var meiyouNotAfter = []string{
 	"問題", "问题", "必要", "關係", "关系", "辦法", "办法", "意義", "意义", "想到", "注意", "完成", "成功", "生效",
 	"影響", "影响", "差別", "差别", "區別", "区别", "回應", "回应", "反應", "反应", "權限", "权限", "時間", "时间",
 	"用", "錯，", "错，", "錯。", "错。", "錯", "错", "說", "说", "要求", "真的", "太大", "那麼", "那么",
-	"其他要做", "別的要做", "别的要做", "其他事", "更多要做", "什麼要做", "什么要做",
+	"其他要做", "別的要做", "别的要做", "其他事", "更多要做", "什麼要做", "什么要做", "理由", "原因", "道理",
 }
 
 // meiyouActions after 沒有 are a deed not done ("我沒有修改…"): not a claim
@@ -306,6 +341,11 @@ func findTrigger(s string, cl, sent tspan) (tspan, bool) {
 			}
 			if englishConditional.MatchString(before) {
 				continue
+			}
+			if r.verbNot != nil {
+				if g := r.re.FindStringSubmatchIndex(c[m[0]:]); g != nil && g[2] >= 0 && r.verbNot[c[m[0]+g[2]:m[0]+g[3]]] {
+					continue
+				}
 			}
 			if r.idiom != nil {
 				k := m[0] + strings.LastIndex(c[m[0]:m[1]], "no ")
@@ -372,7 +412,8 @@ func findChineseTrigger(s string, cl tspan) (tspan, bool) {
 			at := from + k
 			from = at + len(w)
 			rest := strings.TrimLeft(c[at+len(w):], " ")
-			if strings.HasSuffix(c[:at], "有") || meiyouIdiom(rest) || meiyouDeed(c[:at], rest) {
+			if strings.HasSuffix(c[:at], "有") || meiyouIdiom(rest) || meiyouDeed(c[:at], rest) ||
+				meiyouPossession(c[:at], rest) {
 				continue
 			}
 			// 還沒有 + an action is "not yet done", not "not there".
@@ -413,6 +454,22 @@ func meiyouDeed(before, rest string) bool {
 	}
 	before = strings.TrimRight(before, " 並并還还都也就")
 	return strings.TrimSpace(before) == "" && !strings.Contains(rest, "的")
+}
+
+// meiyouPossession: 我沒有 + a noun is "I don't have …" (access,
+// credentials): about the agent, not about a source. 我沒有找到/看到 stays a
+// claim.
+func meiyouPossession(before, rest string) bool {
+	before = strings.TrimRight(before, " 並并還还也都就")
+	if !strings.HasSuffix(before, "我") && !strings.HasSuffix(before, "我們") && !strings.HasSuffix(before, "我们") {
+		return false
+	}
+	for _, w := range []string{"找到", "發現", "发现", "看到", "見到", "见到", "查到", "搜到", "收到", "拿到", "讀到", "读到"} {
+		if strings.HasPrefix(rest, w) {
+			return false
+		}
+	}
+	return true
 }
 
 func meiyouIdiom(rest string) bool {
