@@ -50,7 +50,7 @@ func TestJudgeAbsence(t *testing.T) {
 		{"目前讀到的內容裡沒有這個設定。", scoped, "沒有", "讀到的"},
 		{"I couldn't find it in what I've read so far.", scoped, "couldn't find", "in what I've read"},
 		{"I haven't found the handler yet.", scoped, "haven't found", "yet"},
-		{"Lines 1-500 don't mention a timeout.", scoped, "don't mention", "Lines 1-500"},
+		{"Lines 1-500 don't mention a timeout.", scoped, "don't mention a", "Lines 1-500"},
 		// Scoped and unscoped in one answer: the unscoped one decides.
 		{"The first 200 lines have no match. There is no such flag.", unscoped, "there is no", ""},
 		// Not claims.
