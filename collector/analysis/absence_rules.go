@@ -98,6 +98,11 @@ type rule struct {
 	idiom *regexp.Regexp
 	// verbNot, when set, must not hold the re's first group (the verb).
 	verbNot map[string]bool
+	// objNot, when set, must not hold the re's second group (the object's first word).
+	objNot map[string]bool
+	// baseVerb: after do/does/did the verb is in its base form; "don't
+	// suggests" is a garbled sentence, not a claim.
+	baseVerb bool
 }
 
 // behaviourVerbs negated say how something acts, not that something is missing.
@@ -108,11 +113,10 @@ var behaviourVerbs = words(`block blocks hold holds change changes affect affect
 	starts make makes take takes get gets give gives let lets seem seems look looks mean means help helps hurt
 	hurts scale scales fit fits respect respects honour honor honors trigger triggers reach reaches cause causes
 	want wants like likes know knows think thinks see sees find finds understand understands guarantee guarantees
-	lock locks retry retries reset resets clear clears flush flushes save saves close closes free frees
-	escape escapes quote quotes wrap wraps sort sorts cache caches stream streams interrupt interrupts
-	overwrite overwrites delete deletes remove removes drop drops replace replaces rename renames move moves
-	install use uses care cares worry bother bothers recognise recognize recognizes recognises parse parses
-	expect expects accept accepts return returns do does did`)
+	lock locks retry retries stream streams interrupt interrupts overwrite overwrites replace replaces
+	rename renames move moves use uses care cares worry bother bothers recognise recognize recognizes
+	recognises parse parses expect expects accept accepts do does did happen happens stand stands catch catches
+	capture captures detect detects`)
 
 func words(s string) map[string]bool {
 	m := map[string]bool{}
@@ -126,7 +130,7 @@ func re(s string) *regexp.Regexp { return regexp.MustCompile(s) }
 
 const (
 	adv  = `(?:(?:actually|really|currently|yet|even|explicitly|directly|ever|still|also|properly|publicly|officially|anywhere|seem\s+to|appear\s+to|seemingly|apparently)\s+)*`
-	pred = `(?:present|defined|declared|exported|documented|mentioned|listed|included|supported|available|configured|set|used|referenced|implemented|there|found|registered|specified|exposed|provided|imported|called|invoked|covered|shown|visible|detected|recorded|logged|stored|populated|emitted|printed|attached|started|enabled|installed|loaded|initialized|initialised|copied|bundled|shipped|mounted|deployed|applied|wired|hooked|connected|linked|merged|committed|pushed|tested|checked|handled|part\s+of|in\s+(?:the|this|that|any|either|x+|q+|[\w/-]+\.\w+)\b|anywhere)`
+	pred = `(?:present|defined|declared|exported|documented|mentioned|listed|included|supported|available|configured|set|used|referenced|implemented|there|found|registered|specified|exposed|provided|imported|called|invoked|covered|shown|visible|detected|recorded|logged|stored|populated|emitted|printed|attached|started|enabled|installed|described|explained|pinned|seeded|cached|loaded|initialized|initialised|copied|bundled|shipped|mounted|deployed|applied|wired|hooked|connected|linked|merged|committed|pushed|tested|checked|handled|part\s+of|in\s+(?:the|this|that|any|either|x+|q+|[\w/-]+\.\w+)\b|anywhere)`
 	// subjectIWe: the agent talking about its own actions or abilities.
 	subjectIWe = `(?:^|\s)(?:i|we|you|let's)\s*$`
 	// imperative: nothing but softeners before the trigger ("just don't show …").
@@ -176,6 +180,14 @@ var englishRules = []rule{
 		re:       re(`\bnothing\s+(?:(?:was|is|has\s+been|got)\s+)?(?:found|matches|matched|turned\s+up|came\s+up|comes\s+up|showed\s+up|shows\s+up|returned|printed|logged|defines?|mentions?|references?|refers|calls?|uses?|sets?|exports?|imports?)\b|\bnothing\s+(?:in|about|related\s+to|regarding|named|called|like|on|under|inside|within)\b|\b(?:found|returned|printed|matched|shows?|showed|yields?|yielded|gave|gives|produced|contains?|mentions?|lists?)\s+nothing\b`),
 		notAfter: re(`^\s*(?:common|particular|else)\b`),
 	},
+	{ // "nothing registers the handler", "nothing depends on libfoo"
+		re:      re(`\bnothing\s+(?:(?:in|across|under|inside)\s+(?:[\w./-]+\s+){1,3}?)?(?:else\s+)?(?:ever\s+|actually\s+|still\s+)?([a-z]+s)\b`),
+		verbNot: words(`happens changes works needs matters breaks seems looks stands helps hurts beats comes goes remains`),
+	},
+	{ // "isn't seeded with any currencies", "omits the column"
+		re:        re(`\b(?:isn't|is\s+not|aren't|are\s+not|wasn't|was\s+not|weren't|were\s+not)\s+[a-z]+ed\s+with\s+(?:any|a|an)\b|\b(?:omits?|omitted|leaves\s+out|left\s+out)\b`),
+		notBefore: re(subjectIWe),
+	},
 	{ // zero results / 0 matches
 		re: re(`\b(?:zero|0)\s+(?:results?|matches|hits|occurrences|references|mentions|errors|failures|failed|failing|warnings|entries|rows|lines|files|usages|callers)\b`),
 	},
@@ -204,6 +216,17 @@ var englishRules = []rule{
 		re:        re(`\b(?:does\s+not|doesn't|do\s+not|don't|did\s+not|didn't|never)\s+(?:(?:actually|really|currently|even|explicitly|ever|yet|also)\s+)*([a-z]+)\s+(?:(?:up|out|in|on|over|into|to|for|from|with|back)\s+)?(?:the|a|an|any|its|their|this|that|these|those|x+|q+)\b`),
 		notBefore: re(subjectIWe + `|` + imperative),
 		verbNot:   behaviourVerbs,
+		baseVerb:  true,
+	},
+	{ // the same with a bare noun object: "doesn't pin pytest"
+		re:        re(`\b(?:does\s+not|doesn't|do\s+not|don't|did\s+not|didn't)\s+(?:(?:actually|really|currently|even|explicitly|ever|yet|also|properly|always|correctly|fully|necessarily|exactly|quite|entirely|reliably)\s+)*([a-z]+)\s+([a-z][\w-]*(?:\.[\w-]+)*)`),
+		notBefore: re(subjectIWe + `|` + imperative),
+		verbNot:   behaviourVerbs,
+		baseVerb:  true,
+		objNot: words(`on in at with for to when while because if yet anymore well properly correctly fast quickly
+			much often always now here there until unless after before since so as like by any a an the this that
+			it them him her me us you anything everything everywhere up out off down over back away through into
+			from of or and but than then even really seem appear need have be get make mean work seem either`),
 	},
 	{ // "isn't overridden anywhere", "not used anywhere"
 		re:        re(`(?:\bnot|n't|\bnever)\s+(?:[\w'-]+\s+){0,3}?anywhere\b|\bnowhere\b`),
@@ -229,7 +252,7 @@ var englishRules = []rule{
 	{ // contains no Dockerfile / has no tests
 		re:        re(`\b(?:contains?|contained|includes?|included|has|have|had|defines?|defined|exports?|exported|lists?|listed|shows?|showed|mentions?|mentioned|returned|returns|yields?|yielded|gave|gives|produced?|matched|printed|logged|reported|declares?|sets?)\s+no\b`),
 		notAfter:  re(`^\s*(?:effect|impact|idea|choice|way|reason|need|time|access|permission|problem|problems|issue\s+with|say|bearing|business|intention|plans?|opinion|preference)\b`),
-		notBefore: re(subjectIWe + `|\b(?:i|we|you)\s+(?:\w+\s+)?$`),
+		notBefore: re(subjectIWe + `|\b(?:i|we)\s+(?:\w+\s+)?$`),
 	},
 	{ // neither file defines it / neither the README nor the wiki documents it
 		re: re(`\bneither\s+(?:[\w'./-]+\s+){0,8}?(?:nor\s+(?:[\w'./-]+\s+){0,6}?)?(?:defines?|contains?|mentions?|has|have|includes?|exports?|sets?|references?|uses?|calls?|lists?|declares?|documents?|describes?|covers?|provides?|supports?|shows?|matches|match|is|are|was|were)\b`),
@@ -285,12 +308,15 @@ var strongChinese = []string{
 
 // meiyou is 沒有/没有 (and 沒/没 before 有 forms): a claim unless an idiom or
 // the agent's own action follows, or 有 precedes (有沒有: whether).
-var meiyou = []string{"沒有", "没有"}
+var meiyou = []string{"沒有", "没有", "並未", "并未"}
+
+// notIn: 不在 … 裡 ("pandas 不在 lockfile 裡").
+var notIn = re(`(?:並|并)?不在[^，。；,;]{1,40}?(?:裡|里|中|內|内|上|清單|清单|列表)`)
 
 var meiyouNotAfter = []string{
 	"問題", "问题", "必要", "關係", "关系", "辦法", "办法", "意義", "意义", "想到", "注意", "完成", "成功", "生效",
 	"影響", "影响", "差別", "差别", "區別", "区别", "回應", "回应", "反應", "反应", "權限", "权限", "時間", "时间",
-	"用", "錯，", "错，", "錯。", "错。", "錯", "错", "說", "说", "要求", "真的", "太大", "那麼", "那么",
+	"用", "錯，", "错，", "錯。", "错。", "錯", "错", "要求", "真的", "太大", "那麼", "那么",
 	"其他要做", "別的要做", "别的要做", "其他事", "更多要做", "什麼要做", "什么要做", "理由", "原因", "道理",
 }
 
@@ -302,7 +328,7 @@ var meiyouActions = []string{
 	"修改", "改動", "改动", "更改", "改變", "改变", "改", "動", "动", "碰", "運行", "运行", "執行", "执行", "跑",
 	"提交", "刪除", "删除", "安裝", "安装", "做", "寫", "写", "讀", "读", "看完", "打開", "打开", "檢查", "检查",
 	"查看", "推送", "合併", "合并", "部署", "重啟", "重启", "重新", "啟動", "启动", "建立", "创建", "新增", "增加",
-	"加", "更新", "升級", "升级", "回滾", "回滚", "試", "试", "碰過", "碰过", "跑過", "跑过",
+	"加", "更新", "升級", "升级", "回滾", "回滚", "試", "试", "碰過", "碰过", "跑過", "跑过", "說", "说",
 }
 
 var pronounSubjects = []string{"我", "你", "您", "妳", "咱", "他們", "他们"}
@@ -342,8 +368,17 @@ func findTrigger(s string, cl, sent tspan) (tspan, bool) {
 			if englishConditional.MatchString(before) {
 				continue
 			}
-			if r.verbNot != nil {
-				if g := r.re.FindStringSubmatchIndex(c[m[0]:]); g != nil && g[2] >= 0 && r.verbNot[c[m[0]+g[2]:m[0]+g[3]]] {
+			if r.verbNot != nil || r.objNot != nil {
+				g := r.re.FindStringSubmatchIndex(c[m[0]:])
+				group := func(i int) string {
+					if g == nil || len(g) <= 2*i+1 || g[2*i] < 0 {
+						return ""
+					}
+					return c[m[0]+g[2*i] : m[0]+g[2*i+1]]
+				}
+				v := group(1)
+				if r.verbNot[v] || r.objNot[group(2)] ||
+					r.baseVerb && strings.HasSuffix(v, "s") && !strings.HasSuffix(v, "ss") && !strings.HasPrefix(c[m[0]:], "never") {
 					continue
 				}
 			}
@@ -413,12 +448,16 @@ func findChineseTrigger(s string, cl tspan) (tspan, bool) {
 			from = at + len(w)
 			rest := strings.TrimLeft(c[at+len(w):], " ")
 			if strings.HasSuffix(c[:at], "有") || meiyouIdiom(rest) || meiyouDeed(c[:at], rest) ||
-				meiyouPossession(c[:at], rest) {
+				meiyouPossession(c[:at], rest) || strings.Contains(rest, "就") {
+				// 沒有 X 就 Y: "without X, Y" is a condition.
 				continue
 			}
 			// 還沒有 + an action is "not yet done", not "not there".
 			consider(at, len(w))
 		}
+	}
+	if m := notIn.FindStringIndex(c); m != nil {
+		consider(m[0], m[1]-m[0])
 	}
 	if best < 0 {
 		return tspan{}, false
@@ -504,7 +543,7 @@ type scopeMatch struct {
 var (
 	numWord = `(\d[\d,]*|one|two|three|four|five|six|seven|eight|nine|ten|twenty|fifty|hundred|few|several)`
 	// scopeNumeric: "the first 2,000 lines", "the last 128 lines".
-	scopeFirstN = re(`\b(?:the\s+)?(first|last|top|initial|opening|final)\s+` + numWord + `\s+(?:(?:search|grep|log|output|query|matching)\s+)?(lines?|rows?|characters?|chars?|bytes?|kb|results?|matches|entries|items|files|pages?|records|hits|tokens|packages|screens?)\b`)
+	scopeFirstN = re(`\b(?:the\s+)?(first|last|top|initial|opening|final)\s+` + numWord + `\s+(?:(?:search|grep|log|output|query|matching)\s+)?(lines?|rows?|characters?|chars?|bytes?|kb|results?|matches|entries|items|files|pages?|records|hits|tokens|packages|screens?|commits|messages|events|tests|issues|comments|users|jobs|pods|logs)\b`)
 	// scopeLines: "lines 1-500", "up to line 2000".
 	scopeLines  = re(`\blines?\s+(\d[\d,]*)\s*(?:-|–|—|to|through|thru)\s*(\d[\d,]*)\b`)
 	scopeUpTo   = re(`\b(?:up\s+to|until|before|through)\s+line\s+(\d[\d,]*)\b`)
@@ -513,7 +552,7 @@ var (
 		`|\b(?:in|of|from|within)\s+what\s+(?:i|we)\s+(?:was|were|have\s+been|'ve\s+been|had\s+been)\s+(?:shown|given|sent)\b` +
 		`|\bfrom\s+what\s+(?:i|we)\s+(?:can|could)\s+see\b|\bas\s+far\s+as\s+(?:i|we)\s+(?:can|could)\s+(?:see|tell)\b|\bas\s+far\s+as\s+(?:i|we)(?:'ve|\s+have)?\s+(?:read|looked|seen)\b` +
 		`|\b(?:the\s+)?(?:visible|shown|displayed|returned|truncated|partial|excerpted|previewed|loaded|fetched)\s+(?:part|portion|output|lines|section|text|content|results|page|excerpt|chunk|preview|window|slice|range|head|tail|listing|list|log|file|trace|response|diff|table)\b` +
-		`|\b(?:part|portion|section|lines|bit|chunk|excerpt|page|pages|output|results)\s+(?:of\s+(?:the\s+)?[\w.-]+\s+)?(?:that\s+|which\s+)?(?:i|we)(?:'ve|\s+have|\s+had)?\s+(?:was\s+|were\s+)?(?:read|seen|saw|shown|looked\s+at|checked|viewed|got|received|could\s+see|scanned|fetched|opened)\b` +
+		`|\b(?:part|portion|section|lines|bit|chunk|excerpt|page|pages|output|results)\s+(?:of\s+(?:the\s+)?(?:[\w.-]+\s+){1,3}?)?(?:that\s+|which\s+)?(?:i|we)(?:'ve|\s+have|\s+had)?\s+(?:was\s+|were\s+)?(?:read|seen|saw|shown|looked\s+at|checked|viewed|got|received|could\s+see|scanned|fetched|opened)\b` +
 		`|\b(?:part|portion|lines|page|section|output|results)\s+(?:shown|displayed|returned|visible|provided|i\s+got|we\s+got|loaded|i\s+read|i\s+saw|i\s+was\s+shown)\b` +
 		`|\b(?:the|this)\s+(?:preview|excerpt|snippet)\b|\bso\s+far\b|\bup\s+to\s+now\b|\bas\s+of\s+now\b` +
 		`|\bthe\s+(?:head|tail|beginning|start|top)\s+of\s+the\s+(?:file|output|log|page|results)\b|\b(?:this|the\s+first|the\s+current)\s+page\b|\bthe\s+(?:first|opening)\s+(?:part|section|portion|half|screen|chunk)\b`)

@@ -41,11 +41,11 @@ func TestJudgeAbsence(t *testing.T) {
 		{"沒有任何環境變數可以關閉上傳。", unscoped, "沒有任何", ""},
 		{"该变量不存在。", unscoped, "不存在", ""},
 		{"查無此設定。", unscoped, "查無", ""},
-		{"程式碼中並未發現任何重試邏輯。", unscoped, "未發現任何", ""},
+		{"程式碼中並未發現任何重試邏輯。", unscoped, "並未發現", ""},
 		{"没有问题。但是文档里没有提到超时。", unscoped, "没有提到", ""},
 		// Scoped claims.
 		{"In the first 2,000 lines there is no retryUpload.", scoped, "there is no", "the first 2,000 lines"},
-		{"The preview does not show UPLOAD_DISABLED.", scoped, "does not show", "The preview"},
+		{"The preview does not show UPLOAD_DISABLED.", scoped, "does not show upload_disabled", "The preview"},
 		{"前 100 行沒有 retryUpload。", scoped, "沒有", "前 100 行"},
 		{"目前讀到的內容裡沒有這個設定。", scoped, "沒有", "讀到的"},
 		{"I couldn't find it in what I've read so far.", scoped, "couldn't find", "in what I've read"},
