@@ -22,7 +22,7 @@ TEST_TIMEOUT  ?= 20m
 BENCH         ?= .
 FUZZTIME      ?= 30s
 
-.PHONY: all build test run bench lint fmt vet clickhouse clickhouse-stop deps fuzz clean
+.PHONY: all build test run bench lint fmt vet clickhouse clickhouse-stop deps fuzz clean eval
 
 all: lint build test
 
@@ -75,3 +75,8 @@ clickhouse-stop: build
 
 clean:
 	rm -rf bin
+
+## eval: precision, recall and F1 of the absence detector per label and per
+## language, and its confusion matrix, on the labeled corpus (no ClickHouse).
+eval:
+	$(GO) run ./internal/absenceeval/cmd/absence-eval -corpus testdata/answers

@@ -254,7 +254,7 @@ var englishRules = []rule{
 		notAfter:  re(`^\s*(?:effect|impact|idea|choice|way|reason|need|time|access|permission|problem|problems|issue\s+with|say|bearing|business|intention|plans?|opinion|preference)\b`),
 		notBefore: re(subjectIWe + `|\b(?:i|we)\s+(?:\w+\s+)?$`),
 	},
-	{ // neither file defines it / neither the README nor the wiki documents it
+	{ // "neither file defines it", "neither A nor B lists it"
 		re: re(`\bneither\s+(?:[\w'./-]+\s+){0,8}?(?:nor\s+(?:[\w'./-]+\s+){0,6}?)?(?:defines?|contains?|mentions?|has|have|includes?|exports?|sets?|references?|uses?|calls?|lists?|declares?|documents?|describes?|covers?|provides?|supports?|shows?|matches|match|is|are|was|were)\b`),
 	},
 	{ // compiled without errors
