@@ -100,6 +100,9 @@ type rule struct {
 	verbNot map[string]bool
 	// objNot, when set, must not hold the re's second group (the object's first word).
 	objNot map[string]bool
+	// cue, when set: the clause must contain one of these strings for the
+	// regexp to be worth running.
+	cue []string
 	// baseVerb: after do/does/did the verb is in its base form; "don't
 	// suggests" is a garbled sentence, not a claim.
 	baseVerb bool
@@ -143,44 +146,55 @@ var noIdioms = re(`^no\s+(?:need|needs|problem|problems|worries|worry|doubt|way|
 
 var englishRules = []rule{
 	{ // there is no / there isn't / there are none
+		cue:      []string{"there"},
 		re:       re(`\bthere(?:'s|\s+is|\s+are|\s+was|\s+were|\s+has\s+been|\s+have\s+been|\s+seems\s+to\s+be|\s+appears\s+to\s+be|\s+is\s+still|\s+are\s+still|\s+is\s+currently|\s+are\s+currently)\s+(?:no|not\s+any|not\s+a\s+single|not\s+one|nothing|none|zero)\b|\bthere\s+(?:isn't|aren't|wasn't|weren't|is\s+not|are\s+not|was\s+not|were\s+not)\b`),
 		notAfter: re(`^\s*(?:(?:a|any|real|much|big|such)\s+)?(?:need|needs|doubt|harm|problem|problems|rush|hurry|point|guarantee|way|reason|choice|question|difference|excuse|shortcut|telling|denying|hope|chance|time|rule|issue\s+with\s+(?:that|this|it)|obligation|requirement)\b|^\s*(?:else\s+)?(?:to\s|left\s+to|more\s+to|wrong|much\s+to|that\s+(?:needs|need|requires|should|must)|which\s+(?:needs|requires))`),
 	},
 	{ // no X was found / no X is defined
+		cue:      []string{"no "},
 		re:       re(`\bno\s+(?:[\w'-]+\s+){0,5}?(?:was|were|is|are|has\s+been|have\s+been|could\s+be|can\s+be|got|gets|get)\s+(?:\w+\s+)?(?:found|detected|reported|returned|present|defined|listed|shown|mentioned|declared|exported|set|configured|matched|raised|logged|printed|emitted|used|referenced|registered|visible|seen|located|produced|triggered|thrown|generated|recorded|included|specified|documented|available|marked|flagged|labeled|labelled|affected|left)\b`),
 		notAfter: nil,
 	},
 	{ // no X exists / no test failed
-		re: re(`\bno\s+(?:[\w'-]+\s+){0,4}?(?:exists?|existed|appears?|appeared|matche[sd]|turned\s+up|showed\s+up|shows\s+up|came\s+up|comes\s+up|remains?|remained|occurs?|occurred|mentions?|references?|defines?|contains?|failed|fails|failing)\b`),
+		cue: []string{"no "},
+		re:  re(`\bno\s+(?:[\w'-]+\s+){0,4}?(?:exists?|existed|appears?|appeared|matche[sd]|turned\s+up|showed\s+up|shows\s+up|came\s+up|comes\s+up|remains?|remained|occurs?|occurred|mentions?|references?|defines?|contains?|failed|fails|failing)\b`),
 	},
 	{ // no migration touches it (these verbs are also nouns: "no changes" is not one)
-		re: re(`\bno\s+(?:[\w'-]+\s+){1,3}?(?:touch(?:es)?|modifies|changes|reads|writes|sets|uses|calls|imports|exports|handles|covers|registers|declares|implements)\b`),
+		cue: []string{"no "},
+		re:  re(`\bno\s+(?:[\w'-]+\s+){1,3}?(?:touch(?:es)?|modifies|changes|reads|writes|sets|uses|calls|imports|exports|handles|covers|registers|declares|implements)\b`),
 	},
 	{ // nobody calls it
-		re: re(`\b(?:nobody|no\s+one|no-one)\s+(?:ever\s+|actually\s+)?(?:calls?|uses?|references?|imports?|sets?|reads?|mentions?|defines?|registers?|invokes?)\b`),
+		cue: []string{"no"},
+		re:  re(`\b(?:nobody|no\s+one|no-one)\s+(?:ever\s+|actually\s+)?(?:calls?|uses?|references?|imports?|sets?|reads?|mentions?|defines?|registers?|invokes?)\b`),
 	},
 	{ // no such / no mention / no errors / no `tokensAfter`
+		cue:       []string{"no "},
 		re:        re(`\bno\s+(?:(?:other|such|further|additional|matching|failing|related|relevant|existing|remaining|explicit|actual|real|single|known|obvious|visible|direct|separate|dedicated|built-in|custom|corresponding|equivalent|specific|more|open|pending|unused|compile|type|runtime|test|lint|syntax|build|config|environment|env)\s+)*(?:such|mention|mentions|reference|references|trace|traces|sign|signs|evidence|record|records|definition|definitions|documentation|docs|result|results|match|matches|occurrence|occurrences|instance|instances|hit|hits|entry|entries|error|errors|failure|failures|warning|warnings|usage|usages|uses|call|calls|caller|callers|import|imports|export|exports|declaration|declarations|implementation|implementations|tests|test\s+files|file|files|line|lines|config|configuration|setting|settings|option|options|flag|flags|variable|variables|vars?|key|keys|field|fields|property|properties|method|methods|function|functions|handler|handlers|endpoint|endpoints|route|routes|table|tables|column|columns|package|packages|module|modules|dependency|dependencies|class|classes|constant|constants|parameter|parameters|event|events|hook|hooks|plugin|plugins|command|commands|script|scripts|section|sections|issues|bug|bugs|panic|panics|exception|exceptions|crash|crashes|leak|leaks|logs|value|values|default|defaults|limit|limits|timeout|retry|retries|api|feature|features|x+|q+)\b`),
 		notBefore: re(`\b(?:i|we)\s+(?:\w+\s+)?(?:made|make|changed|change|added|add|ran|run|wrote|write|touched|modified|need|needed|want|have|had|expect|expected)\s+$|\b(?:with|makes?|made|needs?|requires?)\s+$`),
 		notAfter:  re(`^\s*(?:\w+\s+){0,3}(?:is|are|was|were)\s+(?:needed|required|necessary|allowed|wanted|expected|intended)\b|^\s*(?:needed|required|necessary)\b`),
 	},
 	{ // "No alert rule fires on …", "No unit tests for X.": a clause that opens
+		cue: []string{"no "},
 		// with no + a noun phrase is existential, unless it is an idiom.
 		re:       re(`^\s*(?:[-•]\s*|\d+\.\s*)?(?:and\s+|but\s+|also\s+|so\s+)?no\s+[a-z][\w'-]*`),
 		notAfter: re(`^\s*(?:[,.!:;)]|$)|^\s*(?:[\w'-]+\s+){0,4}?(?:is|are|was|were|be)\s+(?:needed|required|necessary|allowed|expected|wanted)\b`),
 		idiom:    noIdioms,
 	},
 	{ // none of them / found none
-		re: re(`\bnone\s+of\s+(?:the|these|those|them|its|our|your|their|my|\d+|x+|q+)\b|\bnone\s+(?:is|are|was|were|exists?|matche[sd]|match|contains?|mentions?|defines?|has|have|includes?|references?|uses?|calls?|showed|shows?|returned|found|appears?|appeared|turned\s+up|exports?|imports?|sets?|registers?|handles?|covers?|implements?|supports?|provides?|declares?|lists?|reads?|checks?|touch(?:es)?|do|does|did|had|produced?|returns?)\b|\b(?:found|returned|showed|yielded|got|matched|see|saw)\s+none\b`),
+		cue: []string{"none"},
+		re:  re(`\bnone\s+of\s+(?:the|these|those|them|its|our|your|their|my|\d+|x+|q+)\b|\bnone\s+(?:is|are|was|were|exists?|matche[sd]|match|contains?|mentions?|defines?|has|have|includes?|references?|uses?|calls?|showed|shows?|returned|found|appears?|appeared|turned\s+up|exports?|imports?|sets?|registers?|handles?|covers?|implements?|supports?|provides?|declares?|lists?|reads?|checks?|touch(?:es)?|do|does|did|had|produced?|returns?)\b|\b(?:found|returned|showed|yielded|got|matched|see|saw)\s+none\b`),
 	},
 	{ // not a single / not one
-		re: re(`\bnot\s+(?:a\s+single|one|even\s+one)\b`),
+		cue: []string{"not "},
+		re:  re(`\bnot\s+(?:a\s+single|one|even\s+one)\b`),
 	},
 	{ // nothing matched / nothing in the docs / found nothing
+		cue:      []string{"nothing"},
 		re:       re(`\bnothing\s+(?:(?:was|is|has\s+been|got)\s+)?(?:found|matches|matched|turned\s+up|came\s+up|comes\s+up|showed\s+up|shows\s+up|returned|printed|logged|defines?|mentions?|references?|refers|calls?|uses?|sets?|exports?|imports?)\b|\bnothing\s+(?:in|about|related\s+to|regarding|named|called|like|on|under|inside|within)\b|\b(?:found|returned|printed|matched|shows?|showed|yields?|yielded|gave|gives|produced|contains?|mentions?|lists?)\s+nothing\b`),
 		notAfter: re(`^\s*(?:common|particular|else)\b`),
 	},
 	{ // "nothing registers the handler", "nothing depends on libfoo"
+		cue:     []string{"nothing"},
 		re:      re(`\bnothing\s+(?:(?:in|across|under|inside)\s+(?:[\w./-]+\s+){1,3}?)?(?:else\s+)?(?:ever\s+|actually\s+|still\s+)?([a-z]+s)\b`),
 		verbNot: words(`happens changes works needs matters breaks seems looks stands helps hurts beats comes goes remains`),
 	},
@@ -192,7 +206,8 @@ var englishRules = []rule{
 		re: re(`\b(?:zero|0)\s+(?:results?|matches|hits|occurrences|references|mentions|errors|failures|failed|failing|warnings|entries|rows|lines|files|usages|callers)\b`),
 	},
 	{ // the list is empty / came back empty
-		re: re(`\b(?:is|are|was|were|came\s+back|comes\s+back|returned|returns|looks|seems)\s+(?:(?:still|completely|entirely|totally|all|just)\s+)?empty\b`),
+		cue: []string{"empty"},
+		re:  re(`\b(?:is|are|was|were|came\s+back|comes\s+back|returned|returns|looks|seems)\s+(?:(?:still|completely|entirely|totally|all|just)\s+)?empty\b`),
 	},
 	{ // couldn't find / don't see / never found
 		re:        re(`\b(?:could\s+not|couldn't|can't|cannot|can\s+not|did\s+not|didn't|do\s+not|don't|does\s+not|doesn't|unable\s+to|failed\s+to|fail\s+to|never|haven't|have\s+not|hasn't|has\s+not|wasn't\s+able\s+to|weren't\s+able\s+to|was\s+not\s+able\s+to|not\s+able\s+to)\s+(?:(?:yet|actually|really|even|seem\s+to|manage\s+to|quite|ever|been\s+able\s+to|immediately|find\s+or)\s+)*(?:find|found|locate|located|see|seen|spot|spotted|detect|detected|identify|identified|discover|discovered|come\s+across|turn\s+up|turned\s+up|notice|noticed|get\s+(?:a|an|any)|got\s+(?:a|an|any)|receive|received)\b`),
@@ -233,10 +248,12 @@ var englishRules = []rule{
 		notBefore: re(`\b(?:i|we|you)\b`),
 	},
 	{ // never used / never defined
+		cue:       []string{"never"},
 		re:        re(`\bnever\s+(?:been\s+|actually\s+|once\s+|even\s+)?(?:used|uses|called|calls|referenced|references|defined|defines|set|sets|mentioned|mentions|appears?|appeared|imported|imports|exported|exports|invoked|instantiated|registered|declared|assigned|committed|found|occurs?|occurred|shows\s+up|showed\s+up|populated|emitted|logged|documented|reached|triggered|created|exists?|existed|applied|merged|deployed|released|published|executed|run|ran|copies|copied|starts|started|attached|queries|queried|loads|loaded|installs|installed|enabled|configured|initialized|initializes|checked|checks|closes|closed|reads|written|writes|includes|included|contains|contained|covers|covered|tested)\b`),
 		notBefore: re(subjectIWe + `|` + imperative),
 	},
 	{ // "never verifies the signature": never + a verb with an object
+		cue:       []string{"never"},
 		re:        re(`\bnever\s+[a-z]+(?:s|ed)\s+(?:the|a|an|any|its|their|this|that|these|those|x+|q+)\b`),
 		notBefore: re(subjectIWe + `|` + imperative),
 	},
@@ -245,41 +262,54 @@ var englishRules = []rule{
 		notAfter: re(`^\s*(?:near|close|else\s+to)\b`),
 	},
 	{ // found no OOM messages / saw no errors
+		cue:      []string{"no"},
 		re:       re(`\b(?:found|find|finds|saw|see|sees|spotted|got|get|detected|noticed|observed)\s+no\b`),
 		notAfter: re(`^\s*(?:reason|way|need|point|problem\s+with|harm)\b`),
 		finding:  true,
 	},
 	{ // contains no Dockerfile / has no tests
+		cue:       []string{" no"},
 		re:        re(`\b(?:contains?|contained|includes?|included|has|have|had|defines?|defined|exports?|exported|lists?|listed|shows?|showed|mentions?|mentioned|returned|returns|yields?|yielded|gave|gives|produced?|matched|printed|logged|reported|declares?|sets?)\s+no\b`),
 		notAfter:  re(`^\s*(?:effect|impact|idea|choice|way|reason|need|time|access|permission|problem|problems|issue\s+with|say|bearing|business|intention|plans?|opinion|preference)\b`),
 		notBefore: re(subjectIWe + `|\b(?:i|we)\s+(?:\w+\s+)?$`),
 	},
 	{ // "neither file defines it", "neither A nor B lists it"
-		re: re(`\bneither\s+(?:[\w'./-]+\s+){0,8}?(?:nor\s+(?:[\w'./-]+\s+){0,6}?)?(?:defines?|contains?|mentions?|has|have|includes?|exports?|sets?|references?|uses?|calls?|lists?|declares?|documents?|describes?|covers?|provides?|supports?|shows?|matches|match|is|are|was|were)\b`),
+		cue: []string{"neither"},
+		re:  re(`\bneither\s+(?:[\w'./-]+\s+){0,8}?(?:nor\s+(?:[\w'./-]+\s+){0,6}?)?(?:defines?|contains?|mentions?|has|have|includes?|exports?|sets?|references?|uses?|calls?|lists?|declares?|documents?|describes?|covers?|provides?|supports?|shows?|matches|match|is|are|was|were)\b`),
 	},
 	{ // compiled without errors
-		re: re(`\bwithout\s+(?:any\s+)?(?:errors?|warnings?|failures?|issues|problems|failing\s+tests)\b`),
+		cue: []string{"without"},
+		re:  re(`\bwithout\s+(?:any\s+)?(?:errors?|warnings?|failures?|issues|problems|failing\s+tests)\b`),
 	},
 	{ // was already removed (a report of its own deletion is not a claim)
+		cue:       []string{"already", "since"},
 		re:        re(`\b(?:is|are|was|were|has\s+been|have\s+been|'s\s+been)\s+(?:already|since|long\s+since)\s+(?:been\s+)?(?:removed|deleted|dropped)\b(?:\s+(?:from|in)\b)?`),
 		notBefore: re(subjectIWe),
 	},
 	{ // hasn't exported the interfaces / has not been defined
+		cue:       []string{"ha"},
 		re:        re(`\b(?:hasn't|has\s+not|haven't|have\s+not)\s+(?:been\s+)?(?:exported|defined|declared|implemented|registered|documented|published|included|added|set|configured|created|committed)\b`),
 		notBefore: re(subjectIWe + `|` + imperative),
 	},
 	{ // has tokensBefore but not tokensAfter
-		re: re(`\b(?:has|have|had|contains?|includes?|defines?|exports?|lists?|mentions?|sets?)\b[^;]{1,80}?\bbut\s+not\b`),
+		cue: []string{"but not"},
+		re:  re(`\b(?:has|have|had|contains?|includes?|defines?|exports?|lists?|mentions?|sets?)\b[^;]{1,80}?\bbut\s+not\b`),
 	},
 	{ // not found
+		cue:       []string{"not"},
 		re:        re(`\bnot\s+(?:be\s+)?found\b`),
 		notBefore: re(`\b(?:404|command|http|status)\s+$`),
 		notAfter:  re(`^\s*(?:error|errors|exception|status|page|response|handler|case|branch|code)\b`),
 	},
 	{ // no longer exists
-		re: re(`\bno\s+longer\s+(?:exists?|present|there|defined|available|supported|exported|listed|included|in\s+the|part\s+of|mentioned|documented|referenced)\b`),
+		cue: []string{"no longer"},
+		re:  re(`\bno\s+longer\s+(?:exists?|present|there|defined|available|supported|exported|listed|included|in\s+the|part\s+of|mentioned|documented|referenced)\b`),
 	},
 }
+
+// negationCue lists the words at least one of which every English rule
+// needs; a clause without any is not searched further.
+var negationCue = re(`\b(?:no|not|none|nothing|nobody|neither|never|nowhere|without|missing|lacks?|lacked|lacking|absent|zero|0|empty|omits?|omitted|left\s+out|leaves\s+out|removed|deleted|dropped|unused|unreferenced|undefined|non-?existent|cannot|unable|failed|fail)\b|n't`)
 
 // conditionals before a trigger in its clause make the claim hypothetical
 // or normative: "if the key is not found", "make sure there is no", "there
@@ -353,7 +383,14 @@ func findTrigger(s string, cl, sent tspan) (tspan, bool) {
 		return tspan{}, false
 	}
 	best := tspan{-1, -1}
-	for _, r := range englishRules {
+	rules := englishRules
+	if !negationCue.MatchString(c) {
+		rules = nil // every English rule needs one of these words: skip the regexps
+	}
+	for _, r := range rules {
+		if !hasCue(c, r.cue) {
+			continue
+		}
 		for _, m := range r.re.FindAllStringIndex(c, 4) {
 			if best.lo >= 0 && (m[0] > best.lo-cl.lo || m[0] == best.lo-cl.lo && cl.lo+m[1] <= best.hi) {
 				break // the earliest trigger wins, the longest among equals
@@ -396,6 +433,18 @@ func findTrigger(s string, cl, sent tspan) (tspan, bool) {
 		best = sp
 	}
 	return best, best.lo >= 0
+}
+
+func hasCue(c string, cue []string) bool {
+	if len(cue) == 0 {
+		return true
+	}
+	for _, w := range cue {
+		if strings.Contains(c, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // findingTrigger: the trigger at sp is a "could not find" form, for which
