@@ -25,7 +25,7 @@ FUZZTIME      ?= 30s
 # `make install` copies the binary to $(PREFIX)/bin.
 PREFIX        ?= /usr/local
 
-.PHONY: all help build install test run bench lint fmt vet clickhouse clickhouse-stop deps fuzz clean
+.PHONY: all help build install test run bench lint fmt vet clickhouse clickhouse-stop deps fuzz clean eval
 
 ## all: lint, build and test.
 all: lint build test
@@ -98,3 +98,8 @@ clickhouse-stop: build
 ## clean: remove bin/.
 clean:
 	rm -rf bin
+
+## eval: precision, recall and F1 of the absence detector per label and per
+## language, and its confusion matrix, on the labeled corpus (no ClickHouse).
+eval:
+	$(GO) run ./internal/absenceeval/cmd/absence-eval -corpus testdata/answers

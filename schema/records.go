@@ -160,8 +160,16 @@ type Answer struct {
 	InputCallIDs []string `json:"input_call_ids"`
 	// IncompleteInputs are the inputs truncated and not recovered at answer time.
 	IncompleteInputs []string `json:"incomplete_inputs"`
-	AbsenceClaim     bool     `json:"absence_claim"`
-	Risk             Risk     `json:"risk"`
+	// AbsenceClaim is Absence.IsClaim(): the answer claims, scoped or not,
+	// that something is missing.
+	AbsenceClaim bool `json:"absence_claim"`
+	// Absence is the strongest absence claim the answer makes; AbsenceClause
+	// is the clause that makes it, as written (code spans and quotes
+	// blanked), and AbsenceScope the scope phrase of a scoped claim.
+	Absence       Absence `json:"absence"`
+	AbsenceClause string  `json:"absence_clause"`
+	AbsenceScope  string  `json:"absence_scope"`
+	Risk          Risk    `json:"risk"`
 	// Reasons are machine words; ReasonCalls maps each to the call ids behind it.
 	Reasons     []string            `json:"reasons"`
 	ReasonCalls map[string][]string `json:"reason_calls"`

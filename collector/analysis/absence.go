@@ -1,368 +1,310 @@
 package analysis
 
 import (
-	"regexp"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/ctxaudit/ctxaudit/schema"
 )
 
-// An absence claim asserts that something does not exist or was not found
-// (docs/design.md §5.3): exactly the kind of answer an incomplete input makes wrong.
-// Detection is phrase-based, in English and Chinese, with cheap guards for
-// the common non-claims: questions, conditionals ("if the key is not found"),
-// idioms ("there is no need"), and quoted error text ("`No such file`").
+// An absence claim asserts that something does not exist, is not there or
+// was not found (docs/design.md §5.3): exactly the kind of answer an incomplete input
+// makes wrong. docs/analysis.md gives the rules and their measured precision
+// and recall on the labeled corpus in testdata/answers.
+//
+// Detection works on clauses, in English and Chinese (traditional and
+// simplified):
+//
+//  1. normalize: fenced code blocks, block quotes, inline code and short
+//     quotations are masked (what an answer quotes — an error message, a
+//     search string — is not what it claims; an inline identifier stays a
+//     word, so "there is no `tokensAfter`" is still a claim), ASCII is
+//     lower-cased and typographic apostrophes straightened, keeping a map back
+//     to the text as written;
+//  2. split into sentences and those into clauses; questions are skipped;
+//  3. in each clause look for a trigger (absence.rules.go): an existential
+//     negation ("there is no", "沒有任何"), a negated finding ("couldn't find",
+//     "並未發現", "查無"), a quantifier ("none of", "no … were found", "not a
+//     single", "無任何"), a negated presence predicate ("is not defined",
+//     "doesn't export", "未定義"), or a missing/lacks predicate; each rule
+//     carries its own exclusions (idioms such as "no need", the agent's own
+//     actions such as "I didn't change", imperatives, conditionals);
+//  4. look in the clause's sentence for a scope phrase naming the part the
+//     claim is about ("in the first 2,000 lines", "the preview", "讀到的部分",
+//     "前 100 行"); a claim with one is scoped, without one unscoped.
+//
+// The answer's judgement is its strongest claim: unscoped over scoped over
+// none.
 
-// englishPhrase is one English phrasing: a literal keyword the phrase starts
-// with (found by a plain string search, so most text never meets a regexp)
-// and an anchored pattern checked on a short window from there. prev, when
-// set, says which word must come just before ("is not documented" but not
-// "I did not documented"); for "n't" keywords the word is the one it ends
-// ("doesn" in "doesn't"). All text is lower-cased with straight apostrophes.
-type englishPhrase struct {
-	lead string
-	re   *regexp.Regexp
-	prev func(word string) bool
-}
-
-var (
-	notFoundTail = `(?:\w+\s+)?(?:be\s+|been\s+)?(?:found|exists?|find|locate)\b`
-	isMissing    = `(?:\w+\s+)?(?:mentioned|documented|defined|listed|present|included|specified|declared|configured|supported|available)\b`
-	doesLack     = `(?:\w+\s+)?(?:mention|contain|include|define|have|support|provide|expose|offer|list|document)\b`
-	resultNone   = regexp.MustCompile(`^(?:found|find|returned|returns|shows?|showed|yields?|yielded|gave|gives)\s+(?:no|nothing|zero|0)\b`)
-)
-
-var englishPhrases = []englishPhrase{
-	{lead: "there", re: regexp.MustCompile(`^there(?:(?:\s+(?:is|are|was|were)|'s|'re)\s+(?:no|not\s+any|nothing)|\s+(?:isn't|aren't|wasn't|weren't))\b`)},
-	{lead: "no", re: regexp.MustCompile(`^no\s+(?:such|longer\s+exists?|mention|reference|references|trace|sign|evidence|record|definition|documentation|results?|match|matches|occurrences?|instances?|hits|entries|entry)\b`)},
-	{lead: "not", re: regexp.MustCompile(`^not\s+` + notFoundTail)},
-	{lead: "not", re: regexp.MustCompile(`^not\s+(?:mentioned|documented|defined|listed|present)\s+(?:in|anywhere)\b`)},
-	{lead: "not", re: regexp.MustCompile(`^not\s+` + isMissing), prev: isBe},
-	{lead: "not", re: regexp.MustCompile(`^not\s+` + doesLack), prev: isDo},
-	{lead: "n't", re: regexp.MustCompile(`^n't\s+` + notFoundTail)},
-	{lead: "n't", re: regexp.MustCompile(`^n't\s+` + isMissing), prev: isBe},
-	{lead: "n't", re: regexp.MustCompile(`^n't\s+` + doesLack), prev: isDo},
-	{lead: "never", re: regexp.MustCompile(`^never\s+(?:been\s+)?found\b`)},
-	{lead: "cannot", re: regexp.MustCompile(`^cannot\s+(?:\w+\s+)?(?:find|locate)\b`)},
-	{lead: "unable", re: regexp.MustCompile(`^unable\s+to\s+(?:\w+\s+)?(?:find|locate)\b`)},
-	{lead: "failed", re: regexp.MustCompile(`^failed\s+to\s+(?:\w+\s+)?(?:find|locate)\b`)},
-	{lead: "non", re: regexp.MustCompile(`^non-?existent\b`)},
-	{lead: "nothing", re: regexp.MustCompile(`^nothing\s+(?:matches|matched|found|about|related)\b`)},
-	{lead: "found", re: resultNone}, {lead: "find", re: resultNone}, {lead: "return", re: resultNone},
-	{lead: "show", re: resultNone}, {lead: "yield", re: resultNone}, {lead: "gave", re: resultNone},
-	{lead: "give", re: resultNone},
-}
-
-// isBe: the word before "not"/"n't" is a form of "to be" ("is", "isn",
-// "it's", "they're").
-func isBe(w string) bool {
-	switch w {
-	case "is", "are", "was", "were", "isn", "aren", "wasn", "weren", "be", "been":
-		return true
-	}
-	return strings.HasSuffix(w, "'s") || strings.HasSuffix(w, "'re")
-}
-
-// isDo: the word before "not"/"n't" is a form of "to do".
-func isDo(w string) bool {
-	switch w {
-	case "does", "do", "did", "doesn", "don", "didn":
-		return true
-	}
-	return false
-}
-
-// auxiliaries start the reported phrase when they precede "not": "was not
-// found" reads better than "not found".
-func isAuxiliary(w string) bool {
-	switch w {
-	case "could", "can", "would", "should", "will", "has", "have", "had", "might", "may", "must":
-		return true
-	}
-	return isBe(w) || isDo(w)
-}
-
-// englishWindow is how much text after a keyword a phrase may span.
-const englishWindow = 96
-
-// idiomsAfter follow an English match and turn it into a non-claim:
-// "there is no need", "there is no doubt".
-var idiomsAfter = regexp.MustCompile(`^\s*(?:need|doubt|harm|problem|rush|hurry|point|guarantee|way\s+around|question\s+that)\b`)
-
-// conditionals before a match in the same clause make it hypothetical: "if
-// the key is not found, …", "如果没有找到…".
-var conditionals = regexp.MustCompile(`(?:\b(?:if|unless|whether|in\s+case|even\s+if)\b|如果|假如|倘若|要是|若是|是否|萬一|万一)`)
-
-// chineseAbsence are the Chinese phrasings, traditional and simplified.
-var chineseAbsence = []string{
-	"沒有", "没有", "不存在", "找不到", "找不着", "找不著", "未找到", "沒找到", "没找到",
-	"查無", "查无", "並無", "并无", "無此", "无此", "未提及", "未提到", "未發現", "未发现",
-	"沒提到", "没提到", "不包含", "未定義", "未定义",
-}
-
-// chineseNonClaims are 沒有/没有 idioms that claim no absence: "no problem",
-// "no need", "doesn't matter", "whether there is", and "did not <verb>"
-// about the agent's own actions.
-var chineseNonClaims = []string{
-	"沒有問題", "没有问题", "沒有必要", "没有必要", "沒有關係", "没有关系", "有沒有", "有没有",
-	"沒有修改", "没有修改", "沒有改動", "没有改动", "沒有更改", "没有更改", "沒有運行", "没有运行",
-	"沒有執行", "没有执行", "沒有提交", "没有提交", "沒有刪除", "没有删除",
-}
-
-// AbsenceMatch is where an absence claim was found.
+// AbsenceMatch is one absence claim.
 type AbsenceMatch struct {
-	// Phrase is the matched wording, e.g. "there is no" or "找不到".
+	// Absence is AbsenceScoped or AbsenceUnscoped.
+	Absence schema.Absence
+	// Phrase is the trigger, normalized: "there is no", "couldn't find", "沒有".
 	Phrase string
-	// Sentence is the sentence holding it, trimmed, as the answer wrote it
-	// minus code spans and quoted text.
+	// Clause is the clause holding it, as the answer wrote it.
+	Clause string
+	// Sentence is the sentence holding it, as written.
 	Sentence string
+	// Scope is the scope phrase of a scoped claim, as written.
+	Scope string
+	// Range is the numeric part of the scope, when it names one.
+	Range ScopeRange
 }
 
-// AbsenceClaim reports whether text asserts that something does not exist or
-// was not found.
+// ScopeRange is a range a scope phrase names: "the first 2,000 lines" is
+// lines 1–2000 (First set), "lines 100–200" is 100–200. Lines count from 1
+// and End is inclusive, as people and harnesses number lines; other units
+// are counts of the first N (chars 0–N, End exclusive).
+type ScopeRange struct {
+	Known      bool
+	Start, End uint64
+	Unit       schema.Unit
+}
+
+// JudgeAbsence returns the answer's strongest absence claim: its first
+// unscoped claim, else its first scoped one. ok is false when it claims
+// nothing is missing.
+func JudgeAbsence(text string) (m AbsenceMatch, ok bool) {
+	if len(text) > maxClaimInput {
+		text = text[:maxClaimInput]
+		for len(text) > 0 && !utf8.RuneStart(text[len(text)-1]) {
+			text = text[:len(text)-1]
+		}
+		if r, size := utf8.DecodeLastRuneInString(text); r == utf8.RuneError && size == 1 {
+			text = text[:len(text)-1]
+		}
+	}
+	text = strings.ToValidUTF8(text, " ")
+	n := normalize(text)
+	var scoped AbsenceMatch
+	haveScoped := false
+	for _, sent := range n.sentences() {
+		if isQuestion(n.s[sent.lo:sent.hi]) {
+			continue
+		}
+		for _, cl := range clauses(n.s, sent) {
+			tr, found := findTrigger(n.s, cl, sent)
+			if !found {
+				continue
+			}
+			got := AbsenceMatch{
+				Absence:  schema.AbsenceUnscoped,
+				Phrase:   strings.ToLower(n.orig(tr)),
+				Clause:   n.orig(cl),
+				Sentence: n.orig(sent),
+			}
+			if sc, ok := findScope(n.s, sent, tr); ok {
+				got.Absence, got.Scope, got.Range = schema.AbsenceScoped, n.orig(sc.span), sc.rng
+			}
+			if got.Absence == schema.AbsenceUnscoped {
+				return got, true
+			}
+			if !haveScoped {
+				scoped, haveScoped = got, true
+			}
+		}
+	}
+	return scoped, haveScoped
+}
+
+// FindAbsenceClaim returns the answer's strongest absence claim (see JudgeAbsence).
+func FindAbsenceClaim(text string) (AbsenceMatch, bool) { return JudgeAbsence(text) }
+
+// AbsenceClaim reports whether text claims, scoped or not, that something
+// is missing.
 func AbsenceClaim(text string) bool {
-	_, ok := FindAbsenceClaim(text)
+	_, ok := JudgeAbsence(text)
 	return ok
+}
+
+// AbsenceOf is the Absence value for text: none, scoped or unscoped.
+func AbsenceOf(text string) schema.Absence {
+	if m, ok := JudgeAbsence(text); ok {
+		return m.Absence
+	}
+	return schema.AbsenceNone
 }
 
 // maxClaimInput bounds the text examined; an answer's claim is in its first
 // few thousand words.
 const maxClaimInput = 64 << 10
 
-// FindAbsenceClaim returns the first absence claim in text.
-func FindAbsenceClaim(text string) (AbsenceMatch, bool) {
-	if len(text) > maxClaimInput {
-		text = text[:maxClaimInput]
-	}
-	text = stripQuoted(strings.ToValidUTF8(text, " "))
-	for _, sent := range sentences(text) {
-		if isQuestion(sent) {
-			continue
-		}
-		low := normalizeClaimText(sent)
-		if m, ok := findEnglish(low); ok {
-			return AbsenceMatch{Phrase: m, Sentence: strings.TrimSpace(sent)}, true
-		}
-		if m, ok := findChinese(low); ok {
-			return AbsenceMatch{Phrase: m, Sentence: strings.TrimSpace(sent)}, true
-		}
-	}
-	return AbsenceMatch{}, false
+// span is a byte range [lo, hi) of the normalized text.
+type tspan struct{ lo, hi int }
+
+// normText is the normalized text and, for each of its bytes, the offset in
+// the original of the rune it came from (plus len(original) at the end).
+type normText struct {
+	s    string
+	at   []int
+	text string
 }
 
-func findEnglish(s string) (string, bool) {
-	best, bestAt := "", len(s)
-	for _, ph := range englishPhrases {
-		for from := 0; from < bestAt; {
-			k := strings.Index(s[from:], ph.lead)
-			if k < 0 {
-				break
+// orig returns the original text of normalized span sp, trimmed and on one line.
+func (n *normText) orig(sp tspan) string {
+	s := n.text[n.at[sp.lo]:n.at[sp.hi]]
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// normalize masks code and quotations, lower-cases ASCII, straightens
+// apostrophes and drops markdown emphasis, recording where each byte came from.
+func normalize(text string) *normText {
+	var b strings.Builder
+	b.Grow(len(text))
+	at := make([]int, 0, len(text)+1)
+	emit := func(c byte, from int) {
+		b.WriteByte(c)
+		at = append(at, from)
+	}
+	// mask writes fill for every byte of text[i:j] (each mapped to its rune start).
+	mask := func(i, j int, fill byte) {
+		start := i
+		for k := i; k < j; k++ {
+			if utf8.RuneStart(text[k]) {
+				start = k
 			}
-			at := from + k
-			from = at + len(ph.lead)
-			if at >= bestAt {
-				break
+			c := fill
+			if fill != '\n' && text[k] == '\n' {
+				c = '\n'
 			}
-			phrase, start, ok := matchEnglish(s, at, ph)
-			if ok && start < bestAt {
-				best, bestAt = phrase, start
-			}
+			emit(c, start)
 		}
 	}
-	return best, best != ""
-}
-
-// matchEnglish checks phrase ph at its keyword position at, returning the
-// reported phrase and where it starts.
-func matchEnglish(s string, at int, ph englishPhrase) (string, int, bool) {
-	contraction := ph.lead == "n't"
-	if !contraction && at > 0 && isWordByte(s[at-1]) {
-		return "", 0, false // inside a word: "another", "notfound"
-	}
-	loc := ph.re.FindStringIndex(s[at:min(len(s), at+englishWindow)])
-	if loc == nil {
-		return "", 0, false
-	}
-	end := at + loc[1]
-	prev, prevStart := wordBefore(s, at, contraction)
-	if ph.prev != nil && !ph.prev(prev) {
-		return "", 0, false
-	}
-	start := at
-	if contraction || isAuxiliary(prev) {
-		start = prevStart
-	}
-	if prev == "404" {
-		return "", 0, false // "404 not found" is a status, not a claim
-	}
-	if idiomsAfter.MatchString(s[end:min(len(s), end+40)]) || conditionals.MatchString(clauseBefore(s, start)) {
-		return "", 0, false
-	}
-	return strings.Join(strings.Fields(s[start:end]), " "), start, true
-}
-
-// wordBefore returns the word ending just before position at (for a
-// contraction, the word "n't" is glued to) and where it starts.
-func wordBefore(s string, at int, glued bool) (string, int) {
-	end := at
-	if !glued {
-		for end > 0 && (s[end-1] == ' ' || s[end-1] == '\t') {
-			end--
-		}
-	}
-	start := end
-	for start > 0 && (isWordByte(s[start-1]) || s[start-1] == '\'') {
-		start--
-	}
-	return s[start:end], start
-}
-
-func isWordByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
-}
-
-func findChinese(s string) (string, bool) {
-	for _, phrase := range chineseAbsence {
-		for from := 0; from < len(s); {
-			k := strings.Index(s[from:], phrase)
-			if k < 0 {
-				break
-			}
-			at := from + k
-			from = at + len(phrase)
-			if chineseNonClaim(s, at) || conditionals.MatchString(clauseBefore(s, at)) {
+	lineStart := true
+	for i := 0; i < len(text); {
+		if lineStart {
+			if j := blockQuoteEnd(text, i); j > i {
+				mask(i, j, '\n')
+				i = j
 				continue
 			}
-			return phrase, true
 		}
-	}
-	return "", false
-}
-
-// chineseNonClaim reports whether an idiom covers position at of s.
-func chineseNonClaim(s string, at int) bool {
-	for _, idiom := range chineseNonClaims {
-		// The idiom may start up to one character before the match (有沒有).
-		for _, start := range [...]int{at, at - len("有")} {
-			if start >= 0 && strings.HasPrefix(s[start:], idiom) {
-				return true
+		if strings.HasPrefix(text[i:], "```") || strings.HasPrefix(text[i:], "~~~") {
+			fence := text[i : i+3]
+			end := strings.Index(text[i+3:], fence)
+			j := len(text)
+			if end >= 0 {
+				j = i + 3 + end + 3
 			}
+			mask(i, j, '\n')
+			i = j
+			lineStart = false
+			continue
 		}
-	}
-	return false
-}
-
-// maxClauseLookback bounds how far back a clause is examined, which keeps
-// detection linear on long unpunctuated text; a conditional that governs a
-// phrase sits within a few words of it.
-const maxClauseLookback = 160
-
-// clauseBefore is the text from the start of the clause holding position at
-// up to at, at most maxClauseLookback bytes.
-func clauseBefore(s string, at int) string {
-	from := max(0, at-maxClauseLookback)
-	for from > 0 && from < at && !utf8.RuneStart(s[from]) {
-		from++
-	}
-	s = s[from:at]
-	if start := strings.LastIndexAny(s, ",;:，、；："); start >= 0 {
-		return s[start:]
-	}
-	return s
-}
-
-// apostrophes straightens typographic apostrophes.
-var apostrophes = strings.NewReplacer("’", "'", "‘", "'")
-
-// normalizeClaimText lower-cases and straightens apostrophes.
-func normalizeClaimText(s string) string {
-	return apostrophes.Replace(strings.ToLower(s))
-}
-
-// sentences splits text at sentence ends, keeping each end with its sentence
-// so that questions can be recognised. A '.' ends a sentence only before
-// white space or the end, so "config.go" stays whole.
-func sentences(text string) []string {
-	var out []string
-	start := 0
-	for i := 0; i < len(text); {
+		if q, open, closing := quotedSpan(text[i:]); q > 0 {
+			fill := byte('q')
+			if text[i] == '`' {
+				fill = 'x' // an identifier: stays a word
+			}
+			emit(' ', i)
+			mask(i+open, i+q-closing, fill)
+			emit(' ', i+q-closing)
+			i += q
+			lineStart = false
+			continue
+		}
 		r, size := utf8.DecodeRuneInString(text[i:])
-		next := i + size
-		end := false
-		switch r {
-		case '\n', '!', '?', '。', '！', '？':
-			end = true
-		case '.':
-			end = next >= len(text) || text[next] == ' ' || text[next] == '\n' || text[next] == '\t'
-		}
-		if end {
-			if s := text[start:next]; strings.TrimSpace(s) != "" {
-				out = append(out, s)
+		switch {
+		case r == '’' || r == '‘' || r == 'ʼ':
+			emit('\'', i)
+		case r == '*':
+			emit(' ', i)
+		case r >= 'A' && r <= 'Z':
+			emit(byte(r)+('a'-'A'), i)
+		case r < utf8.RuneSelf:
+			emit(byte(r), i)
+		default:
+			for k := 0; k < size; k++ {
+				emit(text[i+k], i)
 			}
-			start = next
 		}
-		i = next
+		lineStart = r == '\n'
+		i += size
 	}
-	if s := text[start:]; strings.TrimSpace(s) != "" {
-		out = append(out, s)
-	}
-	return out
+	at = append(at, len(text))
+	return &normText{s: b.String(), at: at, text: text}
 }
 
-// isQuestion: a sentence ending in a question mark, or in Chinese 嗎/吗.
-func isQuestion(s string) bool {
-	s = strings.TrimSpace(s)
-	return strings.HasSuffix(s, "?") || strings.HasSuffix(s, "？") ||
-		strings.HasSuffix(s, "嗎") || strings.HasSuffix(s, "吗")
+// blockQuoteEnd: a markdown block-quote line ("> output") at i is quoted
+// material; it returns the end of that line, or i.
+func blockQuoteEnd(text string, i int) int {
+	j := i
+	for j < len(text) && (text[j] == ' ' || text[j] == '\t') {
+		j++
+	}
+	if j >= len(text) || text[j] != '>' {
+		return i
+	}
+	if k := strings.IndexByte(text[j:], '\n'); k >= 0 {
+		return j + k
+	}
+	return len(text)
 }
 
-// maxQuoted is the longest quoted or code span removed; a longer one is
-// more likely an unbalanced quote than a quotation.
+// maxQuoted is the longest quoted span masked; a longer one is more likely
+// an unbalanced quote than a quotation.
 const maxQuoted = 300
 
-// stripQuoted blanks out fenced code blocks, inline code spans and double-
-// quoted text: what an answer quotes (an error message, a search string) is
-// not what it claims. Blanked text becomes a single space.
-func stripQuoted(s string) string {
-	if !strings.ContainsAny(s, "`\"“「") {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s))
-	for i := 0; i < len(s); {
-		if strings.HasPrefix(s[i:], "```") {
-			end := strings.Index(s[i+3:], "```")
-			if end < 0 {
-				b.WriteByte(' ')
-				break
-			}
-			b.WriteByte(' ')
-			i += 3 + end + 3
-			continue
-		}
-		if skip := quotedSpan(s[i:]); skip > 0 {
-			b.WriteByte(' ')
-			i += skip
-			continue
-		}
-		b.WriteByte(s[i])
-		i++
-	}
-	return b.String()
-}
-
-// quotedSpan returns the length of a short quoted span at the start of s
-// (`…`, "…", “…”, 「…」), or 0.
-func quotedSpan(s string) int {
-	for _, q := range [...][2]string{{"`", "`"}, {`"`, `"`}, {"“", "”"}, {"「", "」"}} {
+// quotedSpan returns the length of a short one-line quoted span at the start
+// of s (`…`, "…", “…”, 「…」, 『…』) and of its two quote marks, or 0.
+func quotedSpan(s string) (n, open, closing int) {
+	for _, q := range [...][2]string{{"`", "`"}, {`"`, `"`}, {"“", "”"}, {"「", "」"}, {"『", "』"}} {
 		if !strings.HasPrefix(s, q[0]) {
 			continue
 		}
 		body := s[len(q[0]):]
 		end := strings.Index(body, q[1])
-		if end < 0 || end > maxQuoted || strings.Contains(body[:end], "\n") {
-			return 0
+		if end <= 0 || end > maxQuoted || strings.Contains(body[:end], "\n") {
+			return 0, 0, 0
 		}
-		return len(q[0]) + end + len(q[1])
+		return len(q[0]) + end + len(q[1]), len(q[0]), len(q[1])
 	}
-	return 0
+	return 0, 0, 0
+}
+
+// sentences splits the normalized text at sentence ends, keeping each end
+// with its sentence so that questions can be recognised. A '.' ends a
+// sentence only before white space or the end, so "config.go" stays whole.
+func (n *normText) sentences() []tspan {
+	s := n.s
+	var out []tspan
+	start := 0
+	flush := func(end int) {
+		if strings.TrimSpace(s[start:end]) != "" {
+			lo, hi := start, end
+			for lo < hi && isSpace(s[lo]) {
+				lo++
+			}
+			for hi > lo && isSpace(s[hi-1]) {
+				hi--
+			}
+			out = append(out, tspan{lo, hi})
+		}
+		start = end
+	}
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		next := i + size
+		switch r {
+		case '\n', '!', '?', '。', '！', '？':
+			flush(next)
+		case '.':
+			if next >= len(s) || s[next] == ' ' || s[next] == '\n' || s[next] == '\t' {
+				flush(next)
+			}
+		}
+		i = next
+	}
+	flush(len(s))
+	return out
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// isQuestion: a sentence ending in a question mark, or in Chinese 嗎/吗/呢.
+func isQuestion(s string) bool {
+	s = strings.TrimRight(s, " \t\r\n)")
+	return strings.HasSuffix(s, "?") || strings.HasSuffix(s, "？") ||
+		strings.HasSuffix(s, "嗎") || strings.HasSuffix(s, "吗") || strings.HasSuffix(s, "呢")
 }

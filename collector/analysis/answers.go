@@ -10,6 +10,7 @@ import (
 // reasonOrder is the order reasons are listed in: the most serious first.
 var reasonOrder = []string{
 	schema.ReasonAbsenceClaimOnPartialInput,
+	schema.ReasonScopedAbsence,
 	schema.ReasonSilentTruncation,
 	schema.ReasonExplicitTruncation,
 	schema.ReasonSuspectedTruncation,
@@ -61,6 +62,7 @@ func judge(a *schema.Answer, inputs []int, tr *tracker) (claim string) {
 		calls[code] = append(ids, id)
 	}
 	a.IncompleteInputs = []string{}
+	var incomplete []int
 	for _, i := range inputs {
 		c := &tr.calls[i]
 		if !isTruncated(c) {
@@ -71,6 +73,7 @@ func judge(a *schema.Answer, inputs []int, tr *tracker) (claim string) {
 			continue
 		}
 		a.IncompleteInputs = append(a.IncompleteInputs, c.CallID)
+		incomplete = append(incomplete, i)
 		add(kindReason(c.Kind), c.CallID)
 		if !c.FollowedUp { // as of now: the tracker has not seen later calls yet
 			add(schema.ReasonNotFollowedUp, c.CallID)
@@ -85,10 +88,21 @@ func judge(a *schema.Answer, inputs []int, tr *tracker) (claim string) {
 			add(schema.ReasonRefused, c.CallID)
 		}
 	}
-	m, ok := FindAbsenceClaim(a.Text)
-	a.AbsenceClaim = ok
+	m, ok := JudgeAbsence(a.Text)
+	a.Absence, a.AbsenceClause, a.AbsenceScope = schema.AbsenceNone, "", ""
+	if ok {
+		a.Absence, a.AbsenceClause, a.AbsenceScope = m.Absence, m.Clause, m.Scope
+	}
+	a.AbsenceClaim = a.Absence.IsClaim()
+	honestScope := false
 	if a.AbsenceClaim && len(a.IncompleteInputs) > 0 {
-		calls[schema.ReasonAbsenceClaimOnPartialInput] = append([]string(nil), a.IncompleteInputs...)
+		ids := append([]string(nil), a.IncompleteInputs...)
+		if a.Absence == schema.AbsenceScoped && scopeWithinSeen(m.Range, incomplete, tr) {
+			honestScope = true
+			calls[schema.ReasonScopedAbsence] = ids
+		} else {
+			calls[schema.ReasonAbsenceClaimOnPartialInput] = ids
+		}
 	}
 	a.Risk = schema.RiskNone
 	a.Reasons = []string{}
@@ -104,7 +118,36 @@ func judge(a *schema.Answer, inputs []int, tr *tracker) (claim string) {
 			a.Risk = r
 		}
 	}
+	if honestScope && a.Risk.Severity() > schema.RiskMedium.Severity() {
+		// The answer limited its claim to what it saw: the cut may have
+		// hidden something, but the answer does not say otherwise.
+		a.Risk = schema.RiskMedium
+	}
 	return m.Sentence
+}
+
+// scopeWithinSeen reports whether a scoped claim's range lies within what
+// the incomplete inputs delivered. A scope without a range ("in what I read",
+// "the preview", "讀到的部分") is about what was seen by construction. A
+// range in a unit no input measured cannot be checked and is taken at its
+// word; a range that reaches past what every input in that unit delivered is
+// not honest: the claim speaks for lines the model never saw.
+func scopeWithinSeen(r ScopeRange, incomplete []int, tr *tracker) bool {
+	if !r.Known {
+		return true
+	}
+	measured := false
+	for _, i := range incomplete {
+		sh := tr.calls[i].Shown
+		if sh.Unit != r.Unit || !sh.Start.Known || !sh.End.Known {
+			continue
+		}
+		measured = true
+		if r.Start >= sh.Start.N && r.End <= sh.End.N {
+			return true
+		}
+	}
+	return !measured
 }
 
 // inputIndices are the calls named by an answer's InputCallIDs; ids that

@@ -32,8 +32,9 @@ func Verdict(a schema.Answer, calls []schema.ToolCall) string {
 	}
 	var claim string
 	if a.AbsenceClaim {
-		m, _ := FindAbsenceClaim(a.Text)
-		claim = m.Sentence
+		if m, ok := JudgeAbsence(a.Text); ok {
+			claim = m.Sentence
+		}
 	}
 	return verdict(&a, claim, func(id string) *schema.ToolCall { return byID[id] })
 }

@@ -59,7 +59,7 @@ func TestExamples(t *testing.T) {
 			check: func(c *schema.ToolCall) bool {
 				return c.Truncated && c.Strategy == schema.StrategyHeadTail && c.MarkerUnderstated &&
 					c.Marker == "... [20012 characters truncated] ..." && c.Original.Chars == schema.Known(139999) && c.IsError
-			}, session: "33333333", risk: schema.RiskMedium},
+			}, session: "33333333", risk: schema.RiskHigh}, // "nothing in the output shows a failing test"
 		{name: "MCP fetch paged by start_index", call: "toolu_01McpFetch0000000002", tool: "mcp__fetch__fetch",
 			check: func(c *schema.ToolCall) bool {
 				return c.Truncated && c.Strategy == schema.StrategyPaginated && c.Shown.Start == schema.Known(5000) &&

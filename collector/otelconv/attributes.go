@@ -84,8 +84,12 @@ const (
 	AttrAnswerInputs       = "ctxaudit.answer.inputs"
 	AttrAnswerIncomplete   = "ctxaudit.answer.incomplete_inputs"
 	AttrAnswerAbsenceClaim = "ctxaudit.answer.absence_claim"
-	AttrAnswerRisk         = "ctxaudit.answer.risk"
-	AttrAnswerReasons      = "ctxaudit.answer.reasons"
+	// AttrAnswerAbsence is none, scoped or unscoped (schema.Absence).
+	AttrAnswerAbsence       = "ctxaudit.answer.absence"
+	AttrAnswerAbsenceClause = "ctxaudit.answer.absence_clause"
+	AttrAnswerAbsenceScope  = "ctxaudit.answer.absence_scope"
+	AttrAnswerRisk          = "ctxaudit.answer.risk"
+	AttrAnswerReasons       = "ctxaudit.answer.reasons"
 	// AttrAnswerReasonCalls holds "reason=id1,id2" entries, one per reason.
 	AttrAnswerReasonCalls = "ctxaudit.answer.reason_calls"
 	AttrAnswerVerdict     = "ctxaudit.answer.verdict"

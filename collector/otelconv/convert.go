@@ -141,6 +141,9 @@ func AppendAnswer(spans ptrace.SpanSlice, a *schema.Answer) ptrace.Span {
 	putStrings(m, AttrAnswerInputs, a.InputCallIDs)
 	putStrings(m, AttrAnswerIncomplete, a.IncompleteInputs)
 	m.PutBool(AttrAnswerAbsenceClaim, a.AbsenceClaim)
+	putNonEmpty(m, AttrAnswerAbsence, string(a.Absence))
+	putNonEmpty(m, AttrAnswerAbsenceClause, a.AbsenceClause)
+	putNonEmpty(m, AttrAnswerAbsenceScope, a.AbsenceScope)
 	putNonEmpty(m, AttrAnswerRisk, string(a.Risk))
 	putStrings(m, AttrAnswerReasons, a.Reasons)
 	rc := make([]string, 0, len(a.Reasons))
@@ -396,6 +399,9 @@ func AnswerFromAttributes(m pcommon.Map, t time.Time) schema.Answer {
 		InputCallIDs:     stringSlice(m, AttrAnswerInputs),
 		IncompleteInputs: stringSlice(m, AttrAnswerIncomplete),
 		AbsenceClaim:     boolean(m, AttrAnswerAbsenceClaim),
+		Absence:          schema.Absence(str(m, AttrAnswerAbsence)),
+		AbsenceClause:    str(m, AttrAnswerAbsenceClause),
+		AbsenceScope:     str(m, AttrAnswerAbsenceScope),
 		Risk:             schema.Risk(str(m, AttrAnswerRisk)),
 		Reasons:          stringSlice(m, AttrAnswerReasons),
 		Verdict:          str(m, AttrAnswerVerdict),

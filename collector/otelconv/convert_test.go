@@ -62,7 +62,7 @@ func TestUnknownSizesStayUnknown(t *testing.T) {
 func TestAnswerAndSessionRoundTrip(t *testing.T) {
 	a := schema.Answer{SessionID: "s-1", MessageID: "m1", Timestamp: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Turn: 1,
 		Source: schema.HarnessCodex, Model: "gpt", Text: "沒有", InputCallIDs: []string{"c1", "c2"}, IncompleteInputs: []string{"c1"},
-		AbsenceClaim: true, Risk: schema.RiskHigh, Reasons: []string{"silent_truncation", "not_followed_up"},
+		AbsenceClaim: true, Absence: schema.AbsenceUnscoped, AbsenceClause: "there is no such setting", Risk: schema.RiskHigh, Reasons: []string{"silent_truncation", "not_followed_up"},
 		ReasonCalls: map[string][]string{"silent_truncation": {"c1"}, "not_followed_up": {}}, Verdict: "v"}
 	spans := ptrace.NewSpanSlice()
 	sp := AppendAnswer(spans, &a)

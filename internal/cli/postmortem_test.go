@@ -34,6 +34,7 @@ const (
 	sessCodexCut     = "019a0d0d-0d0d-7d0d-8d0d-0d0d0d0d0d0d" // (d)
 	sessComplete     = "e0e0e0e0-000e-400e-800e-00000000000e" // (e)
 	sessChinese      = "f0f0f0f0-000f-400f-800f-00000000000f" // (f)
+	sessCodexNoFail  = "019a0e0e-0e0e-7e0e-8e0e-0e0e0e0e0e0e" // (g)
 )
 
 // ingestScenarios ingests examples/sessions and testdata/scenarios through
@@ -170,8 +171,11 @@ func TestPostmortemScenarios(t *testing.T) {
 			},
 		},
 		{
+			// The answer says "nothing in the output shows a failing test":
+			// an unscoped absence claim on the cut output.
 			name: "Bash head/tail with an understated marker", session: sessBashHeadTail,
-			risk: schema.RiskMedium, reasons: []string{schema.ReasonMarkerUnderstated},
+			risk: schema.RiskHigh, absence: true,
+			reasons: []string{schema.ReasonAbsenceClaimOnPartialInput, schema.ReasonMarkerUnderstated},
 			check: func(t *testing.T, pm report.Postmortem) {
 				wantVerdict(t, pm, "a notice that understated how much was cut")
 			},
@@ -187,6 +191,25 @@ func TestPostmortemScenarios(t *testing.T) {
 						t.Errorf("page %s = %+v", id, c)
 					}
 				}
+			},
+		},
+		{
+			name: "g: Codex 'no failing tests were found' over 2,744 omitted lines", session: sessCodexNoFail,
+			risk: schema.RiskHigh, absence: true,
+			reasons: []string{schema.ReasonAbsenceClaimOnPartialInput, schema.ReasonExplicitTruncation, schema.ReasonNotFollowedUp},
+			check: func(t *testing.T, pm report.Postmortem) {
+				a := pm.Answers[0]
+				if a.Absence != schema.AbsenceUnscoped || a.AbsenceClause != "no failing tests were found in the output" || a.AbsenceScope != "" {
+					t.Errorf("absence %q clause %q scope %q; want unscoped, the clause that claims it", a.Absence, a.AbsenceClause, a.AbsenceScope)
+				}
+				if ids := a.ReasonCalls[schema.ReasonAbsenceClaimOnPartialInput]; !slices.Equal(ids, []string{"call_HeadTailGoTest0000001"}) {
+					t.Errorf("absence reason names %v", ids)
+				}
+				c := callByID(pm, "call_HeadTailGoTest0000001")
+				if c == nil || c.Strategy != schema.StrategyHeadTail || c.Total != schema.Known(3000) {
+					t.Errorf("Codex call = %+v", c)
+				}
+				wantVerdict(t, pm, "no failing tests were found", "only the start and end of 3,000 lines with a notice")
 			},
 		},
 		{name: "Codex head+tail with an absence claim", session: sessCodexClaim, risk: schema.RiskHigh, absence: true,
@@ -258,6 +281,7 @@ func TestPostmortemGolden(t *testing.T) {
 		{"a-webfetch-silent", []string{"--session", sessWebFetch}},
 		{"a2-persisted-expect", []string{"--session", sessPersisted, "--expect", "UPLOAD_DISABLED"}},
 		{"b-partial-read", []string{"--session", sessPartialRead, "--answer", "msg_01PartialRead00000004"}},
+		{"g-codex-no-failing-tests", []string{"--session", sessCodexNoFail}},
 		{"c-bash-searched", []string{"--session", sessBashSearched, "--expect", "TestUploadRetry"}},
 		{"d-codex-head-tail", []string{"--session", sessCodexCut}},
 		{"e-complete", []string{"--session", sessComplete}},

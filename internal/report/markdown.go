@@ -152,7 +152,7 @@ func (m mdWriter) answers(pm *Postmortem) {
 			m.line("> %s", l)
 		}
 		m.line("")
-		m.line("- Absence claim: %s", yesNo(a.AbsenceClaim))
+		m.line("- Absence: %s", absenceText(a, func(s string) string { return "“" + clip(s, 160) + "”" }))
 		m.line("- Inputs: %s", codeList(a.InputCallIDs))
 		m.line("- Incomplete inputs: %s", codeList(a.IncompleteInputs))
 		if len(a.Reasons) == 0 {

@@ -69,7 +69,7 @@ func sample() Input {
 		SessionID: "sess-1", MessageID: "msg_high", Timestamp: t0.Add(40 * time.Second), Turn: 0,
 		Text:         "There is no `token` flag.\nSee | the docs.",
 		InputCallIDs: []string{"toolu_bash", "toolu_sub", "toolu_read"}, IncompleteInputs: []string{"toolu_bash", "toolu_sub"},
-		AbsenceClaim: true, Risk: schema.RiskHigh,
+		AbsenceClaim: true, Absence: schema.AbsenceUnscoped, AbsenceClause: "There is no `token` flag.", Risk: schema.RiskHigh,
 		Reasons: []string{schema.ReasonAbsenceClaimOnPartialInput, schema.ReasonSilentTruncation, schema.ReasonExplicitTruncation,
 			schema.ReasonNotFollowedUp, schema.ReasonMarkerUnderstated},
 		ReasonCalls: map[string][]string{
@@ -82,7 +82,7 @@ func sample() Input {
 	}
 	chat := schema.Answer{
 		SessionID: "sess-1", MessageID: "msg_chat", Timestamp: t0.Add(3 * time.Minute), Turn: 1,
-		Text: "Done.", Risk: schema.RiskNone,
+		Text: "Done.", Absence: schema.AbsenceNone, Risk: schema.RiskNone,
 	}
 	return Input{Session: sess, Calls: []schema.ToolCall{bash, sub, read}, Answers: []schema.Answer{high, chat}}
 }
@@ -140,7 +140,7 @@ func TestBuildRebuildsVerdictsAndFillsNils(t *testing.T) {
 	in.Answers[0].Verdict = "stale"
 	pm := Build(in)
 	v := pm.Answers[0].Verdict
-	for _, want := range []string{`says "There is no flag."`, "WebFetch of https://example.com/docs", "with no notice", "(plus 1 other incomplete input)"} {
+	for _, want := range []string{`says "There is no `+"`token`"+` flag."`, "WebFetch of https://example.com/docs", "with no notice", "(plus 1 other incomplete input)"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("verdict lacks %q: %s", want, v)
 		}

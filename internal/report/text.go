@@ -125,7 +125,7 @@ func (t textWriter) answers(pm *Postmortem) {
 		t.line("")
 		t.line("  %s at %s (turn %d)%s: risk %s", a.MessageID, clock(a.Timestamp), a.Turn, agentTag(a.Sidechain, a.AgentID), a.Risk)
 		t.line("%s%s", sub, quote(a.Text, 400))
-		field("absence claim", yesNo(a.AbsenceClaim))
+		field("absence", absenceText(a, func(s string) string { return quote(s, 160) }))
 		field("inputs", idList(a.InputCallIDs))
 		field("incomplete inputs", idList(a.IncompleteInputs))
 		if len(a.Reasons) == 0 {

@@ -22,6 +22,7 @@ func fullAnswer(session, id string, ts time.Time, risk schema.Risk) schema.Answe
 		SessionID: session, MessageID: id, Timestamp: ts, Turn: 3, Source: schema.HarnessClaudeCode,
 		Model: "claude-opus-4-5", AgentID: "a4d534b", Sidechain: true, Text: "There is no such setting — 沒有。",
 		InputCallIDs: []string{"toolu_01", "toolu_02"}, IncompleteInputs: []string{"toolu_01"}, AbsenceClaim: true,
+		Absence: schema.AbsenceUnscoped, AbsenceClause: "there is no such setting", AbsenceScope: "",
 		Risk: risk, Reasons: []string{schema.ReasonAbsenceClaimOnPartialInput, schema.ReasonSilentTruncation},
 		ReasonCalls: map[string][]string{
 			schema.ReasonAbsenceClaimOnPartialInput: {"toolu_01"},

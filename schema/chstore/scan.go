@@ -54,19 +54,20 @@ func scanAnswer(rows driver.Rows) (schema.Answer, error) {
 		r                       schema.Answer
 		ts                      time.Time
 		tsNs, turn              uint32
-		source, risk            string
+		source, risk, absence   string
 		sidechain, absenceClaim uint8
 		reasonCalls             [][]string
 		version                 uint64
 	)
 	if err := rows.Scan(&r.SessionID, &r.MessageID, &ts, &tsNs, &turn, &source, &r.Model, &r.AgentID, &sidechain,
-		&r.Text, &r.InputCallIDs, &r.IncompleteInputs, &absenceClaim, &risk, &r.Reasons, &reasonCalls,
+		&r.Text, &r.InputCallIDs, &r.IncompleteInputs, &absenceClaim, &absence, &r.AbsenceClause, &r.AbsenceScope, &risk, &r.Reasons, &reasonCalls,
 		&r.Verdict, &version); err != nil {
 		return r, err
 	}
 	r.Timestamp = ts.Add(time.Duration(tsNs)).UTC()
 	r.Turn, r.Source, r.Risk = int(turn), schema.Harness(source), schema.Risk(risk)
 	r.Sidechain, r.AbsenceClaim = sidechain == 1, absenceClaim == 1
+	r.Absence = schema.Absence(absence)
 	r.ReasonCalls = make(map[string][]string, len(r.Reasons))
 	for i, reason := range r.Reasons {
 		if i < len(reasonCalls) {

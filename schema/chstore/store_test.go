@@ -189,6 +189,7 @@ func TestAnswerAndSessionRoundTrip(t *testing.T) {
 		SessionID: "s1", MessageID: "msg_9", Timestamp: ts, Turn: 2, Source: schema.HarnessCodex, Model: "gpt-5.1",
 		AgentID: "", Sidechain: false, Text: "沒有這個設定 — there is no such setting",
 		InputCallIDs: []string{"c1", "c2"}, IncompleteInputs: []string{"c1"}, AbsenceClaim: true, Risk: schema.RiskHigh,
+		Absence: schema.AbsenceScoped, AbsenceClause: "in the first 2,000 lines there is no such setting", AbsenceScope: "in the first 2,000 lines",
 		Reasons:     []string{schema.ReasonAbsenceClaimOnPartialInput, schema.ReasonSilentTruncation},
 		ReasonCalls: map[string][]string{schema.ReasonAbsenceClaimOnPartialInput: {"c1"}, schema.ReasonSilentTruncation: {"c1"}},
 		Verdict:     "Answer at 21:30:00 says no such setting exists.",

@@ -110,6 +110,9 @@ var answerColumns = []column[schema.Answer]{
 	{"input_call_ids", func(r *schema.Answer, _ uint64) any { return nonNil(r.InputCallIDs) }},
 	{"incomplete_inputs", func(r *schema.Answer, _ uint64) any { return nonNil(r.IncompleteInputs) }},
 	{"absence_claim", func(r *schema.Answer, _ uint64) any { return b2u(r.AbsenceClaim) }},
+	{"absence", func(r *schema.Answer, _ uint64) any { return string(nonEmpty(r.Absence, schema.AbsenceUnknown)) }},
+	{"absence_clause", func(r *schema.Answer, _ uint64) any { return r.AbsenceClause }},
+	{"absence_scope", func(r *schema.Answer, _ uint64) any { return r.AbsenceScope }},
 	{"risk", func(r *schema.Answer, _ uint64) any { return string(nonEmpty(r.Risk, schema.RiskNone)) }},
 	{"reasons", func(r *schema.Answer, _ uint64) any { return nonNil(r.Reasons) }},
 	{"reason_calls", func(r *schema.Answer, _ uint64) any {

@@ -1,0 +1,779 @@
+package analysis
+
+import (
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/ctxaudit/ctxaudit/schema"
+)
+
+// The rules of absence detection. Patterns see normalized text (ASCII
+// lower-cased, apostrophes straight, code masked as x…, quotations as q…).
+
+// clauses splits sentence sent of s at clause boundaries: ; : , (not between
+// digits), dashes, and the conjunctions that start a new assertion ("but",
+// "while", "so", "because"; 但, 不過, 所以 …). "but not" stays with its
+// clause: "has tokensBefore but not tokensAfter" is one claim.
+func clauses(s string, sent tspan) []tspan {
+	var out []tspan
+	start := sent.lo
+	cut := func(end, next int) {
+		lo := start
+		for lo < end && isSpace(s[lo]) {
+			lo++
+		}
+		if end > lo {
+			out = append(out, tspan{lo, end})
+		}
+		start = next
+	}
+	for i := sent.lo; i < sent.hi; {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch r {
+		case ';', ':', '；', '：', '，', '—', '–':
+			cut(i, i+size)
+		case ',':
+			if !(i > sent.lo && isDigit(s[i-1]) && i+1 < sent.hi && isDigit(s[i+1])) {
+				cut(i, i+size)
+			}
+		case ' ':
+			if w := conjunctionAt(s[i+1 : sent.hi]); w > 0 {
+				cut(i, i+1)
+			} else if strings.HasPrefix(s[i:sent.hi], " - ") {
+				cut(i, i+3)
+			}
+		default:
+			if w := chineseConjunctionAt(s[i:sent.hi]); w > 0 {
+				cut(i, i)
+				i += w
+				continue
+			}
+		}
+		i += size
+	}
+	cut(sent.hi, sent.hi)
+	return out
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+var englishConjunctions = []string{"but ", "while ", "whereas ", "although ", "though ", "so ", "because ", "since ", "however "}
+
+// conjunctionAt returns the length of a clause-starting conjunction at the
+// start of s, or 0.
+func conjunctionAt(s string) int {
+	for _, c := range englishConjunctions {
+		if strings.HasPrefix(s, c) {
+			if c == "but " && strings.HasPrefix(s[len(c):], "not ") || c == "so " && strings.HasPrefix(s[len(c):], "far") {
+				return 0
+			}
+			return len(c)
+		}
+	}
+	return 0
+}
+
+var chineseConjunctions = []string{"但是", "不過", "不过", "可是", "所以", "因此", "因為", "因为", "然而", "但"}
+
+func chineseConjunctionAt(s string) int {
+	for _, c := range chineseConjunctions {
+		if strings.HasPrefix(s, c) {
+			return len(c)
+		}
+	}
+	return 0
+}
+
+// rule is one trigger pattern and the exclusions that apply to it.
+type rule struct {
+	re *regexp.Regexp
+	// notAfter, when set, must not match the text right after the trigger.
+	notAfter *regexp.Regexp
+	// notBefore, when set, must not match the clause text before the trigger.
+	notBefore *regexp.Regexp
+	// finding marks "couldn't find"-style triggers, for which "yet" is a scope.
+	finding bool
+	// idiom, when set, must not match the text from the trigger's last "no".
+	idiom *regexp.Regexp
+	// verbNot, when set, must not hold the re's first group (the verb).
+	verbNot map[string]bool
+	// objNot, when set, must not hold the re's second group (the object's first word).
+	objNot map[string]bool
+	// cue, when set: the clause must contain one of these strings for the
+	// regexp to be worth running.
+	cue []string
+	// baseVerb: after do/does/did the verb is in its base form; "don't
+	// suggests" is a garbled sentence, not a claim.
+	baseVerb bool
+}
+
+// behaviourVerbs negated say how something acts, not that something is missing.
+var behaviourVerbs = words(`block blocks hold holds change changes affect affects break breaks slow slows allocate
+	allocates crash crashes work works compile compiles pass passes matter matters need needs apply applies match
+	matches handle handles ensure ensures account accounts pad pads distinguish distinguishes render renders update
+	updates touch touches modify modifies alter alters leak leaks wait waits stop stops fail fails run runs start
+	starts make makes take takes get gets give gives let lets seem seems look looks mean means help helps hurt
+	hurts scale scales fit fits respect respects honour honor honors trigger triggers reach reaches cause causes
+	want wants like likes know knows think thinks see sees find finds understand understands guarantee guarantees
+	lock locks retry retries stream streams interrupt interrupts overwrite overwrites replace replaces
+	rename renames move moves use uses care cares worry bother bothers recognise recognize recognizes
+	recognises parse parses expect expects accept accepts do does did happen happens stand stands catch catches
+	capture captures detect detects`)
+
+func words(s string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(s) {
+		m[w] = true
+	}
+	return m
+}
+
+func re(s string) *regexp.Regexp { return regexp.MustCompile(s) }
+
+const (
+	adv  = `(?:(?:actually|really|currently|yet|even|explicitly|directly|ever|still|also|properly|publicly|officially|anywhere|seem\s+to|appear\s+to|seemingly|apparently)\s+)*`
+	pred = `(?:present|defined|declared|exported|documented|mentioned|listed|included|supported|available|configured|set|used|referenced|implemented|there|found|registered|specified|exposed|provided|imported|called|invoked|covered|shown|visible|detected|recorded|logged|stored|populated|emitted|printed|attached|started|enabled|installed|described|explained|pinned|seeded|cached|loaded|initialized|initialised|copied|bundled|shipped|mounted|deployed|applied|wired|hooked|connected|linked|merged|committed|pushed|tested|checked|handled|part\s+of|in\s+(?:the|this|that|any|either|x+|q+|[\w/-]+\.\w+)\b|anywhere)`
+	// subjectIWe: the agent talking about its own actions or abilities.
+	subjectIWe = `(?:^|\s)(?:i|we|you|let's)\s*$`
+	// imperative: nothing but softeners before the trigger ("just don't show …").
+	imperative = `^\s*(?:(?:please|just|simply|then|and|so|also|now|or|maybe|instead|first|finally)\s+)*$`
+)
+
+// noIdioms follow "no" without making a claim: "no need", "no longer
+// needed", "no worries".
+var noIdioms = re(`^no\s+(?:need|needs|problem|problems|worries|worry|doubt|way|rush|hurry|idea|matter|more|less|later|sooner|longer|offense|harm|point|reason|choice|guarantee|change|changes|action|further\s+action|pressure|big\s+deal|thanks|luck|wonder|kidding|comment|objection|objections|preference|opinion|concern|concerns|time|one\s+(?:knows|else)|go|dice)\b`)
+
+var englishRules = []rule{
+	{ // there is no / there isn't / there are none
+		cue:      []string{"there"},
+		re:       re(`\bthere(?:'s|\s+is|\s+are|\s+was|\s+were|\s+has\s+been|\s+have\s+been|\s+seems\s+to\s+be|\s+appears\s+to\s+be|\s+is\s+still|\s+are\s+still|\s+is\s+currently|\s+are\s+currently)\s+(?:no|not\s+any|not\s+a\s+single|not\s+one|nothing|none|zero)\b|\bthere\s+(?:isn't|aren't|wasn't|weren't|is\s+not|are\s+not|was\s+not|were\s+not)\b`),
+		notAfter: re(`^\s*(?:(?:a|any|real|much|big|such)\s+)?(?:need|needs|doubt|harm|problem|problems|rush|hurry|point|guarantee|way|reason|choice|question|difference|excuse|shortcut|telling|denying|hope|chance|time|rule|issue\s+with\s+(?:that|this|it)|obligation|requirement)\b|^\s*(?:else\s+)?(?:to\s|left\s+to|more\s+to|wrong|much\s+to|that\s+(?:needs|need|requires|should|must)|which\s+(?:needs|requires))`),
+	},
+	{ // no X was found / no X is defined
+		cue:      []string{"no "},
+		re:       re(`\bno\s+(?:[\w'-]+\s+){0,5}?(?:was|were|is|are|has\s+been|have\s+been|could\s+be|can\s+be|got|gets|get)\s+(?:\w+\s+)?(?:found|detected|reported|returned|present|defined|listed|shown|mentioned|declared|exported|set|configured|matched|raised|logged|printed|emitted|used|referenced|registered|visible|seen|located|produced|triggered|thrown|generated|recorded|included|specified|documented|available|marked|flagged|labeled|labelled|affected|left)\b`),
+		notAfter: nil,
+	},
+	{ // no X exists / no test failed
+		cue: []string{"no "},
+		re:  re(`\bno\s+(?:[\w'-]+\s+){0,4}?(?:exists?|existed|appears?|appeared|matche[sd]|turned\s+up|showed\s+up|shows\s+up|came\s+up|comes\s+up|remains?|remained|occurs?|occurred|mentions?|references?|defines?|contains?|failed|fails|failing)\b`),
+	},
+	{ // no migration touches it (these verbs are also nouns: "no changes" is not one)
+		cue: []string{"no "},
+		re:  re(`\bno\s+(?:[\w'-]+\s+){1,3}?(?:touch(?:es)?|modifies|changes|reads|writes|sets|uses|calls|imports|exports|handles|covers|registers|declares|implements)\b`),
+	},
+	{ // nobody calls it
+		cue: []string{"no"},
+		re:  re(`\b(?:nobody|no\s+one|no-one)\s+(?:ever\s+|actually\s+)?(?:calls?|uses?|references?|imports?|sets?|reads?|mentions?|defines?|registers?|invokes?)\b`),
+	},
+	{ // no such / no mention / no errors / no `tokensAfter`
+		cue:       []string{"no "},
+		re:        re(`\bno\s+(?:(?:other|such|further|additional|matching|failing|related|relevant|existing|remaining|explicit|actual|real|single|known|obvious|visible|direct|separate|dedicated|built-in|custom|corresponding|equivalent|specific|more|open|pending|unused|compile|type|runtime|test|lint|syntax|build|config|environment|env)\s+)*(?:such|mention|mentions|reference|references|trace|traces|sign|signs|evidence|record|records|definition|definitions|documentation|docs|result|results|match|matches|occurrence|occurrences|instance|instances|hit|hits|entry|entries|error|errors|failure|failures|warning|warnings|usage|usages|uses|call|calls|caller|callers|import|imports|export|exports|declaration|declarations|implementation|implementations|tests|test\s+files|file|files|line|lines|config|configuration|setting|settings|option|options|flag|flags|variable|variables|vars?|key|keys|field|fields|property|properties|method|methods|function|functions|handler|handlers|endpoint|endpoints|route|routes|table|tables|column|columns|package|packages|module|modules|dependency|dependencies|class|classes|constant|constants|parameter|parameters|event|events|hook|hooks|plugin|plugins|command|commands|script|scripts|section|sections|issues|bug|bugs|panic|panics|exception|exceptions|crash|crashes|leak|leaks|logs|value|values|default|defaults|limit|limits|timeout|retry|retries|api|feature|features|x+|q+)\b`),
+		notBefore: re(`\b(?:i|we)\s+(?:\w+\s+)?(?:made|make|changed|change|added|add|ran|run|wrote|write|touched|modified|need|needed|want|have|had|expect|expected)\s+$|\b(?:with|makes?|made|needs?|requires?)\s+$`),
+		notAfter:  re(`^\s*(?:\w+\s+){0,3}(?:is|are|was|were)\s+(?:needed|required|necessary|allowed|wanted|expected|intended)\b|^\s*(?:needed|required|necessary)\b`),
+	},
+	{ // "No alert rule fires on …", "No unit tests for X.": a clause that opens
+		cue: []string{"no "},
+		// with no + a noun phrase is existential, unless it is an idiom.
+		re:       re(`^\s*(?:[-•]\s*|\d+\.\s*)?(?:and\s+|but\s+|also\s+|so\s+)?no\s+[a-z][\w'-]*`),
+		notAfter: re(`^\s*(?:[,.!:;)]|$)|^\s*(?:[\w'-]+\s+){0,4}?(?:is|are|was|were|be)\s+(?:needed|required|necessary|allowed|expected|wanted)\b`),
+		idiom:    noIdioms,
+	},
+	{ // none of them / found none
+		cue: []string{"none"},
+		re:  re(`\bnone\s+of\s+(?:the|these|those|them|its|our|your|their|my|\d+|x+|q+)\b|\bnone\s+(?:is|are|was|were|exists?|matche[sd]|match|contains?|mentions?|defines?|has|have|includes?|references?|uses?|calls?|showed|shows?|returned|found|appears?|appeared|turned\s+up|exports?|imports?|sets?|registers?|handles?|covers?|implements?|supports?|provides?|declares?|lists?|reads?|checks?|touch(?:es)?|do|does|did|had|produced?|returns?)\b|\b(?:found|returned|showed|yielded|got|matched|see|saw)\s+none\b`),
+	},
+	{ // not a single / not one
+		cue: []string{"not "},
+		re:  re(`\bnot\s+(?:a\s+single|one|even\s+one)\b`),
+	},
+	{ // nothing matched / nothing in the docs / found nothing
+		cue:      []string{"nothing"},
+		re:       re(`\bnothing\s+(?:(?:was|is|has\s+been|got)\s+)?(?:found|matches|matched|turned\s+up|came\s+up|comes\s+up|showed\s+up|shows\s+up|returned|printed|logged|defines?|mentions?|references?|refers|calls?|uses?|sets?|exports?|imports?)\b|\bnothing\s+(?:in|about|related\s+to|regarding|named|called|like|on|under|inside|within)\b|\b(?:found|returned|printed|matched|shows?|showed|yields?|yielded|gave|gives|produced|contains?|mentions?|lists?)\s+nothing\b`),
+		notAfter: re(`^\s*(?:common|particular|else)\b`),
+	},
+	{ // "nothing registers the handler", "nothing depends on libfoo"
+		cue:     []string{"nothing"},
+		re:      re(`\bnothing\s+(?:(?:in|across|under|inside)\s+(?:[\w./-]+\s+){1,3}?)?(?:else\s+)?(?:ever\s+|actually\s+|still\s+)?([a-z]+s)\b`),
+		verbNot: words(`happens changes works needs matters breaks seems looks stands helps hurts beats comes goes remains`),
+	},
+	{ // "isn't seeded with any currencies", "omits the column"
+		re:        re(`\b(?:isn't|is\s+not|aren't|are\s+not|wasn't|was\s+not|weren't|were\s+not)\s+[a-z]+ed\s+with\s+(?:any|a|an)\b|\b(?:omits?|omitted|leaves\s+out|left\s+out)\b`),
+		notBefore: re(subjectIWe),
+	},
+	{ // zero results / 0 matches
+		re: re(`\b(?:zero|0)\s+(?:results?|matches|hits|occurrences|references|mentions|errors|failures|failed|failing|warnings|entries|rows|lines|files|usages|callers)\b`),
+	},
+	{ // the list is empty / came back empty
+		cue: []string{"empty"},
+		re:  re(`\b(?:is|are|was|were|came\s+back|comes\s+back|returned|returns|looks|seems)\s+(?:(?:still|completely|entirely|totally|all|just)\s+)?empty\b`),
+	},
+	{ // couldn't find / don't see / never found
+		re:        re(`\b(?:could\s+not|couldn't|can't|cannot|can\s+not|did\s+not|didn't|do\s+not|don't|does\s+not|doesn't|unable\s+to|failed\s+to|fail\s+to|never|haven't|have\s+not|hasn't|has\s+not|wasn't\s+able\s+to|weren't\s+able\s+to|was\s+not\s+able\s+to|not\s+able\s+to)\s+(?:(?:yet|actually|really|even|seem\s+to|manage\s+to|quite|ever|been\s+able\s+to|immediately|find\s+or)\s+)*(?:find|found|locate|located|see|seen|spot|spotted|detect|detected|identify|identified|discover|discovered|come\s+across|turn\s+up|turned\s+up|notice|noticed|get\s+(?:a|an|any)|got\s+(?:a|an|any)|receive|received)\b`),
+		notAfter:  re(`^\s*(?:why|how|what|whether|if|the\s+point|a\s+(?:reason|way|need|problem|difference|chance)|any\s+(?:reason|way|need|problem|difference|harm)|anything\s+wrong|it\s+as|this\s+as|that\s+as|them\s+as|fit|myself|chance|time|to\s)`),
+		notBefore: re(`^\s*(?:please\s+)?$`),
+		finding:   true,
+	},
+	{ // is not defined / isn't exported / is not in the file
+		re:        re(`\b(?:is|are|was|were|be|been|'s|'re|remains|remain)\s+not\s+` + adv + pred + `|\b(?:isn't|aren't|wasn't|weren't)\s+` + adv + pred),
+		notAfter:  re(`^\s*(?:to\s+(?:be|build|make|do|run|get|keep|avoid|help|work)\b|up\s+yet|by\s+default\s+but)`),
+		notBefore: re(`\b(?:i|we|you)(?:'m|\s+am|'re|\s+are)?\s*$`),
+	},
+	{ // doesn't exist / does not export / doesn't have
+		re:        re(`\b(?:does\s+not|doesn't|do\s+not|don't|did\s+not|didn't|cannot|can't|will\s+not|won't)\s+` + adv + `(?:exist|contain|include|define|declare|have|mention|export|implement|provide|offer|support|list|expose|reference|call|invoke|import|specify|document|describe|cover|set|configure|enable|register|attach|copy|install|load|query|appear|show|occur|carry|store|ship|bundle|emit|log|print|report|mount|initialize|initialise|instantiate|declare)\b`),
+		notAfter:  re(`^\s*(?:to\s|access|time|permission|enough|an?\s+(?:opinion|preference)|much\s+time|up\b|off\b|out\b|in\s+(?:mind|the\s+way))`),
+		notBefore: re(subjectIWe + `|` + imperative),
+	},
+	{ // "doesn't require x/sync", "doesn't extend the config": a negated
+		// transitive verb with an object says the thing is not there, unless the
+		// verb is about behaviour ("doesn't block the loop", "doesn't change the API").
+		re:        re(`\b(?:does\s+not|doesn't|do\s+not|don't|did\s+not|didn't|never)\s+(?:(?:actually|really|currently|even|explicitly|ever|yet|also)\s+)*([a-z]+)\s+(?:(?:up|out|in|on|over|into|to|for|from|with|back)\s+)?(?:the|a|an|any|its|their|this|that|these|those|x+|q+)\b`),
+		notBefore: re(subjectIWe + `|` + imperative),
+		verbNot:   behaviourVerbs,
+		baseVerb:  true,
+	},
+	{ // the same with a bare noun object: "doesn't pin pytest"
+		re:        re(`\b(?:does\s+not|doesn't|do\s+not|don't|did\s+not|didn't)\s+(?:(?:actually|really|currently|even|explicitly|ever|yet|also|properly|always|correctly|fully|necessarily|exactly|quite|entirely|reliably)\s+)*([a-z]+)\s+([a-z][\w-]*(?:\.[\w-]+)*)`),
+		notBefore: re(subjectIWe + `|` + imperative),
+		verbNot:   behaviourVerbs,
+		baseVerb:  true,
+		objNot: words(`on in at with for to when while because if yet anymore well properly correctly fast quickly
+			much often always now here there until unless after before since so as like by any a an the this that
+			it them him her me us you anything everything everywhere up out off down over back away through into
+			from of or and but than then even really seem appear need have be get make mean work seem either`),
+	},
+	{ // "isn't overridden anywhere", "not used anywhere"
+		re:        re(`(?:\bnot|n't|\bnever)\s+(?:[\w'-]+\s+){0,3}?anywhere\b|\bnowhere\b`),
+		notBefore: re(`\b(?:i|we|you)\b`),
+	},
+	{ // never used / never defined
+		cue:       []string{"never"},
+		re:        re(`\bnever\s+(?:been\s+|actually\s+|once\s+|even\s+)?(?:used|uses|called|calls|referenced|references|defined|defines|set|sets|mentioned|mentions|appears?|appeared|imported|imports|exported|exports|invoked|instantiated|registered|declared|assigned|committed|found|occurs?|occurred|shows\s+up|showed\s+up|populated|emitted|logged|documented|reached|triggered|created|exists?|existed|applied|merged|deployed|released|published|executed|run|ran|copies|copied|starts|started|attached|queries|queried|loads|loaded|installs|installed|enabled|configured|initialized|initializes|checked|checks|closes|closed|reads|written|writes|includes|included|contains|contained|covers|covered|tested)\b`),
+		notBefore: re(subjectIWe + `|` + imperative),
+	},
+	{ // "never verifies the signature": never + a verb with an object
+		cue:       []string{"never"},
+		re:        re(`\bnever\s+[a-z]+(?:s|ed)\s+(?:the|a|an|any|its|their|this|that|these|those|x+|q+)\b`),
+		notBefore: re(subjectIWe + `|` + imperative),
+	},
+	{ // is missing / lacks / nowhere / nonexistent / "Missing import in …"
+		re:       re(`\b(?:is|are|was|were|'s|'re|'m|am|seems?\s+to\s+be|appears?\s+to\s+be|still|goes|went|remains?|remained)\s+(?:(?:completely|entirely|still|also|now|simply|just|clearly|totally)\s+)?(?:missing|absent|lacking|unused|unreferenced|undefined)\b|\bmissing\s+(?:from|in)\b|\b(?:lacks|lack|lacked)\b|\babsent\s+(?:from|in)\b|\bnowhere\b|\bnot\s+anywhere\b|\bnon-?existent\b|^\s*(?:[-•]\s*)?missing\b`),
+		notAfter: re(`^\s*(?:near|close|else\s+to)\b`),
+	},
+	{ // found no OOM messages / saw no errors
+		cue:      []string{"no"},
+		re:       re(`\b(?:found|find|finds|saw|see|sees|spotted|got|get|detected|noticed|observed)\s+no\b`),
+		notAfter: re(`^\s*(?:reason|way|need|point|problem\s+with|harm)\b`),
+		finding:  true,
+	},
+	{ // contains no Dockerfile / has no tests
+		cue:       []string{" no"},
+		re:        re(`\b(?:contains?|contained|includes?|included|has|have|had|defines?|defined|exports?|exported|lists?|listed|shows?|showed|mentions?|mentioned|returned|returns|yields?|yielded|gave|gives|produced?|matched|printed|logged|reported|declares?|sets?)\s+no\b`),
+		notAfter:  re(`^\s*(?:effect|impact|idea|choice|way|reason|need|time|access|permission|problem|problems|issue\s+with|say|bearing|business|intention|plans?|opinion|preference)\b`),
+		notBefore: re(subjectIWe + `|\b(?:i|we)\s+(?:\w+\s+)?$`),
+	},
+	{ // "neither file defines it", "neither A nor B lists it"
+		cue: []string{"neither"},
+		re:  re(`\bneither\s+(?:[\w'./-]+\s+){0,8}?(?:nor\s+(?:[\w'./-]+\s+){0,6}?)?(?:defines?|contains?|mentions?|has|have|includes?|exports?|sets?|references?|uses?|calls?|lists?|declares?|documents?|describes?|covers?|provides?|supports?|shows?|matches|match|is|are|was|were)\b`),
+	},
+	{ // compiled without errors
+		cue: []string{"without"},
+		re:  re(`\bwithout\s+(?:any\s+)?(?:errors?|warnings?|failures?|issues|problems|failing\s+tests)\b`),
+	},
+	{ // was already removed (a report of its own deletion is not a claim)
+		cue:       []string{"already", "since"},
+		re:        re(`\b(?:is|are|was|were|has\s+been|have\s+been|'s\s+been)\s+(?:already|since|long\s+since)\s+(?:been\s+)?(?:removed|deleted|dropped)\b(?:\s+(?:from|in)\b)?`),
+		notBefore: re(subjectIWe),
+	},
+	{ // hasn't exported the interfaces / has not been defined
+		cue:       []string{"ha"},
+		re:        re(`\b(?:hasn't|has\s+not|haven't|have\s+not)\s+(?:been\s+)?(?:exported|defined|declared|implemented|registered|documented|published|included|added|set|configured|created|committed)\b`),
+		notBefore: re(subjectIWe + `|` + imperative),
+	},
+	{ // has tokensBefore but not tokensAfter
+		cue: []string{"but not"},
+		re:  re(`\b(?:has|have|had|contains?|includes?|defines?|exports?|lists?|mentions?|sets?)\b[^;]{1,80}?\bbut\s+not\b`),
+	},
+	{ // not found
+		cue:       []string{"not"},
+		re:        re(`\bnot\s+(?:be\s+)?found\b`),
+		notBefore: re(`\b(?:404|command|http|status)\s+$`),
+		notAfter:  re(`^\s*(?:error|errors|exception|status|page|response|handler|case|branch|code)\b`),
+	},
+	{ // no longer exists
+		cue: []string{"no longer"},
+		re:  re(`\bno\s+longer\s+(?:exists?|present|there|defined|available|supported|exported|listed|included|in\s+the|part\s+of|mentioned|documented|referenced)\b`),
+	},
+}
+
+// negationCue lists the words at least one of which every English rule
+// needs; a clause without any is not searched further.
+var negationCue = re(`\b(?:no|not|none|nothing|nobody|neither|never|nowhere|without|missing|lacks?|lacked|lacking|absent|zero|0|empty|omits?|omitted|left\s+out|leaves\s+out|removed|deleted|dropped|unused|unreferenced|undefined|non-?existent|cannot|unable|failed|fail)\b|n't`)
+
+// conditionals before a trigger in its clause make the claim hypothetical
+// or normative: "if the key is not found", "make sure there is no", "there
+// should be no".
+var englishConditional = re(`\b(?:if|unless|whether|in\s+case|even\s+if|as\s+long\s+as|assuming|suppose|supposing|make\s+sure|ensure|ensures|ensuring|verify|verifies|confirm|to\s+see|to\s+avoid|so\s+that|expect|expects|should|must|would|might|need\s+to|needs\s+to|want\s+to|let's|let\s+me|try\s+to|trying\s+to|wish)\b`)
+
+// englishConditionalStart: a sentence that opens with a condition is
+// hypothetical throughout ("If you use v2, there is no such flag").
+var englishConditionalStart = re(`^(?:[-•]\s*)?(?:if|unless|in\s+case|even\s+if|assuming|suppose|when\s+there\s+is\s+no|whenever)\b`)
+
+// Chinese triggers. strongChinese are claims wherever they stand (outside
+// conditionals and questions).
+var strongChinese = []string{
+	"不存在", "找不到", "找不著", "找不着", "查無", "查无", "查不到", "搜不到", "搜尋不到", "搜索不到",
+	"未找到", "沒找到", "没找到", "未能找到", "無法找到", "无法找到", "未發現", "未发现", "沒發現", "没发现",
+	"無任何", "无任何", "並無", "并无", "均無", "均无", "皆無", "皆无", "毫無", "毫无", "無此", "无此",
+	"未提及", "未提到", "沒提到", "没提到", "未定義", "未定义", "未包含", "不包含", "不含", "未出現", "未出现",
+	"沒出現", "没出现", "缺少", "缺失", "從未", "从未", "從來沒", "从来没", "沒看到", "没看到", "看不到",
+	"未見", "未见", "零個", "零个", "零筆", "零笔", "未列出", "沒列出", "没列出", "未宣告", "未聲明", "未声明",
+	"未匯出", "未导出", "未實作", "未实现", "未實現", "未被使用", "未被引用", "未引用", "未設定", "未设置",
+	"未設置", "未配置", "未註冊", "未注册", "未記錄", "未记录", "未提供", "不支援", "不支持", "未支援", "未支持",
+	"無相關", "无相关", "不再存在", "未曾出現", "未曾出现", "未記載", "未记载", "沒有記載", "没有记载", "未說明",
+	"未说明", "未描述", "未涵蓋", "未覆蓋", "未覆盖", "未啟用", "未启用", "未開啟", "未开启", "未安裝", "未安装",
+	"未註明", "未注明", "未指定", "未驗證", "未验证", "未校驗", "未校验",
+}
+
+// meiyou is 沒有/没有 (and 沒/没 before 有 forms): a claim unless an idiom or
+// the agent's own action follows, or 有 precedes (有沒有: whether).
+var meiyou = []string{"沒有", "没有", "並未", "并未"}
+
+// notIn: 不在 … 裡 ("pandas 不在 lockfile 裡").
+var notIn = re(`(?:並|并)?不在[^，。；,;]{1,40}?(?:裡|里|中|內|内|上|清單|清单|列表)`)
+
+var meiyouNotAfter = []string{
+	"問題", "问题", "必要", "關係", "关系", "辦法", "办法", "意義", "意义", "想到", "注意", "完成", "成功", "生效",
+	"影響", "影响", "差別", "差别", "區別", "区别", "回應", "回应", "反應", "反应", "權限", "权限", "時間", "时间",
+	"用", "錯，", "错，", "錯。", "错。", "錯", "错", "要求", "真的", "太大", "那麼", "那么",
+	"其他要做", "別的要做", "别的要做", "其他事", "更多要做", "什麼要做", "什么要做", "理由", "原因", "道理",
+}
+
+// meiyouActions after 沒有 are a deed not done ("我沒有修改…"): not a claim
+// when the agent (or the user) is the subject, or the subject is left out;
+// with another subject ("差異沒有動到 schema") or a relative clause ("沒有執行
+// 遷移的步驟": no step that runs …) they are.
+var meiyouActions = []string{
+	"修改", "改動", "改动", "更改", "改變", "改变", "改", "動", "动", "碰", "運行", "运行", "執行", "执行", "跑",
+	"提交", "刪除", "删除", "安裝", "安装", "做", "寫", "写", "讀", "读", "看完", "打開", "打开", "檢查", "检查",
+	"查看", "推送", "合併", "合并", "部署", "重啟", "重启", "重新", "啟動", "启动", "建立", "创建", "新增", "增加",
+	"加", "更新", "升級", "升级", "回滾", "回滚", "試", "试", "碰過", "碰过", "跑過", "跑过", "說", "说",
+}
+
+var pronounSubjects = []string{"我", "你", "您", "妳", "咱", "他們", "他们"}
+
+// meiyouClaimAfter re-admits 沒有 forms the idiom list would drop: 沒有用到
+// (not used), 沒有錯誤 (no errors).
+var meiyouClaimAfter = []string{"錯誤", "错误", "被用", "被使用"}
+
+var chineseConditional = []string{
+	"如果", "若", "假如", "倘若", "要是", "萬一", "万一", "是否", "只要", "一旦", "確保", "确保", "確認", "确认",
+	"應該", "应该", "必須", "必须", "以免", "避免", "看看", "看一下", "除非", "不管", "無論", "无论",
+}
+
+// yetChinese before a finding trigger scopes it to what was read so far.
+var yetChinese = []string{"尚未", "還沒", "还没", "目前還", "目前还", "暫時", "暂时"}
+
+// findTrigger returns the first absence trigger in clause cl of sentence sent.
+func findTrigger(s string, cl, sent tspan) (tspan, bool) {
+	c := s[cl.lo:cl.hi]
+	sentText := s[sent.lo:sent.hi]
+	if englishConditionalStart.MatchString(strings.TrimSpace(sentText)) {
+		return tspan{}, false
+	}
+	best := tspan{-1, -1}
+	rules := englishRules
+	if !negationCue.MatchString(c) {
+		rules = nil // every English rule needs one of these words: skip the regexps
+	}
+	for _, r := range rules {
+		if !hasCue(c, r.cue) {
+			continue
+		}
+		for _, m := range r.re.FindAllStringIndex(c, 4) {
+			if best.lo >= 0 && (m[0] > best.lo-cl.lo || m[0] == best.lo-cl.lo && cl.lo+m[1] <= best.hi) {
+				break // the earliest trigger wins, the longest among equals
+			}
+			before, after := c[:m[0]], c[m[1]:]
+			if r.notBefore != nil && r.notBefore.MatchString(before) {
+				continue
+			}
+			if r.notAfter != nil && r.notAfter.MatchString(after) {
+				continue
+			}
+			if englishConditional.MatchString(before) {
+				continue
+			}
+			if r.verbNot != nil || r.objNot != nil {
+				g := r.re.FindStringSubmatchIndex(c[m[0]:])
+				group := func(i int) string {
+					if g == nil || len(g) <= 2*i+1 || g[2*i] < 0 {
+						return ""
+					}
+					return c[m[0]+g[2*i] : m[0]+g[2*i+1]]
+				}
+				v := group(1)
+				if r.verbNot[v] || r.objNot[group(2)] ||
+					r.baseVerb && strings.HasSuffix(v, "s") && !strings.HasSuffix(v, "ss") && !strings.HasPrefix(c[m[0]:], "never") {
+					continue
+				}
+			}
+			if r.idiom != nil {
+				k := m[0] + strings.LastIndex(c[m[0]:m[1]], "no ")
+				if r.idiom.MatchString(c[k:]) {
+					continue
+				}
+			}
+			best = tspan{cl.lo + m[0], cl.lo + m[1]}
+			break
+		}
+	}
+	if sp, ok := findChineseTrigger(s, cl); ok && (best.lo < 0 || sp.lo < best.lo) {
+		best = sp
+	}
+	return best, best.lo >= 0
+}
+
+func hasCue(c string, cue []string) bool {
+	if len(cue) == 0 {
+		return true
+	}
+	for _, w := range cue {
+		if strings.Contains(c, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// findingTrigger: the trigger at sp is a "could not find" form, for which
+// "yet" and "so far" scope the claim to what was read.
+func findingTrigger(s string, sp tspan) bool {
+	t := s[sp.lo:sp.hi]
+	for _, r := range englishRules {
+		if r.finding && r.re.MatchString(t) {
+			return true
+		}
+	}
+	for _, w := range []string{"找到", "發現", "发现", "看到"} {
+		if strings.Contains(t, w) {
+			return true
+		}
+	}
+	return false
+}
+
+func findChineseTrigger(s string, cl tspan) (tspan, bool) {
+	c := s[cl.lo:cl.hi]
+	if c == "" || isASCII(c) {
+		return tspan{}, false
+	}
+	best := -1
+	bestLen := 0
+	consider := func(at, n int) {
+		if best >= 0 && at >= best {
+			return
+		}
+		for _, w := range chineseConditional {
+			if strings.Contains(c[:at], w) {
+				return
+			}
+		}
+		best, bestLen = at, n
+	}
+	for _, w := range strongChinese {
+		if k := strings.Index(c, w); k >= 0 {
+			consider(k, len(w))
+		}
+	}
+	for _, w := range meiyou {
+		for from := 0; from < len(c); {
+			k := strings.Index(c[from:], w)
+			if k < 0 {
+				break
+			}
+			at := from + k
+			from = at + len(w)
+			rest := strings.TrimLeft(c[at+len(w):], " ")
+			if strings.HasSuffix(c[:at], "有") || meiyouIdiom(rest) || meiyouDeed(c[:at], rest) ||
+				meiyouPossession(c[:at], rest) || strings.Contains(rest, "就") {
+				// 沒有 X 就 Y: "without X, Y" is a condition.
+				continue
+			}
+			// 還沒有 + an action is "not yet done", not "not there".
+			consider(at, len(w))
+		}
+	}
+	if m := notIn.FindStringIndex(c); m != nil {
+		consider(m[0], m[1]-m[0])
+	}
+	if best < 0 {
+		return tspan{}, false
+	}
+	// Report 沒有找到 / 並沒有發現 as one phrase.
+	end := best + bestLen
+	for _, w := range []string{"找到", "發現", "发现", "看到", "定義", "定义", "提到", "出現", "出现", "任何"} {
+		if strings.HasPrefix(c[end:], w) {
+			end += len(w)
+			break
+		}
+	}
+	return tspan{cl.lo + best, cl.lo + end}, true
+}
+
+// meiyouDeed: 沒有 + an action, said of the agent or with no subject, and
+// not introducing a relative clause (…的 + noun).
+func meiyouDeed(before, rest string) bool {
+	act := false
+	for _, w := range meiyouActions {
+		if strings.HasPrefix(rest, w) {
+			act = true
+			break
+		}
+	}
+	if !act {
+		return false
+	}
+	for _, p := range pronounSubjects {
+		if strings.Contains(before, p) {
+			return true
+		}
+	}
+	before = strings.TrimRight(before, " 並并還还都也就")
+	return strings.TrimSpace(before) == "" && !strings.Contains(rest, "的")
+}
+
+// meiyouPossession: 我沒有 + a noun is "I don't have …" (access,
+// credentials): about the agent, not about a source. 我沒有找到/看到 stays a
+// claim.
+func meiyouPossession(before, rest string) bool {
+	before = strings.TrimRight(before, " 並并還还也都就")
+	if !strings.HasSuffix(before, "我") && !strings.HasSuffix(before, "我們") && !strings.HasSuffix(before, "我们") {
+		return false
+	}
+	for _, w := range []string{"找到", "發現", "发现", "看到", "見到", "见到", "查到", "搜到", "收到", "拿到", "讀到", "读到"} {
+		if strings.HasPrefix(rest, w) {
+			return false
+		}
+	}
+	return true
+}
+
+func meiyouIdiom(rest string) bool {
+	for _, w := range meiyouClaimAfter {
+		if strings.HasPrefix(rest, w) {
+			return false
+		}
+	}
+	for _, w := range meiyouNotAfter {
+		if strings.HasPrefix(rest, w) {
+			return true
+		}
+	}
+	return false
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// scopeMatch is a scope phrase found in a claim's sentence.
+type scopeMatch struct {
+	span tspan
+	rng  ScopeRange
+}
+
+var (
+	numWord = `(\d[\d,]*|one|two|three|four|five|six|seven|eight|nine|ten|twenty|fifty|hundred|few|several)`
+	// scopeNumeric: "the first 2,000 lines", "the last 128 lines".
+	scopeFirstN = re(`\b(?:the\s+)?(first|last|top|initial|opening|final)\s+` + numWord + `\s+(?:(?:search|grep|log|output|query|matching)\s+)?(lines?|rows?|characters?|chars?|bytes?|kb|results?|matches|entries|items|files|pages?|records|hits|tokens|packages|screens?|commits|messages|events|tests|issues|comments|users|jobs|pods|logs)\b`)
+	// scopeLines: "lines 1-500", "up to line 2000".
+	scopeLines  = re(`\blines?\s+(\d[\d,]*)\s*(?:-|–|—|to|through|thru)\s*(\d[\d,]*)\b`)
+	scopeUpTo   = re(`\b(?:up\s+to|until|before|through)\s+line\s+(\d[\d,]*)\b`)
+	scopeEnglsh = re(`\b(?:in|of|from|within|among|across|on)\s+(?:the\s+|this\s+)?(?:part|parts|portion|portions|section|sections|lines|chunk|chunks|bit|excerpt|snippet|sample|slice|output|results|content|text|page|pages|file|files|log)\s+(?:that\s+|which\s+)?(?:i|we)(?:'ve|\s+have|\s+had|'d)?\s+(?:\w+\s+)?(?:read|seen|saw|looked\s+at|checked|viewed|got|received|was\s+shown|were\s+shown|could\s+see|can\s+see|scanned|inspected|reviewed|opened|fetched|loaded)\b` +
+		`|\b(?:in|of|from|within|among)\s+what\s+(?:i|we)(?:'ve|\s+have|\s+had)?\s+(?:\w+\s+)?(?:read|seen|saw|looked\s+at|checked|viewed|got|received|been\s+shown|could\s+see|can\s+see|reviewed|scanned|fetched)\b` +
+		`|\b(?:in|of|from|within)\s+what\s+(?:i|we)\s+(?:was|were|have\s+been|'ve\s+been|had\s+been)\s+(?:shown|given|sent)\b` +
+		`|\bfrom\s+what\s+(?:i|we)\s+(?:can|could)\s+see\b|\bas\s+far\s+as\s+(?:i|we)\s+(?:can|could)\s+(?:see|tell)\b|\bas\s+far\s+as\s+(?:i|we)(?:'ve|\s+have)?\s+(?:read|looked|seen)\b` +
+		`|\b(?:the\s+)?(?:visible|shown|displayed|returned|truncated|partial|excerpted|previewed|loaded|fetched)\s+(?:part|portion|output|lines|section|text|content|results|page|excerpt|chunk|preview|window|slice|range|head|tail|listing|list|log|file|trace|response|diff|table)\b` +
+		`|\b(?:part|portion|section|lines|bit|chunk|excerpt|page|pages|output|results)\s+(?:of\s+(?:the\s+)?(?:[\w.-]+\s+){1,3}?)?(?:that\s+|which\s+)?(?:i|we)(?:'ve|\s+have|\s+had)?\s+(?:was\s+|were\s+)?(?:read|seen|saw|shown|looked\s+at|checked|viewed|got|received|could\s+see|scanned|fetched|opened)\b` +
+		`|\b(?:part|portion|lines|page|section|output|results)\s+(?:shown|displayed|returned|visible|provided|i\s+got|we\s+got|loaded|i\s+read|i\s+saw|i\s+was\s+shown)\b` +
+		`|\b(?:the|this)\s+(?:preview|excerpt|snippet)\b|\bso\s+far\b|\bup\s+to\s+now\b|\bas\s+of\s+now\b` +
+		`|\bthe\s+(?:head|tail|beginning|start|top)\s+of\s+the\s+(?:file|output|log|page|results)\b|\b(?:this|the\s+first|the\s+current)\s+page\b|\bthe\s+(?:first|opening)\s+(?:part|section|portion|half|screen|chunk)\b`)
+	scopeYet = re(`\byet\b`)
+
+	scopeChineseFirstN = re(`前\s*(\d[\d,，]*|[一二三四五六七八九十百千萬万兩两]+)\s*(行|列|筆|笔|條|条|個結果|个结果|項|项|頁|页|個字元|个字符|字元|字符|個字|个字|字|位元組|字节|kb|個檔案|个文件|个|個)`)
+	scopeChineseRange  = re(`第?\s*(\d[\d,]*)\s*(?:行)?\s*(?:到|至|-|–|~|～|—)\s*(?:第\s*)?(\d[\d,]*)\s*行`)
+)
+
+var scopeChinese = []string{
+	"讀到的", "读到的", "讀過的", "读过的", "已讀", "已读", "已經讀", "已经读", "看到的部分", "看到的內容", "看到的内容",
+	"看過的", "看过的", "顯示的", "显示的", "顯示出來的", "显示出来的", "可見的", "可见的", "預覽", "预览", "截斷", "截断",
+	"節錄", "节选", "摘錄", "摘录", "片段", "目前為止", "目前为止", "到目前", "迄今", "目前讀到", "目前读到", "目前看到",
+	"目前看過", "目前看过", "這一頁", "这一页", "這頁", "这页", "本頁", "本页", "第一頁", "第一页", "前半", "檔案開頭", "文件开头", "文件開頭", "輸出開頭", "输出开头", "日誌開頭", "日志开头", "的開頭", "的开头",
+	"我讀的", "我读的", "我看的", "讀取的部分", "读取的部分", "回傳的部分", "返回的部分", "已載入", "已加载",
+	"部分內容", "部分内容", "這部分", "这部分", "這一段", "这一段", "目前的內容", "目前的内容",
+	"我看到的",
+}
+
+// findScope looks for a scope phrase in sentence sent for the claim at tr.
+func findScope(s string, sent tspan, tr tspan) (scopeMatch, bool) {
+	t := s[sent.lo:sent.hi]
+	at := func(lo, hi int) tspan { return tspan{sent.lo + lo, sent.lo + hi} }
+	if m := scopeFirstN.FindStringSubmatchIndex(t); m != nil {
+		sc := scopeMatch{span: at(m[0], m[1])}
+		which, num, unit := t[m[2]:m[3]], t[m[4]:m[5]], t[m[6]:m[7]]
+		if n, ok := parseCount(num); ok && (which == "first" || which == "top" || which == "initial" || which == "opening") {
+			sc.rng = firstN(n, englishUnit(unit))
+		}
+		return sc, true
+	}
+	if m := scopeLines.FindStringSubmatchIndex(t); m != nil {
+		sc := scopeMatch{span: at(m[0], m[1])}
+		a, ok1 := parseCount(t[m[2]:m[3]])
+		b, ok2 := parseCount(t[m[4]:m[5]])
+		if ok1 && ok2 && a <= b {
+			sc.rng = ScopeRange{Known: true, Start: a, End: b, Unit: schema.UnitLines}
+		}
+		return sc, true
+	}
+	if m := scopeUpTo.FindStringSubmatchIndex(t); m != nil {
+		sc := scopeMatch{span: at(m[0], m[1])}
+		if n, ok := parseCount(t[m[2]:m[3]]); ok {
+			sc.rng = ScopeRange{Known: true, Start: 1, End: n, Unit: schema.UnitLines}
+		}
+		return sc, true
+	}
+	if m := scopeEnglsh.FindStringIndex(t); m != nil {
+		return scopeMatch{span: at(m[0], m[1])}, true
+	}
+	if findingTrigger(s, tr) {
+		if m := scopeYet.FindStringIndex(t); m != nil {
+			return scopeMatch{span: at(m[0], m[1])}, true
+		}
+		for _, w := range yetChinese {
+			if k := strings.Index(t, w); k >= 0 {
+				return scopeMatch{span: at(k, k+len(w))}, true
+			}
+		}
+	}
+	if isASCII(t) {
+		return scopeMatch{}, false
+	}
+	if m := scopeChineseFirstN.FindStringSubmatchIndex(t); m != nil {
+		sc := scopeMatch{span: at(m[0], m[1])}
+		if n, ok := parseCount(t[m[2]:m[3]]); ok {
+			sc.rng = firstN(n, chineseUnit(t[m[4]:m[5]]))
+		}
+		return sc, true
+	}
+	if m := scopeChineseRange.FindStringSubmatchIndex(t); m != nil {
+		sc := scopeMatch{span: at(m[0], m[1])}
+		a, ok1 := parseCount(t[m[2]:m[3]])
+		b, ok2 := parseCount(t[m[4]:m[5]])
+		if ok1 && ok2 && a <= b {
+			sc.rng = ScopeRange{Known: true, Start: a, End: b, Unit: schema.UnitLines}
+		}
+		return sc, true
+	}
+	for _, w := range scopeChinese {
+		if k := strings.Index(t, w); k >= 0 {
+			return scopeMatch{span: at(k, k+len(w))}, true
+		}
+	}
+	return scopeMatch{}, false
+}
+
+func firstN(n uint64, u schema.Unit) ScopeRange {
+	switch u {
+	case schema.UnitLines:
+		return ScopeRange{Known: n > 0, Start: 1, End: n, Unit: u}
+	case schema.UnitChars, schema.UnitBytes, schema.UnitItems:
+		return ScopeRange{Known: n > 0, Start: 0, End: n, Unit: u}
+	}
+	return ScopeRange{}
+}
+
+func englishUnit(w string) schema.Unit {
+	switch strings.TrimSuffix(w, "s") {
+	case "line", "row":
+		return schema.UnitLines
+	case "character", "char":
+		return schema.UnitChars
+	case "byte":
+		return schema.UnitBytes
+	case "result", "matche", "match", "entrie", "item", "record", "hit":
+		return schema.UnitItems
+	}
+	return schema.UnitNone
+}
+
+func chineseUnit(w string) schema.Unit {
+	switch w {
+	case "行", "列":
+		return schema.UnitLines
+	case "個字元", "个字符", "字元", "字符", "個字", "个字", "字":
+		return schema.UnitChars
+	case "位元組", "字节":
+		return schema.UnitBytes
+	case "筆", "笔", "條", "条", "個結果", "个结果", "項", "项":
+		return schema.UnitItems
+	}
+	return schema.UnitNone
+}
+
+var englishNumbers = map[string]uint64{
+	"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+	"ten": 10, "twenty": 20, "fifty": 50, "hundred": 100,
+}
+
+// parseCount reads "2,000", "2000", "two", "兩千", "一百".
+func parseCount(s string) (uint64, bool) {
+	s = strings.NewReplacer(",", "", "，", "").Replace(strings.TrimSpace(s))
+	if n, ok := englishNumbers[s]; ok {
+		return n, true
+	}
+	if s == "" {
+		return 0, false
+	}
+	if isDigit(s[0]) {
+		var n uint64
+		for i := 0; i < len(s); i++ {
+			if !isDigit(s[i]) || n > 1<<40 {
+				return 0, false
+			}
+			n = n*10 + uint64(s[i]-'0')
+		}
+		return n, true
+	}
+	return parseChineseNumber(s)
+}
+
+// parseChineseNumber reads numbers up to the ten thousands: 一百, 兩千, 三千五百.
+func parseChineseNumber(s string) (uint64, bool) {
+	digits := map[rune]uint64{'一': 1, '二': 2, '兩': 2, '两': 2, '三': 3, '四': 4, '五': 5, '六': 6, '七': 7, '八': 8, '九': 9}
+	units := map[rune]uint64{'十': 10, '百': 100, '千': 1000, '萬': 10000, '万': 10000}
+	var total, cur uint64
+	for _, r := range s {
+		if d, ok := digits[r]; ok {
+			cur = d
+			continue
+		}
+		u, ok := units[r]
+		if !ok {
+			return 0, false
+		}
+		if cur == 0 {
+			cur = 1
+		}
+		total += cur * u
+		cur = 0
+	}
+	total += cur
+	return total, total > 0
+}
