@@ -140,7 +140,7 @@ func TestBuildRebuildsVerdictsAndFillsNils(t *testing.T) {
 	in.Answers[0].Verdict = "stale"
 	pm := Build(in)
 	v := pm.Answers[0].Verdict
-	for _, want := range []string{`says "There is no `+"`token`"+` flag."`, "WebFetch of https://example.com/docs", "with no notice", "(plus 1 other incomplete input)"} {
+	for _, want := range []string{`says "There is no ` + "`token`" + ` flag."`, "WebFetch of https://example.com/docs", "with no notice", "(plus 1 other incomplete input)"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("verdict lacks %q: %s", want, v)
 		}
