@@ -10,7 +10,6 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 
-	"github.com/ctxaudit/ctxaudit/collector/receiver/agenttranscriptsreceiver/internal/glob"
 	"github.com/ctxaudit/ctxaudit/collector/transcript"
 )
 
@@ -72,12 +71,12 @@ func (c *Config) Validate() error {
 	}
 	home, _ := os.UserHomeDir()
 	for i, p := range c.Include {
-		if _, err := glob.Compile(expandHome(p, home)); err != nil {
+		if _, err := compilePattern(expandHome(p, home)); err != nil {
 			errs = append(errs, fmt.Errorf("include[%d]: %w", i, err))
 		}
 	}
 	for i, p := range c.Exclude {
-		if _, err := glob.Compile(expandHome(p, home)); err != nil {
+		if _, err := compilePattern(expandHome(p, home)); err != nil {
 			errs = append(errs, fmt.Errorf("exclude[%d]: %w", i, err))
 		}
 	}

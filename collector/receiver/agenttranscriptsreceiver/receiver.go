@@ -18,7 +18,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/ctxaudit/ctxaudit/collector/receiver/agenttranscriptsreceiver/internal/checkpoint"
-	"github.com/ctxaudit/ctxaudit/collector/receiver/agenttranscriptsreceiver/internal/glob"
 	"github.com/ctxaudit/ctxaudit/collector/receiver/agenttranscriptsreceiver/internal/metadata"
 	"github.com/ctxaudit/ctxaudit/collector/transcript"
 	"github.com/ctxaudit/ctxaudit/schema"
@@ -40,7 +39,7 @@ type agentReceiver struct {
 	done   chan struct{}
 	client storage.Client
 
-	matcher *glob.Matcher
+	matcher *fileMatcher
 	format  transcript.Format // forced format, or "" to detect per file
 
 	files     map[string]*trackedFile
@@ -84,16 +83,7 @@ func newReceiver(set receiver.Settings, cfg *Config, next consumer.Traces) (*age
 // Start resolves the patterns, opens the storage client, loads the
 // checkpoints and starts polling.
 func (r *agentReceiver) Start(ctx context.Context, host component.Host) error {
-	home, _ := os.UserHomeDir()
-	include := make([]string, len(r.cfg.Include))
-	for i, p := range r.cfg.Include {
-		include[i] = expandHome(p, home)
-	}
-	exclude := make([]string, len(r.cfg.Exclude))
-	for i, p := range r.cfg.Exclude {
-		exclude[i] = expandHome(p, home)
-	}
-	m, err := glob.NewMatcher(include, exclude)
+	m, err := matcherFor(r.cfg)
 	if err != nil {
 		return err
 	}
@@ -224,7 +214,7 @@ func (r *agentReceiver) poll(ctx context.Context) {
 	if r.pending != nil && !r.send(ctx) {
 		return
 	}
-	paths, err := r.matcher.Find(ctx)
+	paths, err := r.matcher.find(ctx)
 	if err != nil {
 		return // cancelled
 	}
