@@ -1,0 +1,37 @@
+package clickhouseexporter
+
+import (
+	"context"
+	"testing"
+
+	"go.opentelemetry.io/collector/exporter/exportertest"
+
+	"github.com/ctxaudit/ctxaudit/internal/componentmeta"
+)
+
+// metadata.yaml is the source of truth for the exporter's type, stability
+// and self-telemetry: the factory and the instruments it creates must agree.
+func TestMetadataYAML(t *testing.T) {
+	md, err := componentmeta.Load("metadata.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := NewFactory()
+	if err := componentmeta.CheckFactory(md, f); err != nil {
+		t.Fatal(err)
+	}
+	rec := &componentmeta.Recorder{}
+	set := exportertest.NewNopSettings(f.Type())
+	set.MeterProvider = rec
+	ctx := context.Background()
+	if _, err := f.CreateTraces(ctx, set, f.CreateDefaultConfig()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.CreateLogs(ctx, set, f.CreateDefaultConfig()); err != nil {
+		t.Fatal(err)
+	}
+	// The instrumentation scope is the package's import path, as mdatagen's.
+	if err := componentmeta.CheckMetrics(md, rec.Instruments("github.com/ctxaudit/ctxaudit/exporters/clickhouse")); err != nil {
+		t.Fatal(err)
+	}
+}
