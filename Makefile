@@ -22,7 +22,7 @@ TEST_TIMEOUT  ?= 20m
 BENCH         ?= .
 FUZZTIME      ?= 30s
 
-.PHONY: all build test run bench lint fmt vet clickhouse clickhouse-stop deps fuzz clean
+.PHONY: all build test run bench lint fmt vet clickhouse clickhouse-stop deps fuzz clean generate
 
 all: lint build test
 
@@ -45,6 +45,11 @@ run: deps build clickhouse
 	./$(BIN) ingest --clickhouse '$(CTXAUDIT_CLICKHOUSE)' --store-content all examples/sessions
 	CTXAUDIT_CLICKHOUSE='$(CTXAUDIT_CLICKHOUSE)' CTXAUDIT_EXAMPLES='$(CURDIR)/examples/sessions' \
 	  ./$(BIN) collector --config $(COLLECTOR_CONFIG)
+
+## generate: regenerate what is rendered from checked-in sources: each collector
+## component's documentation.md and README status/telemetry tables from its metadata.yaml.
+generate:
+	$(GO) run ./internal/componentmeta/cmd/componentdocs
 
 bench:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem ./...

@@ -2,7 +2,10 @@ package clickhouseexporter
 
 import (
 	"context"
+	"os"
 	"testing"
+
+	"go.opentelemetry.io/collector/confmap"
 
 	"go.opentelemetry.io/collector/exporter/exportertest"
 
@@ -32,6 +35,25 @@ func TestMetadataYAML(t *testing.T) {
 	}
 	// The instrumentation scope is the package's import path, as mdatagen's.
 	if err := componentmeta.CheckMetrics(md, rec.Instruments("github.com/ctxaudit/ctxaudit/exporters/clickhouse")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The README's example configures the component validly.
+func TestReadmeExample(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf, err := componentmeta.ExampleConfig(readme, "exporter", "ctxaudit_clickhouse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := NewFactory().CreateDefaultConfig()
+	if err := conf.Unmarshal(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := confmap.Validate(cfg); err != nil {
 		t.Fatal(err)
 	}
 }

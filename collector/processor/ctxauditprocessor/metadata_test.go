@@ -2,7 +2,10 @@ package ctxauditprocessor
 
 import (
 	"context"
+	"os"
 	"testing"
+
+	"go.opentelemetry.io/collector/confmap"
 
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/processor/processortest"
@@ -33,6 +36,25 @@ func TestMetadataYAML(t *testing.T) {
 	}
 	// The instrumentation scope is the package's import path, as mdatagen's.
 	if err := componentmeta.CheckMetrics(md, rec.Instruments("github.com/ctxaudit/ctxaudit/collector/processor/ctxauditprocessor")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The README's example configures the component validly.
+func TestReadmeExample(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf, err := componentmeta.ExampleConfig(readme, "processor", "ctxaudit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := NewFactory().CreateDefaultConfig()
+	if err := conf.Unmarshal(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := confmap.Validate(cfg); err != nil {
 		t.Fatal(err)
 	}
 }
