@@ -44,6 +44,9 @@ func compilePattern(p string) (filePattern, error) {
 		return filePattern{}, fmt.Errorf("%q: %w", p, doublestar.ErrBadPattern)
 	}
 	base, rest := doublestar.SplitPattern(slashed)
+	if rest == "" {
+		return filePattern{}, fmt.Errorf("%q: matches no file", p)
+	}
 	return filePattern{raw: p, slashed: slashed, base: filepath.FromSlash(base), rest: rest}, nil
 }
 

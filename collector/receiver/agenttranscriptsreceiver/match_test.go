@@ -51,7 +51,7 @@ func TestPatternRelativeIsTakenAgainstWorkingDir(t *testing.T) {
 }
 
 func TestPatternErrors(t *testing.T) {
-	for _, p := range []string{"", "  ", "/h/[a", "/h/{a,b"} {
+	for _, p := range []string{"", "  ", "/h/[a", "/h/{a,b", "/"} {
 		_, err := compilePattern(p)
 		assert.Error(t, err, "pattern %q", p)
 	}
