@@ -25,7 +25,7 @@ FUZZTIME      ?= 30s
 # `make install` copies the binary to $(PREFIX)/bin.
 PREFIX        ?= /usr/local
 
-.PHONY: all help build install test run bench lint fmt vet clickhouse clickhouse-stop deps fuzz clean eval
+.PHONY: all help build install test run bench lint fmt vet clickhouse clickhouse-stop deps fuzz clean eval generate
 
 ## all: lint, build and test.
 all: lint build test
@@ -64,6 +64,11 @@ run: deps build clickhouse
 	./$(BIN) ingest --clickhouse '$(CTXAUDIT_CLICKHOUSE)' --store-content all examples/sessions
 	CTXAUDIT_CLICKHOUSE='$(CTXAUDIT_CLICKHOUSE)' CTXAUDIT_EXAMPLES='$(CURDIR)/examples/sessions' \
 	  ./$(BIN) collector --config $(COLLECTOR_CONFIG)
+
+## generate: regenerate what is rendered from checked-in sources: each collector
+## component's documentation.md and README status/telemetry tables from its metadata.yaml.
+generate:
+	$(GO) run ./internal/componentmeta/cmd/componentdocs
 
 ## bench: run the benchmarks (BENCH=regexp).
 bench:

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+
 	"github.com/ctxaudit/ctxaudit/schema"
 )
 
@@ -45,7 +47,7 @@ const (
 	// AttrGenAIToolCallResult is the opt-in GenAI result attribute: the text
 	// (or structure) the tool returned, used as the context when the source
 	// recorded nothing else.
-	AttrGenAIToolCallResult = "gen_ai.tool.call.result"
+	AttrGenAIToolCallResult = string(semconv.GenAIToolCallResultKey)
 )
 
 // resultAttribute renders gen_ai.tool.call.result as text: strings verbatim,

@@ -11,28 +11,41 @@
 // ToolCallFromAttributes & co. to store; the processor uses both.
 package otelconv
 
-import "github.com/ctxaudit/ctxaudit/collector/forensics"
+import (
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 
-// GenAI semantic-convention keys (open-telemetry/semantic-conventions, gen-ai).
+	"github.com/ctxaudit/ctxaudit/collector/forensics"
+)
+
+// GenAI semantic-convention keys, from go.opentelemetry.io/otel/semconv
+// v1.41.0 (the newest there that still defines gen_ai.*).
 const (
-	AttrOperationName       = "gen_ai.operation.name"
-	AttrToolName            = "gen_ai.tool.name"
-	AttrToolCallID          = "gen_ai.tool.call.id"
-	AttrToolType            = "gen_ai.tool.type"
-	AttrToolCallArguments   = "gen_ai.tool.call.arguments"
-	AttrToolCallResult      = forensics.AttrGenAIToolCallResult
-	AttrConversationID      = "gen_ai.conversation.id"
-	AttrRequestModel        = "gen_ai.request.model"
-	AttrResponseModel       = "gen_ai.response.model"
-	AttrResponseID          = "gen_ai.response.id"
-	AttrAgentID             = "gen_ai.agent.id"
-	AttrProviderName        = "gen_ai.provider.name"
-	AttrUsageInputTokens    = "gen_ai.usage.input_tokens"
-	AttrUsageOutputTokens   = "gen_ai.usage.output_tokens"
-	AttrErrorType           = "error.type"
-	OperationExecuteTool    = "execute_tool"
-	OperationChat           = "chat"
-	OperationInvokeAgent    = "invoke_agent"
+	AttrOperationName     = string(semconv.GenAIOperationNameKey)
+	AttrToolName          = string(semconv.GenAIToolNameKey)
+	AttrToolCallID        = string(semconv.GenAIToolCallIDKey)
+	AttrToolType          = string(semconv.GenAIToolTypeKey)
+	AttrToolCallArguments = string(semconv.GenAIToolCallArgumentsKey)
+	AttrToolCallResult    = forensics.AttrGenAIToolCallResult
+	AttrConversationID    = string(semconv.GenAIConversationIDKey)
+	AttrRequestModel      = string(semconv.GenAIRequestModelKey)
+	AttrResponseModel     = string(semconv.GenAIResponseModelKey)
+	AttrResponseID        = string(semconv.GenAIResponseIDKey)
+	AttrAgentID           = string(semconv.GenAIAgentIDKey)
+	AttrProviderName      = string(semconv.GenAIProviderNameKey)
+	AttrUsageInputTokens  = string(semconv.GenAIUsageInputTokensKey)
+	AttrUsageOutputTokens = string(semconv.GenAIUsageOutputTokensKey)
+	AttrOutputMessages    = string(semconv.GenAIOutputMessagesKey)
+	AttrErrorType         = string(semconv.ErrorTypeKey)
+
+	// Values of gen_ai.operation.name. semconv declares them as
+	// attribute.KeyValue variables, not constants; a test checks these
+	// against semconv.GenAIOperationName*.
+	OperationExecuteTool = "execute_tool"
+	OperationChat        = "chat"
+	OperationInvokeAgent = "invoke_agent"
+
+	// Claude Code's own telemetry keys (its claude_code.* log events), which
+	// no semantic convention defines.
 	ClaudeCodeSessionID     = "session.id"
 	ClaudeCodeToolName      = "tool_name"
 	ClaudeCodeToolUseID     = "tool_use_id"

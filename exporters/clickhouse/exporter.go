@@ -208,7 +208,7 @@ func (e *chExporter) write(ctx context.Context, r *records) error {
 	}
 	s, err := e.connect(ctx)
 	if err != nil {
-		return fmt.Errorf("ctxaudit_clickhouse: %w", err)
+		return permanentIfHopeless(fmt.Errorf("ctxaudit_clickhouse: %w", err))
 	}
 	// Sessions first, answers last: a partly written push that is retried
 	// rewrites the same ids, which the tables collapse.
@@ -229,7 +229,7 @@ func (e *chExporter) write(ctx context.Context, r *records) error {
 			if errors.Is(err, context.Canceled) {
 				return err
 			}
-			return fmt.Errorf("ctxaudit_clickhouse: %w", err)
+			return permanentIfHopeless(fmt.Errorf("ctxaudit_clickhouse: %w", err))
 		}
 		e.rowsWritten.Add(ctx, int64(st.n), metric.WithAttributes(attribute.String("table", st.table)))
 	}

@@ -143,7 +143,7 @@ func answerFromChatSpan(sp ptrace.Span) (schema.Answer, bool) {
 	}
 	a := otelconv.AnswerFromAttributes(attrs, sp.EndTimestamp().AsTime())
 	if a.Text == "" {
-		if v, ok := attrs.Get("gen_ai.output.messages"); ok {
+		if v, ok := attrs.Get(otelconv.AttrOutputMessages); ok {
 			a.Text = assistantText(v)
 		}
 	}

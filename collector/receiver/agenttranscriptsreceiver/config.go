@@ -11,7 +11,6 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
 
-	"github.com/ctxaudit/ctxaudit/collector/receiver/agenttranscriptsreceiver/internal/glob"
 	"github.com/ctxaudit/ctxaudit/collector/transcript"
 )
 
@@ -92,7 +91,7 @@ func (c *Config) Validate() error {
 		}
 	}
 	for i, p := range c.Exclude {
-		if _, err := glob.Compile(expandHome(p, home)); err != nil {
+		if _, err := compilePattern(expandHome(p, home)); err != nil {
 			errs = append(errs, fmt.Errorf("exclude[%d]: %w", i, err))
 		}
 	}
@@ -141,11 +140,11 @@ func folderPattern(folder string) string {
 // result of an empty folder variable before "/**/*.jsonl") would read every
 // matching file on the machine.
 func checkInclude(p string) error {
-	pat, err := glob.Compile(p)
+	pat, err := compilePattern(p)
 	if err != nil {
 		return err
 	}
-	if root := pat.Root(); filepath.Dir(root) == root {
+	if root := pat.base; filepath.Dir(root) == root {
 		return fmt.Errorf("%q matches from the filesystem root %s; name a folder (an empty folder variable switches the source off only in folders)", p, root)
 	}
 	return nil

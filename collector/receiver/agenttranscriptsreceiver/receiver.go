@@ -18,7 +18,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/ctxaudit/ctxaudit/collector/receiver/agenttranscriptsreceiver/internal/checkpoint"
-	"github.com/ctxaudit/ctxaudit/collector/receiver/agenttranscriptsreceiver/internal/glob"
 	"github.com/ctxaudit/ctxaudit/collector/receiver/agenttranscriptsreceiver/internal/metadata"
 	"github.com/ctxaudit/ctxaudit/collector/transcript"
 	"github.com/ctxaudit/ctxaudit/schema"
@@ -40,7 +39,7 @@ type agentReceiver struct {
 	done   chan struct{}
 	client storage.Client
 
-	matcher *glob.Matcher
+	matcher *fileMatcher
 	format  transcript.Format // forced format, or "" to detect per file
 
 	files     map[string]*trackedFile
@@ -90,7 +89,7 @@ func (r *agentReceiver) Start(ctx context.Context, host component.Host) error {
 	for i, p := range r.cfg.Exclude {
 		exclude[i] = expandHome(p, home)
 	}
-	m, err := glob.NewMatcher(include, exclude)
+	m, err := newFileMatcher(include, exclude)
 	if err != nil {
 		return err
 	}
@@ -225,7 +224,7 @@ func (r *agentReceiver) poll(ctx context.Context) {
 	if r.pending != nil && !r.send(ctx) {
 		return
 	}
-	paths, err := r.matcher.Find(ctx)
+	paths, err := r.matcher.find(ctx)
 	if err != nil {
 		return // cancelled
 	}

@@ -13,20 +13,21 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	otellog "go.opentelemetry.io/otel/log"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 )
 
-// Attribute keys a harness sets. They mirror collector/otelconv and
-// collector/forensics, written out here so the example reads on its own.
+// Attribute keys a harness sets: the GenAI ones from the semantic
+// conventions, the ctxaudit.* ones (docs/attributes.md) and Claude Code's
+// written out, so the example reads on its own.
 const (
-	attrOperation     = "gen_ai.operation.name"
-	attrToolName      = "gen_ai.tool.name"
-	attrToolCallID    = "gen_ai.tool.call.id"
-	attrConversation  = "gen_ai.conversation.id"
-	attrArguments     = "gen_ai.tool.call.arguments"
-	attrResult        = "gen_ai.tool.call.result"
-	attrOutputMsgs    = "gen_ai.output.messages"
-	attrModel         = "gen_ai.request.model"
+	attrToolName      = semconv.GenAIToolNameKey
+	attrToolCallID    = semconv.GenAIToolCallIDKey
+	attrConversation  = semconv.GenAIConversationIDKey
+	attrArguments     = semconv.GenAIToolCallArgumentsKey
+	attrResult        = semconv.GenAIToolCallResultKey
+	attrOutputMsgs    = semconv.GenAIOutputMessagesKey
+	attrModel         = semconv.GenAIRequestModelKey
 	attrSource        = "ctxaudit.source"
 	attrTurn          = "ctxaudit.turn"
 	attrOrigBytes     = "ctxaudit.output.original.bytes"
@@ -98,7 +99,7 @@ func Scenario(sessionID string) Session {
 				attribute.String(attrNext, "Read with offset=2001 to continue"),
 			}},
 			{ID: "shell-1", Tool: "shell_command", Args: `{"command":"seq 500"}`, Attrs: []attribute.KeyValue{
-				attribute.String(attrSource, "codex"), attribute.String(attrResult, body.String()),
+				attribute.String(attrSource, "codex"), attrResult.String(body.String()),
 			}},
 			{ID: "grep-1", Tool: "Grep", Args: `{"pattern":"timeout","path":"/srv/app"}`, Attrs: []attribute.KeyValue{
 				attribute.Int64(attrOrigBytes, 42), attribute.Int64(attrCtxBytes, 42),
@@ -120,14 +121,14 @@ func Scenario(sessionID string) Session {
 func EmitTraces(ctx context.Context, tp trace.TracerProvider, s Session, start time.Time) {
 	tr := tp.Tracer("github.com/ctxaudit/ctxaudit/examples/harness")
 	ctx, root := tr.Start(ctx, "invoke_agent example", trace.WithTimestamp(start),
-		trace.WithAttributes(attribute.String(attrOperation, "invoke_agent"), attribute.String(attrConversation, s.ID)))
+		trace.WithAttributes(semconv.GenAIOperationNameInvokeAgent, attrConversation.String(s.ID)))
 	at := start
 	for _, c := range s.Calls {
 		at = at.Add(time.Second)
 		attrs := append([]attribute.KeyValue{
-			attribute.String(attrOperation, "execute_tool"), attribute.String(attrToolName, c.Tool),
-			attribute.String(attrToolCallID, c.ID), attribute.String(attrConversation, s.ID),
-			attribute.String(attrArguments, c.Args), attribute.String(attrModel, s.Model), attribute.Int(attrTurn, 0),
+			semconv.GenAIOperationNameExecuteTool, attrToolName.String(c.Tool),
+			attrToolCallID.String(c.ID), attrConversation.String(s.ID),
+			attrArguments.String(c.Args), attrModel.String(s.Model), attribute.Int(attrTurn, 0),
 		}, c.Attrs...)
 		if !hasKey(c.Attrs, attrSource) {
 			attrs = append(attrs, attribute.String(attrSource, s.Source))
@@ -139,9 +140,9 @@ func EmitTraces(ctx context.Context, tp trace.TracerProvider, s Session, start t
 		at = at.Add(time.Second)
 		msgs := fmt.Sprintf(`[{"role":"assistant","parts":[{"type":"text","content":%q}]}]`, s.Answer)
 		_, sp := tr.Start(ctx, "chat "+s.Model, trace.WithTimestamp(at), trace.WithAttributes(
-			attribute.String(attrOperation, "chat"), attribute.String(attrConversation, s.ID),
-			attribute.String(attrModel, s.Model), attribute.String(attrSource, s.Source),
-			attribute.Int(attrTurn, 0), attribute.String(attrOutputMsgs, msgs)))
+			semconv.GenAIOperationNameChat, attrConversation.String(s.ID),
+			attrModel.String(s.Model), attribute.String(attrSource, s.Source),
+			attribute.Int(attrTurn, 0), attrOutputMsgs.String(msgs)))
 		sp.End(trace.WithTimestamp(at.Add(time.Second)))
 	}
 	root.End(trace.WithTimestamp(at.Add(2 * time.Second)))

@@ -1,4 +1,4 @@
-package glob
+package agenttranscriptsreceiver
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestMatch(t *testing.T) {
+func TestPatternMatch(t *testing.T) {
 	tests := []struct {
 		name    string
 		pattern string
@@ -28,32 +28,33 @@ func TestMatch(t *testing.T) {
 		{"trailing ** needs the folder", "/h/**/subagents/**", "/h/p/s/agent-1.jsonl", false},
 		{"consecutive ** collapse", "/h/**/**/*.jsonl", "/h/a/b/c.jsonl", true},
 		{"character class", "/h/rollout-[0-9]*.jsonl", "/h/rollout-2026.jsonl", true},
+		{"alternatives", "/h/{claude,codex}/*.jsonl", "/h/codex/a.jsonl", true},
 		{"literal file", "/h/a.jsonl", "/h/a.jsonl", true},
 		{"literal file, other name", "/h/a.jsonl", "/h/b.jsonl", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := Compile(filepath.FromSlash(tt.pattern))
+			p, err := compilePattern(filepath.FromSlash(tt.pattern))
 			require.NoError(t, err)
-			assert.Equal(t, tt.want, p.Match(filepath.FromSlash(tt.path)))
+			assert.Equal(t, tt.want, p.match(filepath.FromSlash(tt.path)))
 		})
 	}
 }
 
-func TestCompileErrors(t *testing.T) {
-	for _, p := range []string{"", "  ", "/h/[a", "/h/a\\"} {
-		_, err := Compile(p)
-		assert.Error(t, err, "pattern %q", p)
-	}
+func TestPatternRelativeIsTakenAgainstWorkingDir(t *testing.T) {
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	p, err := compilePattern(filepath.Join("**", "subagents", "**"))
+	require.NoError(t, err)
+	assert.True(t, p.match(filepath.Join(wd, "p", "subagents", "a.jsonl")))
+	assert.False(t, p.match(filepath.FromSlash("/elsewhere-"+filepath.Base(wd)+"/p/a.jsonl")))
 }
 
-func TestRoot(t *testing.T) {
-	p, err := Compile(filepath.FromSlash("/h/.codex/sessions/**/*.jsonl"))
-	require.NoError(t, err)
-	assert.Equal(t, filepath.FromSlash("/h/.codex/sessions"), p.Root())
-	p, err = Compile(filepath.FromSlash("/h/a.jsonl"))
-	require.NoError(t, err)
-	assert.Equal(t, filepath.FromSlash("/h/a.jsonl"), p.Root())
+func TestPatternErrors(t *testing.T) {
+	for _, p := range []string{"", "  ", "/h/[a", "/h/{a,b", "/"} {
+		_, err := compilePattern(p)
+		assert.Error(t, err, "pattern %q", p)
+	}
 }
 
 func TestFind(t *testing.T) {
@@ -66,15 +67,20 @@ func TestFind(t *testing.T) {
 		"codex/2026/01/15/notes.md",
 		"codex/deep/er/than/the/pattern/rollout-2.jsonl",
 		"elsewhere/x.jsonl",
+		"elsewhere/deeper/y.jsonl",
 	} {
 		p := filepath.Join(root, filepath.FromSlash(f))
 		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
 		require.NoError(t, os.WriteFile(p, []byte("{}\n"), 0o644))
 	}
+	// A symlink to a file counts; a symlinked folder is neither a file nor
+	// walked into (a link back up the tree would otherwise loop).
 	require.NoError(t, os.Symlink(filepath.Join(root, "elsewhere", "x.jsonl"), filepath.Join(root, "claude", "-p", "link.jsonl")))
 	require.NoError(t, os.Symlink(filepath.Join(root, "elsewhere"), filepath.Join(root, "claude", "-p", "dirlink.jsonl")))
+	require.NoError(t, os.Symlink(filepath.Join(root, "elsewhere"), filepath.Join(root, "claude", "-p", "dirlink")))
+	require.NoError(t, os.Symlink(root, filepath.Join(root, "claude", "loop")))
 
-	m, err := NewMatcher(
+	m, err := newFileMatcher(
 		[]string{
 			filepath.Join(root, "claude", "**", "*.jsonl"),
 			filepath.Join(root, "codex", "*", "*", "*", "rollout-*.jsonl"),
@@ -83,7 +89,7 @@ func TestFind(t *testing.T) {
 		[]string{filepath.Join(root, "**", "subagents", "**")},
 	)
 	require.NoError(t, err)
-	got, err := m.Find(context.Background())
+	got, err := m.find(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, []string{
 		filepath.Join(root, "claude", "-p", "link.jsonl"),
@@ -93,18 +99,36 @@ func TestFind(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	for i := 0; i < checkEvery; i++ {
-		require.NoError(t, os.WriteFile(filepath.Join(root, "claude", "-p", "s1", "tool-results", "f"+string(rune('a'+i%26))+string(rune('a'+i/26))+".txt"), nil, 0o644))
-	}
-	_, err = m.Find(ctx)
+	_, err = m.find(ctx)
 	assert.ErrorIs(t, err, context.Canceled)
 }
 
-func TestNewMatcherNamesTheList(t *testing.T) {
-	_, err := NewMatcher([]string{"/h/[x"}, nil)
+func TestNewFileMatcherNamesTheList(t *testing.T) {
+	_, err := newFileMatcher([]string{"/h/[x"}, nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "include")
-	_, err = NewMatcher([]string{"/h/*.jsonl"}, []string{"/h/[x"})
+	_, err = newFileMatcher([]string{"/h/*.jsonl"}, []string{"/h/[x"})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "exclude")
+}
+
+// The configuration's `~` is the home folder, in include and exclude alike.
+func TestMatcherForExpandsHome(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("USERPROFILE", home)
+	for _, f := range []string{".claude/projects/-p/s.jsonl", ".claude/projects/-p/s/subagents/a.jsonl"} {
+		p := filepath.Join(home, filepath.FromSlash(f))
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte("{}\n"), 0o644))
+	}
+	cfg := createDefaultConfig().(*Config)
+	cfg.Include = []string{"~/.claude/projects/**/*.jsonl"}
+	cfg.Exclude = []string{"~/**/subagents/**"}
+	require.NoError(t, cfg.Validate())
+	m, err := matcherFor(cfg)
+	require.NoError(t, err)
+	got, err := m.find(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, []string{filepath.Join(home, ".claude", "projects", "-p", "s.jsonl")}, got)
 }
