@@ -20,11 +20,11 @@ const (
 	// approximate, lower_bound) for the original.* figures; without it they
 	// are exact.
 	AttrOriginalPrecision = "ctxaudit.output.original.precision"
-	AttrContextBytes   = "ctxaudit.output.context.bytes"
-	AttrContextChars   = "ctxaudit.output.context.chars"
-	AttrContextLines   = "ctxaudit.output.context.lines"
-	AttrContextTokens  = "ctxaudit.output.context.tokens"
-	AttrTruncated      = "ctxaudit.output.truncated"
+	AttrContextBytes      = "ctxaudit.output.context.bytes"
+	AttrContextChars      = "ctxaudit.output.context.chars"
+	AttrContextLines      = "ctxaudit.output.context.lines"
+	AttrContextTokens     = "ctxaudit.output.context.tokens"
+	AttrTruncated         = "ctxaudit.output.truncated"
 	// AttrTruncationKind takes a schema.TruncationKind value (none, explicit, …).
 	AttrTruncationKind = "ctxaudit.output.truncation.kind"
 	// AttrStrategy takes a schema.Strategy value (head, tail, …).

@@ -81,27 +81,27 @@ func ccToolResultSizeIsPreview(tool string) bool {
 var (
 	// ccPersistedRe is the header of a <persisted-output> preview; see
 	// ccPersistedMatch for the rest.
-	ccPersistedRe   = regexp.MustCompile(`\A<persisted-output>\nOutput too large \((\d+(?:\.\d+)?(?:KB|MB|GB| bytes))\)\. Full output saved to: ([^\n]+)\n\nPreview \(first ([^)\n]+)\):\n`)
-	ccMCPSavedRe    = regexp.MustCompile(`\AError: result \(([\d,]+) characters\) exceeds maximum allowed tokens\. Output has been saved to ([^\n]*?)\.\nFormat: ([^\n]*)\n`)
-	ccMCPFailedRe   = regexp.MustCompile(`\AError: result \(([\d,]+) characters\) exceeds maximum allowed tokens\. Failed to save output to file: ([^\n]*?)\. (If this MCP server provides pagination[^\n]*)`)
-	ccMCPTruncRe    = regexp.MustCompile(`\n\n\[OUTPUT TRUNCATED - exceeded (\d+) token limit\]\n\n(The tool output was truncated\.[^\n]*)`)
-	ccBashLinesRe   = regexp.MustCompile(`\n\n\.\.\. \[(\d+) lines truncated\] \.\.\.`)
-	ccCharsTruncRe  = regexp.MustCompile(`\.\.\. \[(\d+) characters truncated\] \.\.\.`)
-	ccReadTokensRe  = regexp.MustCompile(`\A(?:File|Notebook) content \((\d+) tokens\) exceeds maximum allowed tokens \((\d+)\)\.(?: ([^\n]*))?`)
-	ccReadSizeRe    = regexp.MustCompile(`\A(?:File|Notebook) content \((\d+(?:\.\d+)?(?:KB|MB|GB| bytes))\) exceeds maximum allowed size \((\d+(?:\.\d+)?(?:KB|MB|GB| bytes))\)\.(?: ([^\n]*))?`)
-	ccEmptyRe       = regexp.MustCompile(`\A\(([^()\n]+) completed with no output\)\z`)
-	ccGrepPageRe    = regexp.MustCompile(`\n\n\[Showing results with pagination = ([^\]\n]+)\]\s*\z`)
-	ccGrepFilesRe   = regexp.MustCompile(`\AFound (\d+) files?(?: ((?:limit|offset): \d+(?:, offset: \d+)?))?\n`)
-	ccLimitRe       = regexp.MustCompile(`limit: (\d+)`)
-	ccOffsetRe      = regexp.MustCompile(`offset: (\d+)`)
-	ccGlobTruncRe   = regexp.MustCompile(`\n?\((Results are truncated\. Consider using a more specific path or pattern\.)\)\s*\z`)
-	ccTaskTruncRe   = regexp.MustCompile(`\A\[Truncated\. Full output: ([^\]\n]+)\]\n\n`)
-	ccWebFetchRe    = regexp.MustCompile(`\n\n\[Content truncated due to length\.\.\.\]`)
+	ccPersistedRe  = regexp.MustCompile(`\A<persisted-output>\nOutput too large \((\d+(?:\.\d+)?(?:KB|MB|GB| bytes))\)\. Full output saved to: ([^\n]+)\n\nPreview \(first ([^)\n]+)\):\n`)
+	ccMCPSavedRe   = regexp.MustCompile(`\AError: result \(([\d,]+) characters\) exceeds maximum allowed tokens\. Output has been saved to ([^\n]*?)\.\nFormat: ([^\n]*)\n`)
+	ccMCPFailedRe  = regexp.MustCompile(`\AError: result \(([\d,]+) characters\) exceeds maximum allowed tokens\. Failed to save output to file: ([^\n]*?)\. (If this MCP server provides pagination[^\n]*)`)
+	ccMCPTruncRe   = regexp.MustCompile(`\n\n\[OUTPUT TRUNCATED - exceeded (\d+) token limit\]\n\n(The tool output was truncated\.[^\n]*)`)
+	ccBashLinesRe  = regexp.MustCompile(`\n\n\.\.\. \[(\d+) lines truncated\] \.\.\.`)
+	ccCharsTruncRe = regexp.MustCompile(`\.\.\. \[(\d+) characters truncated\] \.\.\.`)
+	ccReadTokensRe = regexp.MustCompile(`\A(?:File|Notebook) content \((\d+) tokens\) exceeds maximum allowed tokens \((\d+)\)\.(?: ([^\n]*))?`)
+	ccReadSizeRe   = regexp.MustCompile(`\A(?:File|Notebook) content \((\d+(?:\.\d+)?(?:KB|MB|GB| bytes))\) exceeds maximum allowed size \((\d+(?:\.\d+)?(?:KB|MB|GB| bytes))\)\.(?: ([^\n]*))?`)
+	ccEmptyRe      = regexp.MustCompile(`\A\(([^()\n]+) completed with no output\)\z`)
+	ccGrepPageRe   = regexp.MustCompile(`\n\n\[Showing results with pagination = ([^\]\n]+)\]\s*\z`)
+	ccGrepFilesRe  = regexp.MustCompile(`\AFound (\d+) files?(?: ((?:limit|offset): \d+(?:, offset: \d+)?))?\n`)
+	ccLimitRe      = regexp.MustCompile(`limit: (\d+)`)
+	ccOffsetRe     = regexp.MustCompile(`offset: (\d+)`)
+	ccGlobTruncRe  = regexp.MustCompile(`\n?\((Results are truncated\. Consider using a more specific path or pattern\.)\)\s*\z`)
+	ccTaskTruncRe  = regexp.MustCompile(`\A\[Truncated\. Full output: ([^\]\n]+)\]\n\n`)
+	ccWebFetchRe   = regexp.MustCompile(`\n\n\[Content truncated due to length\.\.\.\]`)
 	// ccWebFetchNoteRe is the note 2.1.328 appends to an answer that did not
 	// read the whole page: total, the range read, the unread rest, and how
 	// to read on.
 	ccWebFetchNoteRe = regexp.MustCompile(`\[WebFetch note: this page's text is (\d+) characters long and the answer above covers only characters (\d+) to (\d+); the final (\d+) were not read — (to read on, call WebFetch again with the same url and offset: (\d+))\.\]\s*\z`)
-	ccAttachTruncRe = regexp.MustCompile(`Note: The file ([^\n]+?) was too large and has been truncated to the first (\d+) lines\.`)
+	ccAttachTruncRe  = regexp.MustCompile(`Note: The file ([^\n]+?) was too large and has been truncated to the first (\d+) lines\.`)
 	// The Read notice of current builds, quoted verbatim in the issue; the
 	// path may itself be elided with "…".
 	ccPartialViewRe = regexp.MustCompile(`\[Truncated: PARTIAL view — ([^\n]*?): showing lines (\d+)-(\d+) of (\d+) total \((\d+) tokens, cap (\d+)\)\. ((?:Call|Use) [^\]\n]*?)\]`)

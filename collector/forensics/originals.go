@@ -51,11 +51,15 @@ type originals struct {
 func (o *originals) add(r rank, sz schema.Sizes) { o.addPrecise(r, sz, schema.PrecisionExact) }
 
 // addApprox records sizes read from a rounded label ("444.3KB").
-func (o *originals) addApprox(r rank, sz schema.Sizes) { o.addPrecise(r, sz, schema.PrecisionApproximate) }
+func (o *originals) addApprox(r rank, sz schema.Sizes) {
+	o.addPrecise(r, sz, schema.PrecisionApproximate)
+}
 
 // addAtLeast records sizes the output is known to reach or exceed: what a
 // harness counted after it had already stopped reading at a cap.
-func (o *originals) addAtLeast(r rank, sz schema.Sizes) { o.addPrecise(r, sz, schema.PrecisionLowerBound) }
+func (o *originals) addAtLeast(r rank, sz schema.Sizes) {
+	o.addPrecise(r, sz, schema.PrecisionLowerBound)
+}
 
 func (o *originals) addPrecise(r rank, sz schema.Sizes, p schema.Precision) {
 	if sz.Bytes.Known || sz.Chars.Known || sz.Lines.Known || sz.Tokens.Known {
