@@ -194,11 +194,11 @@ func placeHeadTail(out *schema.Forensics, fd *finding) {
 		// [0, head) in offsets, [1, head] in lines: the same End.
 		out.Shown.Start, out.Shown.End = schema.Known(first), fd.headKept
 	}
-	out.ShownTail = schema.Range{Unit: unit, End: end}
+	// A tail that cannot be placed is left out whole: a range is recorded
+	// only with its positions (and so reads back the same from OTLP).
+	out.ShownTail = schema.Range{}
 	if start := subCount(end, fd.tailKept2); start.Known {
-		out.ShownTail.Start = addCounts(start, schema.Known(first))
-	} else {
-		out.ShownTail.End = schema.Unknown
+		out.ShownTail = schema.Range{Start: addCounts(start, schema.Known(first)), End: end, Unit: unit}
 	}
 }
 
