@@ -109,7 +109,7 @@ var (
 	// ccWebFetchStoredRe: the answer was made from a stored copy of the
 	// page, whose retrieval time is the version of what was read.
 	ccWebFetchStoredRe = regexp.MustCompile(`\[WebFetch note: this result comes from a stored copy of the page, retrieved from the site on (\d{4}-\d{2}-\d{2}) at (\d{2}:\d{2}) UTC`)
-	ccAttachTruncRe  = regexp.MustCompile(`Note: The file ([^\n]+?) was too large and has been truncated to the first (\d+) lines\.`)
+	ccAttachTruncRe    = regexp.MustCompile(`Note: The file ([^\n]+?) was too large and has been truncated to the first (\d+) lines\.`)
 	// The Read notice of current builds, quoted verbatim in the issue; the
 	// path may itself be elided with "…".
 	ccPartialViewRe = regexp.MustCompile(`\[Truncated: PARTIAL view — ([^\n]*?): showing lines (\d+)-(\d+) of (\d+) total \((\d+) tokens, cap (\d+)\)\. ((?:Call|Use) [^\]\n]*?)\]`)

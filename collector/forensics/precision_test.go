@@ -81,13 +81,13 @@ func TestPrecision(t *testing.T) {
 		{
 			name: "claude 2.1.328 WebFetch note, short form: where and the next offset",
 			in: Input{Harness: schema.HarnessClaudeCode, HarnessVersion: "2.1.328", Tool: "WebFetch",
-				Arguments: []byte(`{"url":"https://example.com/docs/config","prompt":"List the configuration keys"}`),
-				Context: answer + "\n\n[WebFetch note: the answer above covers characters 0 to 100000 of this page's 195757 characters. Next offset: 100000.]",
+				Arguments:     []byte(`{"url":"https://example.com/docs/config","prompt":"List the configuration keys"}`),
+				Context:       answer + "\n\n[WebFetch note: the answer above covers characters 0 to 100000 of this page's 195757 characters. Next offset: 100000.]",
 				ToolUseResult: []byte(webFetchResult)},
 			want: want{kind: schema.KindExplicit, strategy: schema.StrategySummary, truncated: true, reason: "summarised",
 				disclosure: "101", shown: "0-100000 chars", total: "195757", source: schema.SourceHarnessMetadata,
 				precision: "exact", bytes: "214995", chars: "195757", next: "Next offset: 100000",
-				marker: "[WebFetch note: the answer above covers characters 0 to 100000 of this page's 195757 characters. Next offset: 100000.]",
+				marker:   "[WebFetch note: the answer above covers characters 0 to 100000 of this page's 195757 characters. Next offset: 100000.]",
 				detector: "claude_code.webfetch_note"},
 		},
 		{
