@@ -140,6 +140,73 @@ func ccWebFetchNote(s *scan, fd *finding) bool {
 	return false
 }
 
+// ccWebFetchRaw: 2.1.328's verbatim page text under a header that says how
+// long the page text is and what of it follows: all of it (from an
+// offset), the first K chars, then perhaps a second model's summary of the
+// rest, and what was not read with the offset to read on from. What the
+// model got, verbatim or summarised, is the shown range.
+func ccWebFetchRaw(s *scan, fd *finding) bool {
+	if !strings.HasPrefix(s.text, "Fetched ") {
+		return false
+	}
+	h := head(s.text, 4096)
+	if i := strings.IndexByte(h, '\n'); i >= 0 {
+		h = h[:i]
+	}
+	m := ccWebFetchRawRe.FindStringSubmatch(h)
+	if m == nil {
+		return false
+	}
+	total, rest := atoi(m[4]), m[5]
+	from := schema.Known(0)
+	if fm := ccRawFromRe.FindStringSubmatch(rest); fm != nil {
+		from = atoi(fm[2])
+	}
+	s.orig.add(rankMarker, schema.Sizes{Chars: total})
+	ccStoredCopy(s, fd)
+	fd.Strategy = schema.StrategyNone
+	if strings.HasPrefix(rest, "; nothing is left to show from offset ") {
+		fd.Kind, fd.PartialByRequest = schema.KindNone, true
+		fd.show(total, total, schema.UnitChars, total)
+		return true
+	}
+	first := ccRawFirstRe.FindStringSubmatch(rest)
+	if first == nil {
+		// The whole page text, or all of it from the offset.
+		fd.Kind = schema.KindNone
+		fd.PartialByRequest = from.N > 0
+		fd.show(from, total, schema.UnitChars, total)
+		return true
+	}
+	verbatimEnd := addCounts(from, atoi(first[1]))
+	summarised := strings.Contains(rest, ", then a model-extracted summary of the rest")
+	unread := ccRawUnreadRe.FindStringSubmatch(rest)
+	next := ccRawNextRe.FindStringSubmatch(rest)
+	if next != nil {
+		fd.NextHint = next[0]
+	}
+	marker := strings.TrimPrefix(rest, ", ")
+	switch {
+	case summarised && unread == nil:
+		// The rest was summarised whole: nothing left unread.
+		fd.Kind, fd.Strategy = schema.KindNone, schema.StrategySummary
+		fd.PartialByRequest = from.N > 0
+		fd.show(from, total, schema.UnitChars, total)
+		return true
+	case summarised:
+		fd.cut(schema.StrategySummary, "summarised", marker)
+		fd.show(from, subCount(total, atoi(unread[1])), schema.UnitChars, total)
+		fd.disclose(true, true, next != nil)
+	default:
+		// Only the head, verbatim: over the budget, and either no room for
+		// a summary or the summary failed.
+		fd.cut(schema.StrategyHead, "cap_chars", marker)
+		fd.show(from, verbatimEnd, schema.UnitChars, total)
+		fd.disclose(true, unread != nil, next != nil)
+	}
+	return true
+}
+
 // ccStoredCopy records when the page was retrieved, if the answer came from
 // a stored copy of it: the version of the source that was read.
 func ccStoredCopy(s *scan, fd *finding) {

@@ -113,6 +113,53 @@ func TestPrecision(t *testing.T) {
 				detector: "claude_code.webfetch_note"},
 		},
 		{
+			name: "claude 2.1.328 WebFetch verbatim text, then a summary, the final part unread",
+			in: Input{Harness: schema.HarnessClaudeCode, HarnessVersion: "2.1.328", Tool: "WebFetch",
+				Arguments: []byte(`{"url":"https://example.com/docs/config","prompt":"List the configuration keys"}`),
+				Context: "Fetched https://example.com/docs/config from a non-preapproved source (HTTP 200 OK, text/html, 195757 characters, truncated to the first 92000, " +
+					"then a model-extracted summary of the rest; the final 3757 characters were not read — to read on, call WebFetch again with the same url and offset: 192000).\n" +
+					"<fetched-web-content>\n" + strings.Repeat("p", 92000) + "\n\n[The verbatim page text stops here, 92000 of 195757 characters in; re-fetching this URL at the same offset returns the same split. " +
+					"What follows is a model-extracted summary, for your request, of the remaining 103757 characters (its final 3757 characters were not read at all).]\n" +
+					"The rest lists upload_limit.\n</fetched-web-content>",
+				ToolUseResult: []byte(webFetchResult)},
+			want: want{kind: schema.KindExplicit, strategy: schema.StrategySummary, truncated: true, reason: "summarised",
+				disclosure: "111", shown: "0-192000 chars", total: "195757", source: schema.SourceHarnessMetadata, precision: "exact",
+				bytes: "214995", chars: "195757", next: "to read on, call WebFetch again with the same url and offset: 192000",
+				marker: "truncated to the first 92000, then a model-extracted summary of the rest", detector: "claude_code.webfetch_raw"},
+		},
+		{
+			name: "claude 2.1.328 WebFetch verbatim head only, the summary failed",
+			in: Input{Harness: schema.HarnessClaudeCode, HarnessVersion: "2.1.328", Tool: "WebFetch",
+				Arguments: []byte(`{"url":"https://example.com/docs/config","prompt":"keys"}`),
+				Context: "Fetched https://example.com/docs/config (HTTP 200 OK, text/html, 195757 characters, truncated to the first 92000; the remaining 103757 characters " +
+					"could not be summarized and were not read — to read on, call WebFetch again with the same url and offset: 92000).\n<fetched-web-content>\n" +
+					strings.Repeat("p", 92000) + "\n</fetched-web-content>",
+				ToolUseResult: []byte(webFetchResult)},
+			want: want{kind: schema.KindExplicit, strategy: schema.StrategyHead, truncated: true, reason: "cap_chars",
+				disclosure: "111", shown: "0-92000 chars", total: "195757", source: schema.SourceHarnessMetadata, precision: "exact",
+				bytes: "214995", chars: "195757", next: "offset: 92000", detector: "claude_code.webfetch_raw"},
+		},
+		{
+			name: "claude 2.1.328 WebFetch verbatim rest from an offset: complete, by request, refetched",
+			in: Input{Harness: schema.HarnessClaudeCode, HarnessVersion: "2.1.328", Tool: "WebFetch",
+				Arguments: []byte(`{"url":"https://example.com/docs/config","prompt":"keys","offset":192000}`),
+				Context: "Fetched https://example.com/docs/config (HTTP 200 OK, text/html, 195757 characters, shown from character 192000).\n<fetched-web-content>\n" +
+					strings.Repeat("p", 3757) + "\n</fetched-web-content>",
+				ToolUseResult: []byte(webFetchResult)},
+			want: want{kind: schema.KindNone, strategy: schema.StrategyNone, partial: true, shown: "192000-195757 chars", total: "195757",
+				source: schema.SourceHarnessMetadata, precision: "exact", bytes: "214995", chars: "195757", refetched: true,
+				detector: "claude_code.webfetch_raw"},
+		},
+		{
+			name: "claude 2.1.328 WebFetch verbatim whole page",
+			in: Input{Harness: schema.HarnessClaudeCode, HarnessVersion: "2.1.328", Tool: "WebFetch",
+				Arguments:     []byte(`{"url":"https://example.com/small","prompt":"keys"}`),
+				Context:       "Fetched https://example.com/small (HTTP 200 OK, text/markdown, 40 characters).\n<fetched-web-content>\n" + strings.Repeat("p", 40) + "\n</fetched-web-content>",
+				ToolUseResult: []byte(`{"bytes":40,"code":200,"codeText":"OK","result":"…","durationMs":20,"url":"https://example.com/small"}`)},
+			want: want{kind: schema.KindNone, strategy: schema.StrategyNone, shown: "0-40 chars", total: "40",
+				source: schema.SourceHarnessMetadata, precision: "exact", bytes: "40", chars: "40", detector: "claude_code.webfetch_raw"},
+		},
+		{
 			name: "claude Read refused by size label: approximate bytes",
 			in: Input{Harness: schema.HarnessClaudeCode, HarnessVersion: "2.1.328", Tool: "Read", IsError: true,
 				Arguments: []byte(`{"file_path":"/srv/data/big.json"}`),
