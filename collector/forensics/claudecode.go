@@ -82,6 +82,10 @@ var (
 	// ccPersistedRe is the header of a <persisted-output> preview; see
 	// ccPersistedMatch for the rest.
 	ccPersistedRe  = regexp.MustCompile(`\A<persisted-output>\nOutput too large \((\d+(?:\.\d+)?(?:KB|MB|GB| bytes))\)\. Full output saved to: ([^\n]+)\n\nPreview \(first ([^)\n]+)\):\n`)
+	// ccPersistedCapRe is the same header when the output passed the
+	// persist limit (2.1.328: 64 MiB): the saved file holds only the first
+	// part, so neither it nor the limit is the whole output's size.
+	ccPersistedCapRe = regexp.MustCompile(`\A<persisted-output>\nOutput exceeded the (\d+(?:\.\d+)?(?:KB|MB|GB| bytes)) persist limit; only the first (?:\d+(?:\.\d+)?(?:KB|MB|GB| bytes)) were saved to: ([^\n]+)\n\nPreview \(first ([^)\n]+)\):\n`)
 	ccMCPSavedRe   = regexp.MustCompile(`\AError: result \(([\d,]+) characters\) exceeds maximum allowed tokens\. Output has been saved to ([^\n]*?)\.\nFormat: ([^\n]*)\n`)
 	ccMCPFailedRe  = regexp.MustCompile(`\AError: result \(([\d,]+) characters\) exceeds maximum allowed tokens\. Failed to save output to file: ([^\n]*?)\. (If this MCP server provides pagination[^\n]*)`)
 	ccMCPTruncRe   = regexp.MustCompile(`\n\n\[OUTPUT TRUNCATED - exceeded (\d+) token limit\]\n\n(The tool output was truncated\.[^\n]*)`)
@@ -166,6 +170,10 @@ func ccPersisted(s *scan, fd *finding) bool {
 		return false
 	}
 	m := ccPersistedMatch(s.text)
+	capped := false
+	if m == nil {
+		m, capped = ccPersistedMatchWith(ccPersistedCapRe, s.text), true
+	}
 	if m == nil {
 		return false
 	}
@@ -176,6 +184,12 @@ func ccPersisted(s *scan, fd *finding) bool {
 	fd.disclose(true, true, true)
 	fd.show(schema.Known(0), schema.KnownInt(countRunes(preview)), schema.UnitChars, schema.Unknown)
 	fd.totalIsOriginal = true
+	if capped {
+		// At least the limit was printed; the saved file is a prefix.
+		fd.Reason, fd.savedIsPrefix = "cap_bytes", true
+		s.orig.addAtLeast(rankMarker, schema.Sizes{Bytes: parseSizeLabel(label)})
+		return true
+	}
 	if n := parseSizeLabel(label); n.Known {
 		if strings.HasSuffix(label, "bytes") {
 			fd.claims(schema.UnitChars, n) // exact below 1 KiB
@@ -202,8 +216,12 @@ const ccPersistedFooter = "\n</persisted-output>"
 // can be followed by nothing but whitespace, and the shortest (.*?) stops
 // before a "\n..." right in front of it. TestPersistedMatch checks the two
 // forms agree.
-func ccPersistedMatch(text string) []int {
-	h := ccPersistedRe.FindStringSubmatchIndex(text)
+func ccPersistedMatch(text string) []int { return ccPersistedMatchWith(ccPersistedRe, text) }
+
+// ccPersistedMatchWith is ccPersistedMatch with another header of the same
+// groups (label, path, preview size).
+func ccPersistedMatchWith(re *regexp.Regexp, text string) []int {
+	h := re.FindStringSubmatchIndex(text)
 	if h == nil {
 		return nil
 	}

@@ -22,6 +22,9 @@ type finding struct {
 	// stopped reading at a cap, so the claim is only a lower bound on the
 	// original, and the notice is understated whenever the cap was hit.
 	claimAtLeast bool
+	// savedIsPrefix: the saved file the notice names holds only the first
+	// part of the output, so measuring it gives a lower bound.
+	savedIsPrefix bool
 	// headKept and tailKept2 are the sizes, in Shown.Unit, of the head and
 	// tail a head+tail cut kept around its notice; finalize places them as
 	// Shown and ShownTail once the total is known.

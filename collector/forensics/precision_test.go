@@ -201,6 +201,27 @@ func TestPrecision(t *testing.T) {
 				detector: "claude_code.persisted_output"},
 		},
 		{
+			name: "claude 2.1.328 persisted-output past the persist limit: the limit is a lower bound",
+			in: Input{Harness: schema.HarnessClaudeCode, HarnessVersion: "2.1.328", Tool: "Bash",
+				Context: "<persisted-output>\nOutput exceeded the 64.0MB persist limit; only the first 64.0MB were saved to: /tmp/tool-results/b1.txt\n\nPreview (first 2KB):\n" +
+					strings.Repeat("o", 1999) + "\n...\n</persisted-output>"},
+			want: want{kind: schema.KindExplicit, strategy: schema.StrategySpillToFile, truncated: true, reason: "cap_bytes",
+				disclosure: "111", shown: "0-1999 chars", total: "unknown", source: schema.SourceMarker, precision: "lower_bound",
+				bytes: "67108864", chars: "unknown", savedRef: "/tmp/tool-results/b1.txt",
+				marker: "Output exceeded the 64.0MB persist limit", detector: "claude_code.persisted_output"},
+		},
+		{
+			name: "claude 2.1.328 persisted-output past the persist limit, saved prefix readable: still a lower bound",
+			in: Input{Harness: schema.HarnessClaudeCode, HarnessVersion: "2.1.328", Tool: "Bash",
+				Context: "<persisted-output>\nOutput exceeded the 1.0KB persist limit; only the first 1.0KB were saved to: /tmp/tool-results/b2.txt\n\nPreview (first 2KB):\n" +
+					strings.Repeat("o", 999) + "\n...\n</persisted-output>",
+				ReadSaved: func(string) ([]byte, error) { return []byte(strings.Repeat("o", 1024)), nil }},
+			want: want{kind: schema.KindExplicit, strategy: schema.StrategySpillToFile, truncated: true, reason: "cap_bytes",
+				disclosure: "111", shown: "0-999 chars", total: "1024", source: schema.SourceSavedFile, precision: "lower_bound",
+				bytes: "1024", chars: "1024", lines: "1", tk: "256", savedRef: "/tmp/tool-results/b2.txt",
+				detector: "claude_code.persisted_output"},
+		},
+		{
 			name: "otel original reported as a lower bound",
 			in: Input{Harness: schema.HarnessGeneric, Tool: "run", Context: strings.Repeat("z", 4096),
 				Attributes: map[string]any{AttrOriginalBytes: int64(65536), AttrOriginalPrecision: "lower_bound", AttrTruncated: true,
