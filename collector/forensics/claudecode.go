@@ -81,26 +81,26 @@ func ccToolResultSizeIsPreview(tool string) bool {
 var (
 	// ccPersistedRe is the header of a <persisted-output> preview; see
 	// ccPersistedMatch for the rest.
-	ccPersistedRe  = regexp.MustCompile(`\A<persisted-output>\nOutput too large \((\d+(?:\.\d+)?(?:KB|MB|GB| bytes))\)\. Full output saved to: ([^\n]+)\n\nPreview \(first ([^)\n]+)\):\n`)
+	ccPersistedRe = regexp.MustCompile(`\A<persisted-output>\nOutput too large \((\d+(?:\.\d+)?(?:KB|MB|GB| bytes))\)\. Full output saved to: ([^\n]+)\n\nPreview \(first ([^)\n]+)\):\n`)
 	// ccPersistedCapRe is the same header when the output passed the
 	// persist limit (2.1.328: 64 MiB): the saved file holds only the first
 	// part, so neither it nor the limit is the whole output's size.
 	ccPersistedCapRe = regexp.MustCompile(`\A<persisted-output>\nOutput exceeded the (\d+(?:\.\d+)?(?:KB|MB|GB| bytes)) persist limit; only the first (?:\d+(?:\.\d+)?(?:KB|MB|GB| bytes)) were saved to: ([^\n]+)\n\nPreview \(first ([^)\n]+)\):\n`)
-	ccMCPSavedRe   = regexp.MustCompile(`\AError: result \(([\d,]+) characters\) exceeds maximum allowed tokens\. Output has been saved to ([^\n]*?)\.\nFormat: ([^\n]*)\n`)
-	ccMCPFailedRe  = regexp.MustCompile(`\AError: result \(([\d,]+) characters\) exceeds maximum allowed tokens\. Failed to save output to file: ([^\n]*?)\. (If this MCP server provides pagination[^\n]*)`)
-	ccMCPTruncRe   = regexp.MustCompile(`\n\n\[OUTPUT TRUNCATED - exceeded (\d+) token limit\]\n\n(The tool output was truncated\.[^\n]*)`)
-	ccBashLinesRe  = regexp.MustCompile(`\n\n\.\.\. \[(\d+) lines truncated\] \.\.\.`)
-	ccCharsTruncRe = regexp.MustCompile(`\.\.\. \[(\d+) characters truncated\] \.\.\.`)
-	ccReadTokensRe = regexp.MustCompile(`\A(?:File|Notebook) content \((\d+) tokens\) exceeds maximum allowed tokens \((\d+)\)\.(?: ([^\n]*))?`)
-	ccReadSizeRe   = regexp.MustCompile(`\A(?:File|Notebook) content \((\d+(?:\.\d+)?(?:KB|MB|GB| bytes))\) exceeds maximum allowed size \((\d+(?:\.\d+)?(?:KB|MB|GB| bytes))\)\.(?: ([^\n]*))?`)
-	ccEmptyRe      = regexp.MustCompile(`\A\(([^()\n]+) completed with no output\)\z`)
-	ccGrepPageRe   = regexp.MustCompile(`\n\n\[Showing results with pagination = ([^\]\n]+)\]\s*\z`)
-	ccGrepFilesRe  = regexp.MustCompile(`\AFound (\d+) files?(?: ((?:limit|offset): \d+(?:, offset: \d+)?))?\n`)
-	ccLimitRe      = regexp.MustCompile(`limit: (\d+)`)
-	ccOffsetRe     = regexp.MustCompile(`offset: (\d+)`)
-	ccGlobTruncRe  = regexp.MustCompile(`\n?\((Results are truncated\. Consider using a more specific path or pattern\.)\)\s*\z`)
-	ccTaskTruncRe  = regexp.MustCompile(`\A\[Truncated\. Full output: ([^\]\n]+)\]\n\n`)
-	ccWebFetchRe   = regexp.MustCompile(`\n\n\[Content truncated due to length\.\.\.\]`)
+	ccMCPSavedRe     = regexp.MustCompile(`\AError: result \(([\d,]+) characters\) exceeds maximum allowed tokens\. Output has been saved to ([^\n]*?)\.\nFormat: ([^\n]*)\n`)
+	ccMCPFailedRe    = regexp.MustCompile(`\AError: result \(([\d,]+) characters\) exceeds maximum allowed tokens\. Failed to save output to file: ([^\n]*?)\. (If this MCP server provides pagination[^\n]*)`)
+	ccMCPTruncRe     = regexp.MustCompile(`\n\n\[OUTPUT TRUNCATED - exceeded (\d+) token limit\]\n\n(The tool output was truncated\.[^\n]*)`)
+	ccBashLinesRe    = regexp.MustCompile(`\n\n\.\.\. \[(\d+) lines truncated\] \.\.\.`)
+	ccCharsTruncRe   = regexp.MustCompile(`\.\.\. \[(\d+) characters truncated\] \.\.\.`)
+	ccReadTokensRe   = regexp.MustCompile(`\A(?:File|Notebook) content \((\d+) tokens\) exceeds maximum allowed tokens \((\d+)\)\.(?: ([^\n]*))?`)
+	ccReadSizeRe     = regexp.MustCompile(`\A(?:File|Notebook) content \((\d+(?:\.\d+)?(?:KB|MB|GB| bytes))\) exceeds maximum allowed size \((\d+(?:\.\d+)?(?:KB|MB|GB| bytes))\)\.(?: ([^\n]*))?`)
+	ccEmptyRe        = regexp.MustCompile(`\A\(([^()\n]+) completed with no output\)\z`)
+	ccGrepPageRe     = regexp.MustCompile(`\n\n\[Showing results with pagination = ([^\]\n]+)\]\s*\z`)
+	ccGrepFilesRe    = regexp.MustCompile(`\AFound (\d+) files?(?: ((?:limit|offset): \d+(?:, offset: \d+)?))?\n`)
+	ccLimitRe        = regexp.MustCompile(`limit: (\d+)`)
+	ccOffsetRe       = regexp.MustCompile(`offset: (\d+)`)
+	ccGlobTruncRe    = regexp.MustCompile(`\n?\((Results are truncated\. Consider using a more specific path or pattern\.)\)\s*\z`)
+	ccTaskTruncRe    = regexp.MustCompile(`\A\[Truncated\. Full output: ([^\]\n]+)\]\n\n`)
+	ccWebFetchRe     = regexp.MustCompile(`\n\n\[Content truncated due to length\.\.\.\]`)
 	// ccWebFetchNoteRe is the note 2.1.328 appends to an answer that did not
 	// read the whole page: total, the range read, the unread rest, and how
 	// to read on.
