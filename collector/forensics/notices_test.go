@@ -90,25 +90,39 @@ func TestNotices(t *testing.T) {
 				marker: "... [400 lines truncated] ..."},
 		},
 		{
-			name: "claude error head/tail [N characters truncated] (C6), original = kept + N",
+			// The kept total sits at Bash's 30,000-char cap: the notice
+			// counts what Bash received, not what the command printed.
+			name: "claude Bash error head/tail at the cap (C6): at least kept + N, possibly understated, tail not the end",
 			in:   Input{Harness: schema.HarnessClaudeCode, Tool: "Bash", IsError: true, Context: errText},
 			want: want{kind: schema.KindExplicit, strategy: schema.StrategyHeadTail, truncated: true, reason: "cap_chars",
-				disclosure: "100", total: "30016", source: schema.SourceMarker, chars: "30016",
+				disclosure: "100", total: "30016", source: schema.SourceMarker, chars: "30016", precision: "lower_bound",
+				shown: "0-5002 chars", shownTail: "25014-30016 chars", understated: true,
 				marker: "... [20012 characters truncated] ..."},
+		},
+		{
+			name: "claude tool error head/tail below any cap (C6): original = kept + N, exactly; the tail is the end",
+			in: Input{Harness: schema.HarnessClaudeCode, Tool: "mcp__x__y", IsError: true,
+				Context: strings.Repeat("a", 5000) + "\n\n... [5012 characters truncated] ...\n\n" + strings.Repeat("b", 5000)},
+			want: want{kind: schema.KindExplicit, strategy: schema.StrategyHeadTail, truncated: true, reason: "cap_chars",
+				disclosure: "100", total: "15016", source: schema.SourceMarker, chars: "15016", precision: "exact",
+				shown: "0-5002 chars", shownTail: "10014-15016 chars", tailIsEnd: true,
+				marker: "... [5012 characters truncated] ..."},
 		},
 		{
 			name: "claude Bash failure path: marker understated against toolUseResult stdout",
 			in: Input{Harness: schema.HarnessClaudeCode, Tool: "Bash", IsError: true, Context: errText,
 				ToolUseResult: []byte(`{"stdout":"` + strings.TrimSuffix(big140k, "\n") + `","stderr":"","interrupted":false,"isImage":false}`)},
 			want: want{kind: schema.KindExplicit, strategy: schema.StrategyHeadTail, truncated: true, reason: "cap_chars",
-				disclosure: "100", total: "139999", source: schema.SourceHarnessMetadata, chars: "139999", understated: true},
+				disclosure: "100", total: "139999", source: schema.SourceHarnessMetadata, chars: "139999", understated: true,
+				precision: "exact", shown: "0-5002 chars", shownTail: "25014-30016 chars"},
 		},
 		{
 			name: "claude understated against the OTel original",
 			in: Input{Harness: schema.HarnessClaudeCode, Tool: "Bash", IsError: true, Context: errText,
 				Attributes: map[string]any{AttrOriginalChars: int64(140000)}},
 			want: want{kind: schema.KindExplicit, strategy: schema.StrategyHeadTail, truncated: true, reason: "cap_chars",
-				disclosure: "100", source: schema.SourceOTelAttribute, chars: "140000", understated: true},
+				disclosure: "100", source: schema.SourceOTelAttribute, chars: "140000", understated: true,
+				precision: "exact", total: "140000", shown: "0-5002 chars", shownTail: "25014-30016 chars"},
 		},
 		{
 			name: "claude cleared (C10)",
@@ -219,7 +233,7 @@ func TestNotices(t *testing.T) {
 			name: "codex Total output lines + [... omitted O of T lines ...] (X1)",
 			in: Input{Harness: schema.HarnessCodex, Tool: "shell", Context: "Exit code: 0\nWall time: 0.3 seconds\nTotal output lines: 500\nOutput:\n" +
 				lines("l", 1, 128) + "\n[... omitted 244 of 500 lines ...]\n\n" + lines("l", 373, 128)},
-			want: want{kind: schema.KindExplicit, strategy: schema.StrategyHeadTail, truncated: true, reason: "cap_lines",
+			want: want{shown: "1-128 lines", shownTail: "373-500 lines", tailIsEnd: true, kind: schema.KindExplicit, strategy: schema.StrategyHeadTail, truncated: true, reason: "cap_lines",
 				disclosure: "100", total: "500", source: schema.SourceMarker, lines: "500", marker: "[... omitted 244 of 500 lines ...]"},
 		},
 		{
@@ -240,14 +254,14 @@ func TestNotices(t *testing.T) {
 			name: "codex [… N bytes truncated…] bracketed (X5)",
 			in: Input{Harness: schema.HarnessCodex, Context: "Exit code: 1\nWall time: 0 seconds\nOutput:\n" +
 				strings.Repeat("h", 100) + "[…4000 bytes truncated…]" + strings.Repeat("t", 100)},
-			want: want{kind: schema.KindExplicit, strategy: schema.StrategyHeadTail, truncated: true, reason: "cap_bytes",
+			want: want{shown: "0-100 bytes", shownTail: "4100-4200 bytes", tailIsEnd: true, kind: schema.KindExplicit, strategy: schema.StrategyHeadTail, truncated: true, reason: "cap_bytes",
 				disclosure: "100", total: "4200", bytes: "4200", marker: "[…4000 bytes truncated…]"},
 		},
 		{
 			name: "codex …N chars truncated… (X6)",
 			in: Input{Harness: schema.HarnessCodex, Context: "Exit code: 0\nWall time: 0 seconds\nOutput:\n" +
 				strings.Repeat("é", 50) + "…950 chars truncated…" + strings.Repeat("e", 50)},
-			want: want{kind: schema.KindExplicit, strategy: schema.StrategyHeadTail, truncated: true, reason: "cap_chars",
+			want: want{shown: "0-50 chars", shownTail: "1000-1050 chars", tailIsEnd: true, kind: schema.KindExplicit, strategy: schema.StrategyHeadTail, truncated: true, reason: "cap_chars",
 				total: "1050", chars: "1050", disclosure: "100"},
 		},
 		{
@@ -291,7 +305,7 @@ func TestNotices(t *testing.T) {
 			name: "codex structured JSON output with a middle cut",
 			in: Input{Harness: schema.HarnessCodex, Tool: "shell",
 				Context: `{"output":"` + strings.Repeat("h", 80) + `…300 chars truncated…` + strings.Repeat("t", 80) + `","metadata":{"exit_code":0,"duration_seconds":0.1}}`},
-			want: want{kind: schema.KindExplicit, strategy: schema.StrategyHeadTail, truncated: true, reason: "cap_chars",
+			want: want{shown: "0-80 chars", shownTail: "380-460 chars", tailIsEnd: true, kind: schema.KindExplicit, strategy: schema.StrategyHeadTail, truncated: true, reason: "cap_chars",
 				disclosure: "100", total: "460", chars: "460"},
 		},
 		// ---- pi
@@ -354,7 +368,8 @@ func TestNotices(t *testing.T) {
 			in: Input{Harness: schema.HarnessMCP, Tool: "fetch", Arguments: []byte(`{"url":"https://example.com","max_length":2000,"start_index":4000}`),
 				Context: "Contents of https://example.com:\n" + strings.Repeat("w", 2000) +
 					"\n\n<error>Content truncated. Call the fetch tool with a start_index of 6000 to get more content.</error>"},
-			want: want{kind: schema.KindNone, partial: true, disclosure: "001", shown: "4000-6000 chars"},
+			want: want{kind: schema.KindNone, partial: true, disclosure: "001", shown: "4000-6000 chars", refetched: true,
+				precision: "exact", source: schema.SourceEstimate},
 		},
 		{
 			// The server states no total, but the page without a notice after
@@ -363,12 +378,13 @@ func TestNotices(t *testing.T) {
 			name: "mcp fetch last page: the rest, by request, ending at the total",
 			in: Input{Harness: schema.HarnessClaudeCode, Tool: "mcp__fetch__fetch", Arguments: []byte(`{"url":"https://example.com","start_index":10000}`),
 				Context: "Contents of https://example.com:\n" + strings.Repeat("w", 1234)},
-			want: want{kind: schema.KindNone, partial: true, shown: "10000-11234 chars", total: "11234"},
+			want: want{kind: schema.KindNone, partial: true, shown: "10000-11234 chars", total: "11234", refetched: true,
+				precision: "exact"},
 		},
 		{
 			name: "mcp fetch past the end",
 			in:   Input{Harness: schema.HarnessMCP, Tool: "fetch", Arguments: []byte(`{"url":"u","start_index":90000}`), Context: "<error>No more content available.</error>"},
-			want: want{kind: schema.KindNone, strategy: schema.StrategyNone},
+			want: want{kind: schema.KindNone, strategy: schema.StrategyNone, refetched: true, precision: "exact"},
 		},
 		{
 			name: "github get_job_logs: original_length counts lines",
@@ -383,7 +399,7 @@ func TestNotices(t *testing.T) {
 			in: Input{Harness: schema.HarnessGeminiCLI, Tool: "run_shell_command",
 				Context: "Output too large. Showing first 8,000 and last 32,000 characters. For full output see: /tmp/g/tool-outputs/out.txt\n" +
 					strings.Repeat("h", 8000) + "\n\n... [60,000 characters omitted] ...\n\n" + strings.Repeat("t", 32000)},
-			want: want{kind: schema.KindExplicit, strategy: schema.StrategyHeadTail, truncated: true, reason: "cap_chars",
+			want: want{shown: "0-8000 chars", shownTail: "68000-100000 chars", tailIsEnd: true, kind: schema.KindExplicit, strategy: schema.StrategyHeadTail, truncated: true, reason: "cap_chars",
 				disclosure: "111", total: "100000", chars: "100000", savedRef: "/tmp/g/tool-outputs/out.txt"},
 		},
 		{
@@ -403,7 +419,7 @@ func TestNotices(t *testing.T) {
 		{
 			name: "gemini [... OMITTED N chars ...]",
 			in:   Input{Harness: schema.HarnessGeminiCLI, Context: strings.Repeat("a", 100) + "\n\n[... OMITTED 900 chars ...]\n\n" + strings.Repeat("b", 100)},
-			want: want{kind: schema.KindExplicit, strategy: schema.StrategyHeadTail, truncated: true, reason: "cap_chars", disclosure: "100", chars: "1104"},
+			want: want{shown: "0-102 chars", shownTail: "1002-1104 chars", tailIsEnd: true, kind: schema.KindExplicit, strategy: schema.StrategyHeadTail, truncated: true, reason: "cap_chars", disclosure: "100", chars: "1104"},
 		},
 		{
 			name: "opencode head mode with saved file",

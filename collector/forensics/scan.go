@@ -90,6 +90,12 @@ func (s *scan) readSaved(fd *finding) {
 		return
 	}
 	text := string(b)
+	if fd.savedIsPrefix {
+		sz := Measure(text)
+		sz.Tokens = schema.Unknown
+		s.orig.addAtLeast(rankSavedFile, sz)
+		return // not the original: no verbatim text to compare against
+	}
 	s.origText = &text
 	s.orig.addText(rankSavedFile, text)
 }

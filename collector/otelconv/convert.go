@@ -83,6 +83,8 @@ func PutToolCall(m pcommon.Map, c *schema.ToolCall) {
 		m.PutDouble(AttrSessionCoverage, c.SessionCoverage.V)
 	}
 	m.PutBool(AttrSearched, c.Searched)
+	m.PutBool(AttrCoverageUpperBound, c.CoverageUpperBound)
+	m.PutBool(AttrCoverageMixedVersions, c.CoverageMixedVersions)
 }
 
 // PutForensics writes the ctxaudit.output.* attributes of f.
@@ -92,6 +94,7 @@ func PutForensics(m pcommon.Map, f *schema.Forensics) {
 	putCount(m, forensics.AttrOriginalLines, f.Original.Lines)
 	putCount(m, forensics.AttrOriginalTokens, f.Original.Tokens)
 	putNonEmpty(m, AttrOriginalSource, string(f.Original.Source))
+	putNonEmpty(m, forensics.AttrOriginalPrecision, string(f.Original.Precision))
 	putCount(m, forensics.AttrContextBytes, f.Context.Bytes)
 	putCount(m, forensics.AttrContextChars, f.Context.Chars)
 	putCount(m, forensics.AttrContextLines, f.Context.Lines)
@@ -104,6 +107,10 @@ func PutForensics(m pcommon.Map, f *schema.Forensics) {
 	putCount(m, forensics.AttrShownEnd, f.Shown.End)
 	putNonEmpty(m, forensics.AttrShownUnit, string(f.Shown.Unit))
 	putCount(m, forensics.AttrTotal, f.Total)
+	putCount(m, forensics.AttrShownTailStart, f.ShownTail.Start)
+	putCount(m, forensics.AttrShownTailEnd, f.ShownTail.End)
+	m.PutBool(forensics.AttrShownTailIsEnd, f.ShownTailIsEnd)
+	m.PutBool(forensics.AttrRefetchedSource, f.RefetchedSource)
 	putNonEmpty(m, forensics.AttrReason, f.Reason)
 	m.PutBool(AttrDisclosureRange, f.Disclosure.Range)
 	m.PutBool(AttrDisclosureReason, f.Disclosure.Reason)
@@ -339,6 +346,8 @@ func ToolCallFromAttributes(m, resource pcommon.Map, t time.Time) schema.ToolCal
 	if v, ok := m.Get(AttrSessionCoverage); ok && v.Type() == pcommon.ValueTypeDouble {
 		c.SessionCoverage = schema.KnownRatio(v.Double())
 	}
+	c.CoverageUpperBound = boolean(m, AttrCoverageUpperBound)
+	c.CoverageMixedVersions = boolean(m, AttrCoverageMixedVersions)
 	c.Forensics = ForensicsFromAttributes(m)
 	return c
 }
@@ -349,7 +358,8 @@ func ForensicsFromAttributes(m pcommon.Map) schema.Forensics {
 		Original: schema.Original{Sizes: schema.Sizes{
 			Bytes: count(m, forensics.AttrOriginalBytes), Chars: count(m, forensics.AttrOriginalChars),
 			Lines: count(m, forensics.AttrOriginalLines), Tokens: count(m, forensics.AttrOriginalTokens),
-		}, Source: schema.OriginalSource(str(m, AttrOriginalSource))},
+		}, Source: schema.OriginalSource(str(m, AttrOriginalSource)),
+			Precision: schema.Precision(str(m, forensics.AttrOriginalPrecision))},
 		Context: schema.Sizes{
 			Bytes: count(m, forensics.AttrContextBytes), Chars: count(m, forensics.AttrContextChars),
 			Lines: count(m, forensics.AttrContextLines), Tokens: count(m, forensics.AttrContextTokens),
@@ -373,6 +383,12 @@ func ForensicsFromAttributes(m pcommon.Map) schema.Forensics {
 	}
 	if f.Original.Source == "" {
 		f.Original.Source = schema.SourceUnknown
+	}
+	f.ShownTailIsEnd = boolean(m, forensics.AttrShownTailIsEnd)
+	f.RefetchedSource = boolean(m, forensics.AttrRefetchedSource)
+	// The tail is in the shown unit; a tail is recorded only with positions.
+	if start, end := count(m, forensics.AttrShownTailStart), count(m, forensics.AttrShownTailEnd); start.Known || end.Known {
+		f.ShownTail = schema.Range{Start: start, End: end, Unit: f.Shown.Unit}
 	}
 	return f
 }
