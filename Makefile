@@ -22,7 +22,7 @@ TEST_TIMEOUT  ?= 20m
 BENCH         ?= .
 FUZZTIME      ?= 30s
 
-.PHONY: all build test run bench lint fmt vet clickhouse clickhouse-stop deps fuzz clean
+.PHONY: all build test run bench lint fmt vet clickhouse clickhouse-stop deps fuzz clean lab
 
 all: lint build test
 
@@ -45,6 +45,16 @@ run: deps build clickhouse
 	./$(BIN) ingest --clickhouse '$(CTXAUDIT_CLICKHOUSE)' --store-content all examples/sessions
 	CTXAUDIT_CLICKHOUSE='$(CTXAUDIT_CLICKHOUSE)' CTXAUDIT_EXAMPLES='$(CURDIR)/examples/sessions' \
 	  ./$(BIN) collector --config $(COLLECTOR_CONFIG)
+
+## lab: install the pinned harnesses from npm (into LAB_CACHE), run every
+## lab scenario on the real harnesses against the scripted model servers,
+## re-record testdata/lab, check every verdict against its truth, write
+## docs/harnesses.md, and show how the recordings changed.
+LAB_CACHE ?= .ctxaudit/lab/npm
+lab:
+	$(GO) run ./internal/harnesslab/cmd/harnesslab -cache $(LAB_CACHE) -out testdata/lab -doc docs/harnesses.md
+	@git diff --stat -- docs/harnesses.md testdata/lab 2>/dev/null | tail -n 1 || true
+	@git diff -- docs/harnesses.md 2>/dev/null || true
 
 bench:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem ./...
