@@ -1,5 +1,7 @@
 package schema
 
+import "encoding/json"
+
 // Harness names the agent harness (or tool server) that produced a tool call.
 // The values are stored verbatim in ClickHouse and used as dashboard filters.
 type Harness string
@@ -79,6 +81,65 @@ const (
 var OriginalSources = []OriginalSource{
 	SourceHarnessMetadata, SourceMarker, SourceSavedFile, SourceOTelAttribute,
 	SourceSDK, SourceEstimate, SourceUnknown,
+}
+
+// Precision says how exact an original size is (DESIGN §4). The empty value
+// means no original size is known; it is null in JSON and 'unknown' in
+// ClickHouse (as are rows written before sizes carried a precision).
+type Precision string
+
+const (
+	PrecisionNone Precision = ""
+	// PrecisionExact: measured or stated as an exact count.
+	PrecisionExact Precision = "exact"
+	// PrecisionApproximate: read from a rounded label ("444.3KB"); the
+	// figure is the label's value, the truth within half its last digit.
+	PrecisionApproximate Precision = "approximate"
+	// PrecisionLowerBound: the output hit a cap before it was measured;
+	// the true size is at least the figure.
+	PrecisionLowerBound Precision = "lower_bound"
+)
+
+// Precisions lists the known precisions in the order of the ClickHouse
+// Enum8 (after 'unknown' = 0).
+var Precisions = []Precision{PrecisionExact, PrecisionApproximate, PrecisionLowerBound}
+
+// MarshalJSON renders the empty precision as null.
+func (p Precision) MarshalJSON() ([]byte, error) {
+	if p == PrecisionNone {
+		return []byte("null"), nil
+	}
+	return json.Marshal(string(p))
+}
+
+// UnmarshalJSON accepts a string or null.
+func (p *Precision) UnmarshalJSON(b []byte) error {
+	var s *string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	*p = PrecisionNone
+	if s != nil {
+		*p = Precision(*s)
+	}
+	return nil
+}
+
+// Weaker reports whether p says less than q: lower_bound < approximate <
+// exact, and none says least. Merging two figures keeps the weaker
+// precision, so a record never claims more exactness than its parts have.
+func (p Precision) Weaker(q Precision) bool { return p.rank() < q.rank() }
+
+func (p Precision) rank() int {
+	switch p {
+	case PrecisionExact:
+		return 3
+	case PrecisionApproximate:
+		return 2
+	case PrecisionLowerBound:
+		return 1
+	}
+	return 0
 }
 
 // Unit is the unit of a shown range and its total.

@@ -22,10 +22,13 @@ type Sizes struct {
 	Tokens Count `json:"tokens"`
 }
 
-// Original is the size of the complete tool output and where that figure came from.
+// Original is the size of the complete tool output, where that figure came
+// from, and how exact it is. Precision is empty (JSON null) when no size is
+// known; otherwise it qualifies every known field of Sizes.
 type Original struct {
 	Sizes
-	Source OriginalSource `json:"source"`
+	Source    OriginalSource `json:"source"`
+	Precision Precision      `json:"precision"`
 }
 
 // Range is the part of the original that was shown, in Unit. Lines are
@@ -73,6 +76,20 @@ type Forensics struct {
 
 	Shown Range `json:"shown"`
 	Total Count `json:"total"`
+	// ShownTail is the second kept range of a head+tail cut (Shown is then
+	// the head), in Shown's unit; its Start and End are unknown when there
+	// is no second range.
+	ShownTail Range `json:"shown_tail"`
+	// ShownTailIsEnd: ShownTail is known to end where the original ends.
+	// False when there is no tail, and when the tail is the end of only
+	// what the harness received (Claude Code's Bash failure path keeps the
+	// tail of the first 30,000 chars, not of the output).
+	ShownTailIsEnd bool `json:"shown_tail_is_end"`
+	// RefetchedSource: this call continues an earlier one by fetching its
+	// source again (WebFetch with offset, an MCP fetch with start_index)
+	// rather than reading a saved copy, so its piece may come from a
+	// different version of the source than the earlier pieces.
+	RefetchedSource bool `json:"refetched_source"`
 
 	// Reason is a machine word for why the output was cut: cap_bytes,
 	// cap_chars, cap_lines, cap_tokens, cap_items, pagination, summarised,
@@ -130,6 +147,13 @@ type ToolCall struct {
 	FollowedUp      bool   `json:"followed_up"`
 	ContinuationOf  string `json:"continuation_of"`
 	SessionCoverage Ratio  `json:"session_coverage"`
+	// CoverageUpperBound: SessionCoverage was computed against a
+	// lower-bound original, so it is at most the share seen, and it is
+	// never 1 (full coverage is never claimed from a lower bound).
+	CoverageUpperBound bool `json:"coverage_upper_bound"`
+	// CoverageMixedVersions: the pieces counted in SessionCoverage came
+	// from separate fetches of a source that may have changed between them.
+	CoverageMixedVersions bool `json:"coverage_mixed_versions"`
 	// Searched: a later search ran over the whole saved original, so it was
 	// searched though not necessarily read.
 	Searched bool `json:"searched"`

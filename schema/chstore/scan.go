@@ -24,12 +24,16 @@ func scanToolCall(rows driver.Rows) (schema.ToolCall, error) {
 		ob, oc, ol, ot, cb, cc, cl, ct, ss, se, total                *uint64
 		coverage                                                     *float64
 		line, version                                                uint64
+		precision, tailUnit                                          string
+		tailStart, tailEnd                                           *uint64
+		tailIsEnd, refetched, upperBound, mixed                      uint8
 	)
 	if err := rows.Scan(&r.SessionID, &r.CallID, &ts, &tsNs, &r.Tool, &source, &r.HarnessVersion, &r.Model,
 		&r.Project, &r.Cwd, &r.GitBranch, &r.AgentID, &sidechain, &turn, &r.MessageID, &r.Arguments, &r.Target,
-		&isError, &ob, &oc, &ol, &ot, &origSource, &cb, &cc, &cl, &ct, &truncated, &kind, &strategy, &partial,
-		&ss, &se, &unit, &total, &r.Reason, &dRange, &dReason, &dNext, &dScore, &r.NextHint, &r.SavedRef,
-		&r.RefVersion, &r.Marker, &understated, &r.Detector, &followed, &r.ContinuationOf, &coverage, &srchd,
+		&isError, &ob, &oc, &ol, &ot, &origSource, &precision, &cb, &cc, &cl, &ct, &truncated, &kind, &strategy, &partial,
+		&ss, &se, &unit, &tailStart, &tailEnd, &tailUnit, &tailIsEnd, &total, &r.Reason, &dRange, &dReason, &dNext, &dScore, &r.NextHint, &r.SavedRef,
+		&r.RefVersion, &refetched, &r.Marker, &understated, &r.Detector, &followed, &r.ContinuationOf, &coverage,
+		&upperBound, &mixed, &srchd,
 		&r.OriginalSHA256, &r.ContextSHA256, &r.SourceFile, &line, &version); err != nil {
 		return r, err
 	}
@@ -38,9 +42,15 @@ func scanToolCall(rows driver.Rows) (schema.ToolCall, error) {
 	r.Sidechain, r.IsError, r.Truncated, r.PartialByRequest = sidechain == 1, isError == 1, truncated == 1, partial == 1
 	r.Turn = int(turn)
 	r.Original = schema.Original{Sizes: sizes(ob, oc, ol, ot), Source: schema.OriginalSource(origSource)}
+	if precision != "unknown" {
+		r.Original.Precision = schema.Precision(precision)
+	}
 	r.Context = sizes(cb, cc, cl, ct)
 	r.Kind, r.Strategy = schema.TruncationKind(kind), schema.Strategy(strategy)
 	r.Shown = schema.Range{Start: schema.CountFromPtr(ss), End: schema.CountFromPtr(se), Unit: schema.Unit(unit)}
+	r.ShownTail = schema.Range{Start: schema.CountFromPtr(tailStart), End: schema.CountFromPtr(tailEnd), Unit: schema.Unit(tailUnit)}
+	r.ShownTailIsEnd, r.RefetchedSource = tailIsEnd == 1, refetched == 1
+	r.CoverageUpperBound, r.CoverageMixedVersions = upperBound == 1, mixed == 1
 	r.Total = schema.CountFromPtr(total)
 	r.Disclosure = schema.Disclosure{Range: dRange == 1, Reason: dReason == 1, Next: dNext == 1}
 	r.MarkerUnderstated, r.FollowedUp, r.Searched = understated == 1, followed == 1, srchd == 1

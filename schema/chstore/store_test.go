@@ -133,16 +133,21 @@ func fullCall(id string, ts time.Time) schema.ToolCall {
 		Target: "https://example.com/文档", IsError: true,
 		Forensics: schema.Forensics{
 			Original: schema.Original{Sizes: schema.Sizes{Bytes: schema.Known(156000), Chars: schema.Unknown,
-				Lines: schema.Known(0), Tokens: schema.Known(39000)}, Source: schema.SourceHarnessMetadata},
+				Lines: schema.Known(0), Tokens: schema.Known(39000)}, Source: schema.SourceHarnessMetadata,
+				Precision: schema.PrecisionApproximate},
 			Context:   schema.Sizes{Bytes: schema.Known(2153), Chars: schema.Known(2100), Lines: schema.Unknown, Tokens: schema.Known(539)},
 			Truncated: true, Kind: schema.KindSilent, Strategy: schema.StrategySummary, PartialByRequest: true,
-			Shown: schema.Range{Start: schema.Known(0), End: schema.Known(100000), Unit: schema.UnitChars},
-			Total: schema.Known(156000), Reason: "summarised",
+			Shown:          schema.Range{Start: schema.Known(0), End: schema.Known(100000), Unit: schema.UnitChars},
+			Total:          schema.Known(156000),
+			ShownTail:      schema.Range{Start: schema.Known(150000), End: schema.Known(156000), Unit: schema.UnitChars},
+			ShownTailIsEnd: true, RefetchedSource: true,
+			Reason:     "summarised",
 			Disclosure: schema.Disclosure{Range: true, Reason: false, Next: true},
 			NextHint:   "Use offset=2001 to continue", SavedRef: "/tmp/tool-results/x.txt", RefVersion: "2026-01-19T21:18:02Z",
 			Marker: "[Showing lines 1-2000 of 5000 — 省略]", MarkerUnderstated: true, Detector: "claude_code.webfetch",
 		},
 		FollowedUp: true, ContinuationOf: "toolu_00", SessionCoverage: schema.KnownRatio(0.641), Searched: true,
+		CoverageUpperBound: true, CoverageMixedVersions: false,
 		OriginalSHA256: strings.Repeat("a", 64), ContextSHA256: strings.Repeat("b", 64),
 		SourceFile: "/data/sess.jsonl", SourceLine: 52,
 	}
@@ -159,6 +164,9 @@ func TestToolCallRoundTrip(t *testing.T) {
 	unknown.Shown = schema.Range{}
 	unknown.Total = schema.Unknown
 	unknown.SessionCoverage = schema.Ratio{}
+	// The booleans flipped, so a swapped column cannot round-trip.
+	unknown.ShownTail, unknown.ShownTailIsEnd, unknown.RefetchedSource = schema.Range{}, false, false
+	unknown.CoverageUpperBound, unknown.CoverageMixedVersions = false, true
 	want := []schema.ToolCall{fullCall("toolu_01", ts), unknown}
 
 	if err := s.WriteToolCalls(ctx, want); err != nil {

@@ -62,6 +62,7 @@ var toolCallColumns = []column[schema.ToolCall]{
 	{"original_source", func(r *schema.ToolCall, _ uint64) any {
 		return string(nonEmpty(r.Original.Source, schema.SourceUnknown))
 	}},
+	{"original_precision", func(r *schema.ToolCall, _ uint64) any { return precisionValue(r.Original.Precision) }},
 	{"context_bytes", func(r *schema.ToolCall, _ uint64) any { return r.Context.Bytes.Ptr() }},
 	{"context_chars", func(r *schema.ToolCall, _ uint64) any { return r.Context.Chars.Ptr() }},
 	{"context_lines", func(r *schema.ToolCall, _ uint64) any { return r.Context.Lines.Ptr() }},
@@ -73,6 +74,10 @@ var toolCallColumns = []column[schema.ToolCall]{
 	{"shown_start", func(r *schema.ToolCall, _ uint64) any { return r.Shown.Start.Ptr() }},
 	{"shown_end", func(r *schema.ToolCall, _ uint64) any { return r.Shown.End.Ptr() }},
 	{"shown_unit", func(r *schema.ToolCall, _ uint64) any { return string(r.Shown.Unit) }},
+	{"shown_tail_start", func(r *schema.ToolCall, _ uint64) any { return r.ShownTail.Start.Ptr() }},
+	{"shown_tail_end", func(r *schema.ToolCall, _ uint64) any { return r.ShownTail.End.Ptr() }},
+	{"shown_tail_unit", func(r *schema.ToolCall, _ uint64) any { return string(r.ShownTail.Unit) }},
+	{"shown_tail_is_end", func(r *schema.ToolCall, _ uint64) any { return b2u(r.ShownTailIsEnd) }},
 	{"total", func(r *schema.ToolCall, _ uint64) any { return r.Total.Ptr() }},
 	{"reason", func(r *schema.ToolCall, _ uint64) any { return r.Reason }},
 	{"disclosure_range", func(r *schema.ToolCall, _ uint64) any { return b2u(r.Disclosure.Range) }},
@@ -82,12 +87,15 @@ var toolCallColumns = []column[schema.ToolCall]{
 	{"next_hint", func(r *schema.ToolCall, _ uint64) any { return r.NextHint }},
 	{"saved_ref", func(r *schema.ToolCall, _ uint64) any { return r.SavedRef }},
 	{"ref_version", func(r *schema.ToolCall, _ uint64) any { return r.RefVersion }},
+	{"refetched_source", func(r *schema.ToolCall, _ uint64) any { return b2u(r.RefetchedSource) }},
 	{"marker", func(r *schema.ToolCall, _ uint64) any { return r.Marker }},
 	{"marker_understated", func(r *schema.ToolCall, _ uint64) any { return b2u(r.MarkerUnderstated) }},
 	{"detector", func(r *schema.ToolCall, _ uint64) any { return r.Detector }},
 	{"followed_up", func(r *schema.ToolCall, _ uint64) any { return b2u(r.FollowedUp) }},
 	{"continuation_of", func(r *schema.ToolCall, _ uint64) any { return r.ContinuationOf }},
 	{"session_coverage", func(r *schema.ToolCall, _ uint64) any { return r.SessionCoverage.Ptr() }},
+	{"coverage_upper_bound", func(r *schema.ToolCall, _ uint64) any { return b2u(r.CoverageUpperBound) }},
+	{"coverage_mixed_versions", func(r *schema.ToolCall, _ uint64) any { return b2u(r.CoverageMixedVersions) }},
 	{"searched", func(r *schema.ToolCall, _ uint64) any { return b2u(r.Searched) }},
 	{"original_sha256", func(r *schema.ToolCall, _ uint64) any { return r.OriginalSHA256 }},
 	{"context_sha256", func(r *schema.ToolCall, _ uint64) any { return r.ContextSHA256 }},
@@ -155,6 +163,15 @@ var toolOutputColumns = []column[schema.ToolOutput]{
 	{"redactions", func(r *schema.ToolOutput, _ uint64) any { return uint32(max(r.Redactions, 0)) }},
 	{"first_seen", func(r *schema.ToolOutput, _ uint64) any { return seconds(r.FirstSeen) }},
 	{"version", func(_ *schema.ToolOutput, v uint64) any { return v }},
+}
+
+// precisionValue is the original_precision Enum8 value: 'unknown' stands for
+// no precision (no original size known).
+func precisionValue(p schema.Precision) string {
+	if p == schema.PrecisionNone {
+		return "unknown"
+	}
+	return string(p)
 }
 
 func nonNil(s []string) []string {

@@ -208,7 +208,8 @@ func Apply(ctx context.Context, x Execer, db string) (Result, error) {
 			return res, err
 		}
 		for i, stmt := range stmts {
-			if err := x.Exec(ctx, stmt); err != nil {
+			sql, column := portableAddColumn(stmt)
+			if err := x.Exec(ctx, sql); err != nil && !columnExists(err, column) {
 				return res, fmt.Errorf("migration %04d_%s statement %d: %w", m.Version, m.Name, i+1, err)
 			}
 		}
@@ -219,6 +220,34 @@ func Apply(ctx context.Context, x Execer, db string) (Result, error) {
 		res.Current = m.Version
 	}
 	return res, nil
+}
+
+// addColumnRe matches a statement that adds one column idempotently.
+var addColumnRe = regexp.MustCompile("(?is)^(ALTER\\s+TABLE\\s+\\S+\\s+ADD\\s+COLUMN)\\s+IF\\s+NOT\\s+EXISTS\\s+(`[^`]+`|[A-Za-z_][A-Za-z0-9_]*)(\\s.*)$")
+
+// portableAddColumn rewrites "ALTER TABLE t ADD COLUMN IF NOT EXISTS c …",
+// which ClickHouse 18.16 cannot parse, into the plain ADD COLUMN every
+// version accepts, and returns the column name so that the caller can take
+// "already exists" as done. Any other statement is returned unchanged with
+// an empty column name.
+func portableAddColumn(stmt string) (sql, column string) {
+	m := addColumnRe.FindStringSubmatch(stmt)
+	if m == nil {
+		return stmt, ""
+	}
+	return m[1] + " " + m[2] + m[3], strings.Trim(m[2], "`")
+}
+
+// columnExists reports whether err is the server refusing to add column
+// because it is already there (18.16: "Cannot add column c: column with
+// this name already exists"; current versions quote the name).
+func columnExists(err error, column string) bool {
+	if err == nil || column == "" {
+		return false
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "column with this name already exists") &&
+		(strings.Contains(msg, "Cannot add column "+column+":") || strings.Contains(msg, "Cannot add column `"+column+"`:"))
 }
 
 func short(sum string) string {

@@ -1,6 +1,7 @@
 package migrations
 
 import (
+	"errors"
 	"regexp"
 	"strings"
 	"testing"
@@ -79,6 +80,76 @@ func TestValidDatabaseName(t *testing.T) {
 	for _, bad := range []string{"", "2x", "a-b", "a.b", "a`b", "a b"} {
 		if err := ValidDatabaseName(bad); err == nil {
 			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func TestPortableAddColumn(t *testing.T) {
+	tests := []struct {
+		name, stmt, sql, column string
+	}{
+		{"plain name", "ALTER TABLE `db`.tool_calls ADD COLUMN IF NOT EXISTS shown_tail_end Nullable(UInt64) AFTER shown_tail_start",
+			"ALTER TABLE `db`.tool_calls ADD COLUMN shown_tail_end Nullable(UInt64) AFTER shown_tail_start", "shown_tail_end"},
+		{"quoted name, lower case, newline", "alter table `db`.t add column if not exists `p q`\n  UInt8",
+			"alter table `db`.t add column `p q`\n  UInt8", "p q"},
+		{"create table is left alone", "CREATE TABLE IF NOT EXISTS `db`.t (a UInt8) ENGINE = Log",
+			"CREATE TABLE IF NOT EXISTS `db`.t (a UInt8) ENGINE = Log", ""},
+		{"add column without IF NOT EXISTS is left alone", "ALTER TABLE `db`.t ADD COLUMN a UInt8",
+			"ALTER TABLE `db`.t ADD COLUMN a UInt8", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sql, column := portableAddColumn(tt.stmt)
+			if sql != tt.sql || column != tt.column {
+				t.Errorf("portableAddColumn = %q, %q; want %q, %q", sql, column, tt.sql, tt.column)
+			}
+		})
+	}
+}
+
+func TestColumnExists(t *testing.T) {
+	tests := []struct {
+		name   string
+		err    error
+		column string
+		want   bool
+	}{
+		{"18.16 wording", errors.New("code: 44, message: Cannot add column shown_tail_end: column with this name already exists"), "shown_tail_end", true},
+		{"current wording", errors.New("code: 44, message: Cannot add column `shown_tail_end`: column with this name already exists. (ILLEGAL_COLUMN)"), "shown_tail_end", true},
+		{"another column", errors.New("Cannot add column shown_tail_end: column with this name already exists"), "shown_tail", false},
+		{"another error", errors.New("code: 60, message: Table db.tool_calls doesn't exist"), "shown_tail_end", false},
+		{"not an add column statement", errors.New("Cannot add column a: column with this name already exists"), "", false},
+		{"no error", nil, "a", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := columnExists(tt.err, tt.column); got != tt.want {
+				t.Errorf("columnExists = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestAddColumnStatementsAddOne: the runner takes "already exists" as done
+// for one column, so a statement must not add two.
+func TestAddColumnStatementsAddOne(t *testing.T) {
+	all, err := All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addCol := regexp.MustCompile(`(?i)\bADD\s+COLUMN\b`)
+	for _, m := range all {
+		stmts, _ := m.Statements("ctxaudit")
+		for _, s := range stmts {
+			n := len(addCol.FindAllString(s, -1))
+			if n > 1 {
+				t.Errorf("migration %04d_%s adds %d columns in one statement: %.80s", m.Version, m.Name, n, s)
+			}
+			if n == 1 {
+				if _, column := portableAddColumn(s); column == "" {
+					t.Errorf("migration %04d_%s: ADD COLUMN without IF NOT EXISTS: %.80s", m.Version, m.Name, s)
+				}
+			}
 		}
 	}
 }
