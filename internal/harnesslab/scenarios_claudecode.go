@@ -71,7 +71,6 @@ func ClaudeCodeScenarios() []Scenario {
 		{
 			Known: []string{
 				"call 0 (Bash): original.chars: recorded 30016 as exact, want lower_bound (true 61011)",
-				"call 0 (Bash): shown_tail_is_end absent, want false",
 				"call 0 (Bash): marker_understated false, want true",
 			},
 			Name: "bash-fail-over-cap", Case: "Bash failure (exit 2), output over the cap",
