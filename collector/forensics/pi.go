@@ -44,6 +44,7 @@ var piRules = []rule{
 	{name: "pi.output_truncated", anchor: anchorTruncated, match: piBashExec},
 	{name: "pi.more_characters", anchor: anchorTruncated, match: piMoreChars},
 	{name: "pi.details_truncation", match: piDetailsRule},
+	{name: "pi.read_offset_to_end", match: piReadOffsetToEnd},
 }
 
 // piReadLines: read cut by its caps; the notice tells all three.
@@ -313,5 +314,21 @@ func piDetailsRule(s *scan, fd *finding) bool {
 	} else {
 		fd.show(schema.Known(1), d.outputLines, schema.UnitLines, d.totalLines)
 	}
+	return true
+}
+
+// piReadOffsetToEnd: read from an offset with no limit, and no notice after
+// it: pi read from that line to the end of the file (checked against pi
+// 0.73.1 by the harness lab). A partial view by request whose end is the
+// file's end, in pi's own line numbering (split on "\n", so a file ending in
+// a newline ends with an empty line, as pi's "of N" totals count it).
+func piReadOffsetToEnd(s *scan, fd *finding) bool {
+	if s.in.Tool != "read" || s.req.Limit.Known || !s.req.Offset.Known || s.req.Offset.N < 2 || s.text == "" {
+		return false
+	}
+	end := s.req.Offset.N + uint64(strings.Count(s.text, "\n"))
+	fd.byRequest()
+	fd.show(s.req.Offset, schema.Known(end), schema.UnitLines, schema.Known(end))
+	fd.confirmedBy = schema.SourceEstimate
 	return true
 }
