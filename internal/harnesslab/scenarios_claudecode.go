@@ -178,6 +178,39 @@ func claudeCodeToolScenarios() []Scenario {
 			},
 		},
 		{
+			Known: []string{
+				"call 1 (WebFetch): kind silent, want explicit",
+				"call 1 (WebFetch): original.chars: recorded null, want exact 195200",
+				"call 1 (WebFetch): disclosure 0/0/0, want 1/1/1",
+				"call 2 (WebFetch): truncated true, want false",
+				"call 2 (WebFetch): kind silent, want none",
+				"call 2 (WebFetch): partial_by_request false, want true",
+				"call 2 (WebFetch): shown 0–100000 chars, want 100000–195200 chars",
+				"answer 0: risk high, want low (reasons silent_truncation,not_followed_up)",
+			},
+			Name: "webfetch-paging", Case: "WebFetch over the cap, then again with offset 100000 to the end",
+			Web: map[string]string{"/big.txt": ccPage},
+			Script: func(e Env) model.Script {
+				next := ccWebFetch(e.Web + "/big.txt")
+				next.Input["offset"] = 100000
+				s := steps(plainAnswer, one(ccToolSearch("WebFetch")), one(ccWebFetch(e.Web+"/big.txt")), one(next))
+				s.SideText = ccDigest
+				return s
+			},
+			Truth: func(e Env) ([]CallTruth, []AnswerTruth) {
+				m := measure(ccPage)
+				return []CallTruth{toolSearchTruth,
+					{Tool: "WebFetch", Did: "digest of chars 0–100,000; note gives the length, the range read and the offset to read on",
+						Truncated: true, Kind: "explicit", Strategy: "summary",
+						Original: map[string]Size{"chars": exact(m.chars)},
+						Shown:    &Range{Start: 0, End: 100000, Unit: "chars"}, Total: ptr(m.chars),
+						Disclosure: [3]bool{true, true, true}},
+					{Tool: "WebFetch", Did: "digest of chars 100,000–195,200 (the rest), no note", Kind: "none", Strategy: "summary", PartialByRequest: true,
+						Shown: &Range{Start: 100000, End: m.chars, Unit: "chars"}},
+				}, []AnswerTruth{{Risk: "low"}}
+			},
+		},
+		{
 			Name: "webfetch-under-cap", Case: "WebFetch, 6,100-char page (under the cap)",
 			Web: map[string]string{"/small.txt": ccSmallPage},
 			Script: func(e Env) model.Script {

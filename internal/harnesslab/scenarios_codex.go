@@ -1,6 +1,8 @@
 package harnesslab
 
 import (
+	"strings"
+
 	"github.com/ctxaudit/ctxaudit/internal/harnesslab/model"
 )
 
@@ -63,6 +65,34 @@ func CodexScenarios() []Scenario {
 				return []CallTruth{{Tool: "exec_command", Did: "head+tail within the 500 tokens asked for; same header",
 					Kind: "none", Strategy: "none", PartialByRequest: true,
 					Disclosure: [3]bool{true, false, false}}}, []AnswerTruth{{Risk: "none"}}
+			},
+		},
+	}
+}
+
+var cxLongLine = strings.Repeat("z", 200000) + "\n"
+
+// codexMoreScenarios are Codex's short failure and long-line cases.
+func codexMoreScenarios() []Scenario {
+	return []Scenario{
+		{
+			Name: "exec-fail-small", Case: "exec_command failure (exit 1), short output",
+			Setup:  writeFiles(map[string]string{"small.txt": cxSmall}),
+			Script: func(e Env) model.Script { return steps(absentAnswer, cxExec("cat small.txt; exit 1")) },
+			Truth: func(e Env) ([]CallTruth, []AnswerTruth) {
+				return []CallTruth{{Tool: "exec_command", Did: "whole output and the exit code", Kind: "none", Strategy: "none"}}, []AnswerTruth{{Risk: "none"}}
+			},
+		},
+		{
+			Name: "exec-long-line", Case: "exec_command, one 200,000-char line",
+			Setup:  writeFiles(map[string]string{"line.txt": cxLongLine}),
+			Script: func(e Env) model.Script { return steps(absentAnswer, cxExec("cat line.txt")) },
+			Truth: func(e Env) ([]CallTruth, []AnswerTruth) {
+				m := measure(cxLongLine)
+				return []CallTruth{{Tool: "exec_command", Did: "head+tail of ~10,000 chars of the one line; same header",
+					Truncated: true, Kind: "explicit", Strategy: "head_tail",
+					Original:   map[string]Size{"lines": exact(m.lines)},
+					Disclosure: [3]bool{true, false, false}}}, []AnswerTruth{{Risk: "high"}}
 			},
 		},
 	}

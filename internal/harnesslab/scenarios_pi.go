@@ -173,3 +173,39 @@ func piKeptLines(text string) uint64 {
 	}
 	return n
 }
+
+var piHugeLine = strings.Repeat("y", 60*1024) + "\n"
+
+// piMoreScenarios are pi's failure and single-long-line cases.
+func piMoreScenarios() []Scenario {
+	return []Scenario{
+		{
+			Known: []string{"call 0 (bash): original.lines: recorded exactly 3001, true 3000"},
+			Name:  "bash-fail-over-lines", Case: "bash failure (exit 2), 3,000 lines",
+			Setup: writeFiles(map[string]string{"long.txt": piLong}),
+			Script: func(e Env) model.Script {
+				return steps(absentAnswer, piCall("bash", map[string]any{"command": "cat long.txt; exit 2"}))
+			},
+			Truth: func(e Env) ([]CallTruth, []AnswerTruth) {
+				m := measure(piLong)
+				// On failure pi keeps no truncation details: the bytes are untold.
+				return []CallTruth{{Tool: "bash", Did: "last 50 KB and the exit code; full output saved to a temp file; no details",
+					Truncated: true, Kind: "explicit", Strategy: "tail",
+					Original:   map[string]Size{"bytes": untold(m.bytes), "lines": exact(m.lines)},
+					Disclosure: [3]bool{true, true, true}}}, []AnswerTruth{{Risk: "high"}}
+			},
+		},
+		{
+			Name: "read-first-line-over-bytes", Case: "read, a single 60 KB line (over 50 KB)",
+			Setup: writeFiles(map[string]string{"line.txt": piHugeLine}),
+			Script: func(e Env) model.Script {
+				return steps(absentAnswer, piCall("read", map[string]any{"path": filepath.Join(e.Work, "line.txt")}))
+			},
+			Truth: func(e Env) ([]CallTruth, []AnswerTruth) {
+				return []CallTruth{{Tool: "read", Did: "nothing shown; notice gives the line's size, the cap and a bash command to read it",
+					Truncated: true, Kind: "explicit", Strategy: "refused",
+					Disclosure: [3]bool{true, true, true}}}, []AnswerTruth{{Risk: "high"}}
+			},
+		},
+	}
+}

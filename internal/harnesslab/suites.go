@@ -19,8 +19,8 @@ type Suite struct {
 func Suites() []Suite {
 	return []Suite{
 		{ClaudeCode, append(ClaudeCodeScenarios(), claudeCodeToolScenarios()...)},
-		{Pi, PiScenarios()},
-		{Codex, CodexScenarios()},
+		{Pi, append(PiScenarios(), piMoreScenarios()...)},
+		{Codex, append(CodexScenarios(), codexMoreScenarios()...)},
 	}
 }
 
