@@ -86,6 +86,7 @@ func analyze(s *Session, infos []callInfo) {
 		c := &calls[i]
 		c.FollowedUp, c.ContinuationOf, c.Searched = false, "", false
 		c.SessionCoverage = schema.Ratio{}
+		c.CoverageUpperBound, c.CoverageMixedVersions = false, false
 		if c.Target == "" {
 			c.Target = infos[i].label
 		}
@@ -128,7 +129,8 @@ func analyze(s *Session, infos []callInfo) {
 	judgeUpTo(len(calls))
 
 	for i := range calls {
-		calls[i].SessionCoverage = tr.coverage(i)
+		c := &calls[i]
+		c.SessionCoverage, c.CoverageUpperBound, c.CoverageMixedVersions = tr.coverageOf(i)
 	}
 	lookup := func(id string) *schema.ToolCall {
 		if i, ok := byID[id]; ok {

@@ -14,6 +14,10 @@ type seen struct {
 	positioned bool
 	unit       int
 	sp         span
+	// tail, when hasTail, is the kept tail of a head+tail cut (sp is the
+	// head), in the same unit.
+	tail    span
+	hasTail bool
 	// fromEnd > 0: the last fromEnd units, placed once the total is known.
 	fromEnd uint64
 	// amount > 0: how much was shown when nothing says where (a head+tail
@@ -39,6 +43,9 @@ func seenBy(c *schema.ToolCall, a access, truncated bool) seen {
 				switch v := a.view; {
 				case v.whole || !v.relative:
 					s.positioned, s.unit, s.sp = true, u, sp
+					if tsp, ok := shownSpan(c.ShownTail); ok && c.ShownTail.Unit == c.Shown.Unit {
+						s.tail, s.hasTail = tsp, true
+					}
 					return s
 				case v.known && v.fromEnd == 0 && v.unit == c.Shown.Unit:
 					// A shell view numbers its output from 1: shift into the target.
@@ -94,7 +101,17 @@ type targetState struct {
 	groups   []*truncGroup
 	groupIdx map[groupKey]*truncGroup
 	indexed  bool // registered under its parent directories
+
+	// pieces counts the calls that delivered something of the target;
+	// refetched says one of them fetched the source again to continue, so
+	// the pieces may come from different versions of it.
+	pieces    int
+	refetched bool
 }
+
+// mixedVersions: what was seen was put together from more than one fetch
+// of a source that may have changed in between.
+func (t *targetState) mixedVersions() bool { return t.refetched && t.pieces > 1 }
 
 // unitState is what is known of a target in one unit.
 type unitState struct {
@@ -102,8 +119,11 @@ type unitState struct {
 	seen    intervalSet
 	fromEnd uint64 // the longest "last N" view
 	amount  uint64 // the largest unplaced amount shown by a cut view
-	// total is the latest size reported for the whole target.
-	total schema.Count
+	// total is the latest size reported for the whole target;
+	// totalAtLeast says it is a lower bound (the output hit a cap before it
+	// was measured), so a share of it is an upper bound on the share seen.
+	total        schema.Count
+	totalAtLeast bool
 	// end is where a complete page that stopped short of its window showed
 	// the target to end, for targets whose total no one reports (MCP fetch).
 	end schema.Count
@@ -127,6 +147,9 @@ func (t *targetState) add(s seen) {
 	case s.positioned:
 		us := t.in(s.unit)
 		us.seen = us.seen.add(s.sp)
+		if s.hasTail {
+			us.seen = us.seen.add(s.tail)
+		}
 	case s.fromEnd > 0:
 		us := t.in(s.unit)
 		us.fromEnd = max(us.fromEnd, s.fromEnd)
@@ -146,8 +169,9 @@ func (t *targetState) learnSize(c *schema.ToolCall, a access, s seen, truncated 
 		return
 	}
 	targetRelative := a.view.whole || !a.view.relative
+	atLeast := c.Original.Precision == schema.PrecisionLowerBound
 	if u, ok := unitIndex(c.Shown.Unit); ok && c.Total.Known && targetRelative {
-		t.in(u).total = c.Total
+		t.in(u).learnTotal(c.Total, atLeast)
 	}
 	// A call that asked for the whole target reports the whole's size as its
 	// original; a partial view by request reports only its part's.
@@ -155,7 +179,7 @@ func (t *targetState) learnSize(c *schema.ToolCall, a access, s seen, truncated 
 		for _, u := range [...]schema.Unit{schema.UnitBytes, schema.UnitChars, schema.UnitLines, schema.UnitTokens} {
 			if n := sizeIn(c.Original.Sizes, u); n.Known {
 				i, _ := unitIndex(u)
-				t.in(i).total = n
+				t.in(i).learnTotal(n, atLeast)
 			}
 		}
 	}
@@ -166,14 +190,31 @@ func (t *targetState) learnSize(c *schema.ToolCall, a access, s seen, truncated 
 	}
 }
 
-func (us *unitState) totalSize() (uint64, bool) {
-	if us.total.Known {
-		return us.total.N, true
+// learnTotal takes a reported size of the whole target: the latest exact
+// one wins, and a lower bound only raises a lower bound or fills a gap —
+// it never replaces a size someone measured.
+func (us *unitState) learnTotal(n schema.Count, atLeast bool) {
+	switch {
+	case !atLeast:
+		us.total, us.totalAtLeast = n, false
+	case !us.total.Known || us.totalAtLeast && n.N > us.total.N:
+		us.total, us.totalAtLeast = n, true
 	}
-	if us.end.Known {
-		return us.end.N, true
+}
+
+// totalSize is the best size known of the whole target, and whether it is
+// only a lower bound. A page that ended short of its window shows where the
+// target ends, which settles a lower bound it reaches.
+func (us *unitState) totalSize() (n uint64, ok, atLeast bool) {
+	switch {
+	case us.total.Known && us.totalAtLeast && us.end.Known && us.end.N >= us.total.N:
+		return us.end.N, true, false
+	case us.total.Known:
+		return us.total.N, true, us.totalAtLeast
+	case us.end.Known:
+		return us.end.N, true, false
 	}
-	return 0, false
+	return 0, false, false
 }
 
 // coverage is the share of the target seen so far: the union of the ranges
@@ -182,21 +223,30 @@ func (us *unitState) totalSize() (uint64, bool) {
 // the whole was seen (1) or provably nothing was (0: e.g. a refused output
 // whose size is known).
 func (t *targetState) coverage() schema.Ratio {
+	r, _ := t.coverageBound()
+	return r
+}
+
+// coverageBound is coverage, and whether it is only an upper bound: a share
+// of a lower-bound total. Such a share is never 1 — having seen as much as
+// the output is known to hold says nothing of the rest — so it is unknown
+// instead.
+func (t *targetState) coverageBound() (schema.Ratio, bool) {
 	if t.whole {
-		return schema.KnownRatio(1)
+		return schema.KnownRatio(1), false
 	}
-	best, found, seenAny, totalAny := 0.0, false, false, false
+	best, found, seenAny, totalAny, upper := 0.0, false, false, false, false
 	for i := range t.units {
 		us := &t.units[i]
 		seen := len(us.seen) > 0 || us.fromEnd > 0 || us.amount > 0
 		seenAny = seenAny || seen
-		total, ok := us.totalSize()
+		total, ok, atLeast := us.totalSize()
 		if !ok {
 			continue
 		}
 		totalAny = true
-		if total == 0 {
-			return schema.KnownRatio(1) // an empty original: nothing to miss
+		if total == 0 && !atLeast {
+			return schema.KnownRatio(1), false // an empty original: nothing to miss
 		}
 		if !seen {
 			continue
@@ -209,15 +259,22 @@ func (t *targetState) coverage() schema.Ratio {
 		if us.amount > 0 {
 			got = max(got, min(us.amount, total-1)) // a cut view never saw everything
 		}
-		best, found = max(best, float64(got)/float64(total)), true
+		r := float64(got) / float64(max(total, 1))
+		if atLeast && r >= 1 {
+			continue // at least all of the known part: the share is not known
+		}
+		if !found || r > best {
+			best, upper = r, atLeast
+		}
+		found = true
 	}
 	switch {
 	case found:
-		return schema.KnownRatio(min(best, 1))
+		return schema.KnownRatio(min(best, 1)), upper
 	case totalAny && !seenAny && !t.unplaced:
-		return schema.KnownRatio(0)
+		return schema.KnownRatio(0), false
 	}
-	return schema.Ratio{}
+	return schema.Ratio{}, false
 }
 
 // within reports whether what s saw lies inside what prev saw — used to tell
@@ -227,7 +284,17 @@ func (s seen) within(prev seen) bool {
 	case s.whole:
 		return prev.whole
 	case s.positioned:
-		return prev.whole || prev.positioned && prev.unit == s.unit && intervalSet{prev.sp}.contains(s.sp)
+		if prev.whole {
+			return true
+		}
+		if !prev.positioned || prev.unit != s.unit {
+			return false
+		}
+		was := intervalSet{}.add(prev.sp)
+		if prev.hasTail {
+			was = was.add(prev.tail)
+		}
+		return was.contains(s.sp) && (!s.hasTail || was.contains(s.tail))
 	case s.fromEnd > 0:
 		return prev.whole || prev.fromEnd >= s.fromEnd && prev.unit == s.unit
 	}

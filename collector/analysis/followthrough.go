@@ -123,6 +123,10 @@ func (tr *tracker) add(i int) {
 		s := seenBy(c, a, truncated)
 		latest = max(latest, tr.followUp(i, t, AccessRead, s, info.request))
 		t.add(s)
+		if s.delivered {
+			t.pieces++
+			t.refetched = t.refetched || c.RefetchedSource
+		}
 		t.learnSize(c, a, s, truncated)
 		if a.Self {
 			tr.self[i] = append(tr.self[i], t)
@@ -196,11 +200,23 @@ func (t *targetState) groupOf(k groupKey) *truncGroup {
 // coverage of call i so far: the best coverage of the targets its own output
 // belongs to (its natural target and its saved full output).
 func (tr *tracker) coverage(i int) schema.Ratio {
-	var best schema.Ratio
+	r, _, _ := tr.coverageOf(i)
+	return r
+}
+
+// coverageOf is coverage, whether it is only an upper bound (a share of a
+// lower-bound original), and whether the target it comes from was pieced
+// together from separate fetches of a source that may have changed.
+func (tr *tracker) coverageOf(i int) (best schema.Ratio, upper, mixed bool) {
+	anyMixed := false
 	for _, t := range tr.self[i] {
-		if r := t.coverage(); r.Known && (!best.Known || r.V > best.V) {
-			best = r
+		anyMixed = anyMixed || t.mixedVersions()
+		if r, u := t.coverageBound(); r.Known && (!best.Known || r.V > best.V) {
+			best, upper, mixed = r, u, t.mixedVersions()
 		}
 	}
-	return best
+	if !best.Known {
+		mixed = anyMixed
+	}
+	return best, upper, mixed
 }

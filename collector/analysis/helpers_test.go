@@ -59,6 +59,22 @@ func contextLines(n int) callOpt {
 	return func(c *schema.ToolCall) { c.Context.Lines = schema.KnownInt(n) }
 }
 
+// tail adds the kept tail [start, end) of a head+tail cut, in Shown's unit.
+func tail(start, end int, isEnd bool) callOpt {
+	return func(c *schema.ToolCall) {
+		c.ShownTail = schema.Range{Start: schema.KnownInt(start), End: schema.KnownInt(end), Unit: c.Shown.Unit}
+		c.ShownTailIsEnd = isEnd
+	}
+}
+
+// atLeast marks the original sizes as a lower bound.
+func atLeast() callOpt {
+	return func(c *schema.ToolCall) { c.Original.Precision = schema.PrecisionLowerBound }
+}
+
+// refetched marks a continuation that fetched its source again.
+func refetched() callOpt { return func(c *schema.ToolCall) { c.RefetchedSource = true } }
+
 func understated() callOpt { return func(c *schema.ToolCall) { c.MarkerUnderstated = true } }
 
 func agent(id string) callOpt { return func(c *schema.ToolCall) { c.AgentID, c.Sidechain = id, true } }

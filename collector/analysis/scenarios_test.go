@@ -12,6 +12,9 @@ type wantCall struct {
 	continuationOf string
 	coverage       schema.Ratio
 	searched       bool
+	// upperBound: coverage is a share of a lower-bound original; mixed:
+	// its pieces came from separate fetches of the source.
+	upperBound, mixed bool
 }
 
 type wantAnswer struct {
@@ -410,7 +413,7 @@ func TestScenarios(t *testing.T) {
 				if !ok {
 					t.Fatalf("no expectation for call %s", c.CallID)
 				}
-				got := wantCall{c.FollowedUp, c.ContinuationOf, c.SessionCoverage, c.Searched}
+				got := wantCall{c.FollowedUp, c.ContinuationOf, c.SessionCoverage, c.Searched, c.CoverageUpperBound, c.CoverageMixedVersions}
 				if got != want {
 					t.Errorf("call %s: got %+v, want %+v", c.CallID, got, want)
 				}

@@ -53,7 +53,9 @@ var (
 	// pi grep {pattern, path, limit}: limit counts matches, default 100.
 	specPiGrep = toolSpec{class: classSearch, pathArgs: []string{"path"}, patternArg: "pattern",
 		limitArg: "limit", defaultLimit: 100, unit: schema.UnitMatches}
-	specWebFetch = toolSpec{class: classFetch, pathArgs: []string{"url"}}
+	// Claude Code WebFetch {url, prompt, offset}: offset (2.1.328) is a
+	// character position in the page text to read on from.
+	specWebFetch = toolSpec{class: classFetch, pathArgs: []string{"url"}, offsetArg: "offset", unit: schema.UnitChars}
 	// MCP reference fetch server {url, max_length = 5000, start_index = 0}, in chars.
 	specMCPFetch = toolSpec{class: classFetch, pathArgs: []string{"url"}, offsetArg: "start_index",
 		limitArg: "max_length", defaultLimit: 5000, unit: schema.UnitChars}

@@ -16,11 +16,15 @@ const (
 	AttrOriginalChars  = "ctxaudit.output.original.chars"
 	AttrOriginalLines  = "ctxaudit.output.original.lines"
 	AttrOriginalTokens = "ctxaudit.output.original.tokens"
-	AttrContextBytes   = "ctxaudit.output.context.bytes"
-	AttrContextChars   = "ctxaudit.output.context.chars"
-	AttrContextLines   = "ctxaudit.output.context.lines"
-	AttrContextTokens  = "ctxaudit.output.context.tokens"
-	AttrTruncated      = "ctxaudit.output.truncated"
+	// AttrOriginalPrecision takes a schema.Precision value (exact,
+	// approximate, lower_bound) for the original.* figures; without it they
+	// are exact.
+	AttrOriginalPrecision = "ctxaudit.output.original.precision"
+	AttrContextBytes      = "ctxaudit.output.context.bytes"
+	AttrContextChars      = "ctxaudit.output.context.chars"
+	AttrContextLines      = "ctxaudit.output.context.lines"
+	AttrContextTokens     = "ctxaudit.output.context.tokens"
+	AttrTruncated         = "ctxaudit.output.truncated"
 	// AttrTruncationKind takes a schema.TruncationKind value (none, explicit, …).
 	AttrTruncationKind = "ctxaudit.output.truncation.kind"
 	// AttrStrategy takes a schema.Strategy value (head, tail, …).
@@ -30,6 +34,15 @@ const (
 	// AttrShownUnit takes a schema.Unit value (bytes, chars, lines, …).
 	AttrShownUnit = "ctxaudit.output.shown.unit"
 	AttrTotal     = "ctxaudit.output.total"
+	// AttrShownTailStart and AttrShownTailEnd are the kept tail of a
+	// head+tail cut (shown.* is then the head), in shown.unit.
+	AttrShownTailStart = "ctxaudit.output.shown_tail.start"
+	AttrShownTailEnd   = "ctxaudit.output.shown_tail.end"
+	// AttrShownTailIsEnd says the kept tail ends where the original ends.
+	AttrShownTailIsEnd = "ctxaudit.output.shown_tail.is_end"
+	// AttrRefetchedSource says the call fetched its source again to continue
+	// an earlier one, rather than reading a saved copy.
+	AttrRefetchedSource = "ctxaudit.output.refetched_source"
 	// AttrReason takes a reason machine word (cap_bytes, pagination, …).
 	AttrReason   = "ctxaudit.output.reason"
 	AttrNext     = "ctxaudit.output.next"
@@ -86,12 +99,16 @@ func collectAttributeOriginals(s *scan) {
 	if len(a) == 0 {
 		return
 	}
-	s.orig.add(rankOTel, schema.Sizes{
+	precision := schema.PrecisionExact
+	if p := schema.Precision(stringOf(a[AttrOriginalPrecision])); validPrecision(p) {
+		precision = p
+	}
+	s.orig.addPrecise(rankOTel, schema.Sizes{
 		Bytes:  numberOf(a[AttrOriginalBytes]),
 		Chars:  numberOf(a[AttrOriginalChars]),
 		Lines:  numberOf(a[AttrOriginalLines]),
 		Tokens: numberOf(a[AttrOriginalTokens]),
-	})
+	}, precision)
 	if n := numberOf(a[AttrClaudeCodeToolResultSize]); n.Known && !ccToolResultSizeIsPreview(s.in.Tool) {
 		s.orig.add(rankOTel, schema.Sizes{Chars: n})
 	}
@@ -143,6 +160,16 @@ func applyAttributes(s *scan, out *schema.Forensics) {
 	if t := numberOf(a[AttrTotal]); t.Known {
 		out.Total, reported = t, true
 	}
+	if start, end := numberOf(a[AttrShownTailStart]), numberOf(a[AttrShownTailEnd]); start.Known || end.Known {
+		out.ShownTail, reported = schema.Range{Start: start, End: end, Unit: out.Shown.Unit}, true
+		out.ShownTailIsEnd = false
+	}
+	if e, ok := boolOf(a[AttrShownTailIsEnd]); ok {
+		out.ShownTailIsEnd, reported = e && out.ShownTail.End.Known, true
+	}
+	if r, ok := boolOf(a[AttrRefetchedSource]); ok {
+		out.RefetchedSource = r
+	}
 	if r := stringOf(a[AttrReason]); r != "" {
 		out.Reason, reported = normaliseReason(r), true
 	}
@@ -165,4 +192,13 @@ func applyAttributes(s *scan, out *schema.Forensics) {
 		out.Original = s.orig.resolve(rankMarker + 1)
 	}
 	out.Detector = "otel.ctxaudit_attributes"
+}
+
+func validPrecision(p schema.Precision) bool {
+	for _, x := range schema.Precisions {
+		if x == p {
+			return true
+		}
+	}
+	return false
 }

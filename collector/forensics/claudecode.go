@@ -26,6 +26,45 @@ const (
 	ccWebFetchMaxChars = 100000
 )
 
+// ccVersionFacts is what changed between Claude Code releases: one row per
+// range of versions, in version order. Wording that only a newer release
+// prints needs no row (its rule simply never matches older output); a row
+// is for a meaning that changed, such as what the absence of a notice says.
+type ccVersionFacts struct {
+	versions versionRange
+	// webFetchNotes: WebFetch says, in a "[WebFetch note: …]" after its
+	// answer, when it did not read the whole page, so an answer without
+	// one covers the whole page. Before, it cut the page at
+	// ccWebFetchMaxChars without a word.
+	webFetchNotes bool
+}
+
+// claudeCodeVersions: 2.0.58–2.1.22 are the releases of the real
+// transcripts in testdata/transcripts; 2.1.328 the first one seen with
+// WebFetch notes. Between them nothing is known, so the older meaning holds.
+var claudeCodeVersions = []ccVersionFacts{
+	{versions: versionRange{Max: "2.1.328"}},
+	{versions: versionRange{Min: "2.1.328"}, webFetchNotes: true},
+}
+
+// ccFacts returns the row for a version. An unknown version (empty) is in
+// every range, so it gets the first, oldest row.
+func ccFacts(version string) ccVersionFacts {
+	for _, f := range claudeCodeVersions {
+		if f.versions.contains(version) {
+			return f
+		}
+	}
+	return claudeCodeVersions[len(claudeCodeVersions)-1]
+}
+
+// ccBashCapSlack is how far above ccBashMaxChars a failure notice's claim
+// (kept chars, the "Exit code N" line and separators, plus the dropped
+// count) may lie and still be the cap: the failure path formats its error
+// from the first ccBashMaxChars chars it received, so such a claim counts
+// what was received, not what the command printed.
+const ccBashCapSlack = 64
+
 // claudeCodeCaps are caps at which an output without its notice is suspect.
 var claudeCodeCaps = []capFact{
 	{tools: []string{"Bash"}, unit: schema.UnitChars, n: ccBashMaxChars, reason: "cap_chars"},
@@ -42,23 +81,27 @@ func ccToolResultSizeIsPreview(tool string) bool {
 var (
 	// ccPersistedRe is the header of a <persisted-output> preview; see
 	// ccPersistedMatch for the rest.
-	ccPersistedRe   = regexp.MustCompile(`\A<persisted-output>\nOutput too large \((\d+(?:\.\d+)?(?:KB|MB|GB| bytes))\)\. Full output saved to: ([^\n]+)\n\nPreview \(first ([^)\n]+)\):\n`)
-	ccMCPSavedRe    = regexp.MustCompile(`\AError: result \(([\d,]+) characters\) exceeds maximum allowed tokens\. Output has been saved to ([^\n]*?)\.\nFormat: ([^\n]*)\n`)
-	ccMCPFailedRe   = regexp.MustCompile(`\AError: result \(([\d,]+) characters\) exceeds maximum allowed tokens\. Failed to save output to file: ([^\n]*?)\. (If this MCP server provides pagination[^\n]*)`)
-	ccMCPTruncRe    = regexp.MustCompile(`\n\n\[OUTPUT TRUNCATED - exceeded (\d+) token limit\]\n\n(The tool output was truncated\.[^\n]*)`)
-	ccBashLinesRe   = regexp.MustCompile(`\n\n\.\.\. \[(\d+) lines truncated\] \.\.\.`)
-	ccCharsTruncRe  = regexp.MustCompile(`\.\.\. \[(\d+) characters truncated\] \.\.\.`)
-	ccReadTokensRe  = regexp.MustCompile(`\A(?:File|Notebook) content \((\d+) tokens\) exceeds maximum allowed tokens \((\d+)\)\.(?: ([^\n]*))?`)
-	ccReadSizeRe    = regexp.MustCompile(`\A(?:File|Notebook) content \((\d+(?:\.\d+)?(?:KB|MB|GB| bytes))\) exceeds maximum allowed size \((\d+(?:\.\d+)?(?:KB|MB|GB| bytes))\)\.(?: ([^\n]*))?`)
-	ccEmptyRe       = regexp.MustCompile(`\A\(([^()\n]+) completed with no output\)\z`)
-	ccGrepPageRe    = regexp.MustCompile(`\n\n\[Showing results with pagination = ([^\]\n]+)\]\s*\z`)
-	ccGrepFilesRe   = regexp.MustCompile(`\AFound (\d+) files?(?: ((?:limit|offset): \d+(?:, offset: \d+)?))?\n`)
-	ccLimitRe       = regexp.MustCompile(`limit: (\d+)`)
-	ccOffsetRe      = regexp.MustCompile(`offset: (\d+)`)
-	ccGlobTruncRe   = regexp.MustCompile(`\n?\((Results are truncated\. Consider using a more specific path or pattern\.)\)\s*\z`)
-	ccTaskTruncRe   = regexp.MustCompile(`\A\[Truncated\. Full output: ([^\]\n]+)\]\n\n`)
-	ccWebFetchRe    = regexp.MustCompile(`\n\n\[Content truncated due to length\.\.\.\]`)
-	ccAttachTruncRe = regexp.MustCompile(`Note: The file ([^\n]+?) was too large and has been truncated to the first (\d+) lines\.`)
+	ccPersistedRe  = regexp.MustCompile(`\A<persisted-output>\nOutput too large \((\d+(?:\.\d+)?(?:KB|MB|GB| bytes))\)\. Full output saved to: ([^\n]+)\n\nPreview \(first ([^)\n]+)\):\n`)
+	ccMCPSavedRe   = regexp.MustCompile(`\AError: result \(([\d,]+) characters\) exceeds maximum allowed tokens\. Output has been saved to ([^\n]*?)\.\nFormat: ([^\n]*)\n`)
+	ccMCPFailedRe  = regexp.MustCompile(`\AError: result \(([\d,]+) characters\) exceeds maximum allowed tokens\. Failed to save output to file: ([^\n]*?)\. (If this MCP server provides pagination[^\n]*)`)
+	ccMCPTruncRe   = regexp.MustCompile(`\n\n\[OUTPUT TRUNCATED - exceeded (\d+) token limit\]\n\n(The tool output was truncated\.[^\n]*)`)
+	ccBashLinesRe  = regexp.MustCompile(`\n\n\.\.\. \[(\d+) lines truncated\] \.\.\.`)
+	ccCharsTruncRe = regexp.MustCompile(`\.\.\. \[(\d+) characters truncated\] \.\.\.`)
+	ccReadTokensRe = regexp.MustCompile(`\A(?:File|Notebook) content \((\d+) tokens\) exceeds maximum allowed tokens \((\d+)\)\.(?: ([^\n]*))?`)
+	ccReadSizeRe   = regexp.MustCompile(`\A(?:File|Notebook) content \((\d+(?:\.\d+)?(?:KB|MB|GB| bytes))\) exceeds maximum allowed size \((\d+(?:\.\d+)?(?:KB|MB|GB| bytes))\)\.(?: ([^\n]*))?`)
+	ccEmptyRe      = regexp.MustCompile(`\A\(([^()\n]+) completed with no output\)\z`)
+	ccGrepPageRe   = regexp.MustCompile(`\n\n\[Showing results with pagination = ([^\]\n]+)\]\s*\z`)
+	ccGrepFilesRe  = regexp.MustCompile(`\AFound (\d+) files?(?: ((?:limit|offset): \d+(?:, offset: \d+)?))?\n`)
+	ccLimitRe      = regexp.MustCompile(`limit: (\d+)`)
+	ccOffsetRe     = regexp.MustCompile(`offset: (\d+)`)
+	ccGlobTruncRe  = regexp.MustCompile(`\n?\((Results are truncated\. Consider using a more specific path or pattern\.)\)\s*\z`)
+	ccTaskTruncRe  = regexp.MustCompile(`\A\[Truncated\. Full output: ([^\]\n]+)\]\n\n`)
+	ccWebFetchRe   = regexp.MustCompile(`\n\n\[Content truncated due to length\.\.\.\]`)
+	// ccWebFetchNoteRe is the note 2.1.328 appends to an answer that did not
+	// read the whole page: total, the range read, the unread rest, and how
+	// to read on.
+	ccWebFetchNoteRe = regexp.MustCompile(`\[WebFetch note: this page's text is (\d+) characters long and the answer above covers only characters (\d+) to (\d+); the final (\d+) were not read — (to read on, call WebFetch again with the same url and offset: (\d+))\.\]\s*\z`)
+	ccAttachTruncRe  = regexp.MustCompile(`Note: The file ([^\n]+?) was too large and has been truncated to the first (\d+) lines\.`)
 	// The Read notice of current builds, quoted verbatim in the issue; the
 	// path may itself be elided with "…".
 	ccPartialViewRe = regexp.MustCompile(`\[Truncated: PARTIAL view — ([^\n]*?): showing lines (\d+)-(\d+) of (\d+) total \((\d+) tokens, cap (\d+)\)\. ((?:Call|Use) [^\]\n]*?)\]`)
@@ -81,6 +124,7 @@ var claudeCodeRules = []rule{
 	{name: "claude_code.glob_truncated", match: ccGlobTruncated},
 	{name: "claude_code.webfetch_content_truncated", anchor: anchorTruncated, match: ccWebFetchMarker},
 	{name: "claude_code.attachment_truncated", anchor: anchorTruncated, match: ccAttachTruncated},
+	{name: "claude_code.webfetch_note", match: ccWebFetchNote},
 	{name: "claude_code.webfetch_summary", match: ccWebFetch},
 	{name: "claude_code.read_file", match: ccReadFile},
 	{name: "claude_code.read_shape", match: ccReadShape},
@@ -119,7 +163,7 @@ func ccPersisted(s *scan, fd *finding) bool {
 		if strings.HasSuffix(label, "bytes") {
 			fd.claims(schema.UnitChars, n) // exact below 1 KiB
 		} else {
-			s.orig.add(rankMarker, schema.Sizes{Chars: n})
+			s.orig.addApprox(rankMarker, schema.Sizes{Chars: n})
 		}
 	}
 	return true

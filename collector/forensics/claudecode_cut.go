@@ -53,9 +53,23 @@ func ccCharsTruncated(s *scan, fd *finding) bool {
 	fd.cut(schema.StrategyHeadTail, "cap_chars", s.text[m[0]:m[1]])
 	fd.disclose(true, false, false)
 	fd.Shown.Unit = schema.UnitChars
-	fd.claims(schema.UnitChars, addCounts(keptChars(s.text, m[0], m[1]), removed))
+	claim := addCounts(keptChars(s.text, m[0], m[1]), removed)
+	fd.claims(schema.UnitChars, claim)
+	fd.keepsAround(s.text, m[0], m[1], schema.UnitChars)
 	fd.totalIsOriginal = true
+	if ccBashAtCap(s.in.Tool, claim) {
+		// The notice counts only what Bash received before its cap: the
+		// command printed at least this much, the tail is not its end.
+		fd.claimAtLeast = true
+	}
 	return true
+}
+
+// ccBashAtCap reports whether a Bash failure notice's claim sits at the
+// output cap, the sign that it counts the capped text rather than the output.
+func ccBashAtCap(tool string, claim schema.Count) bool {
+	return (tool == "Bash" || tool == "PowerShell") && claim.Known &&
+		claim.N >= ccBashMaxChars && claim.N <= ccBashMaxChars+ccBashCapSlack
 }
 
 // ccWebFetchMarker: C17, the page markdown cut before the secondary model;
@@ -84,15 +98,48 @@ func ccAttachTruncated(s *scan, fd *finding) bool {
 	return true
 }
 
+// ccWebFetchNote: 2.1.328's answer over part of a page, with a note that
+// tells where (chars A to B of T), that the rest was not read, and how to
+// read on (the same url with offset). The answer is a digest of that part.
+func ccWebFetchNote(s *scan, fd *finding) bool {
+	t := tail(s.text, 1024)
+	if !strings.Contains(t, "[WebFetch note: ") {
+		return false
+	}
+	m := ccWebFetchNoteRe.FindStringSubmatchIndex(t)
+	if m == nil {
+		return false
+	}
+	total, from, to := atoi(group(t, m, 1)), atoi(group(t, m, 2)), atoi(group(t, m, 3))
+	fd.cut(schema.StrategySummary, "summarised", strings.TrimSpace(t[m[0]:m[1]]))
+	fd.NextHint = group(t, m, 5)
+	fd.disclose(true, true, true)
+	fd.show(from, to, schema.UnitChars, total)
+	s.orig.add(rankMarker, schema.Sizes{Chars: total})
+	return true
+}
+
 // ccWebFetch: the silent case. The main model gets a second model's digest of
 // at most the first 100,000 chars of the page and no notice; the byte count
-// of the fetched page is only in toolUseResult.
+// of the fetched page is only in toolUseResult. Releases with WebFetch notes
+// say when they cut, so there an answer without a note covers the page (or,
+// with an offset, the rest of it) — whose size in chars is then not known:
+// toolUseResult.bytes counts the fetched HTML, not the page text.
 func ccWebFetch(s *scan, fd *finding) bool {
 	if s.in.Tool != "WebFetch" {
 		return false
 	}
 	cc := s.claudeResult()
 	fd.Strategy = schema.StrategySummary
+	if ccFacts(s.in.HarnessVersion).webFetchNotes {
+		fd.Kind = schema.KindNone
+		if s.req.Offset.N > 0 {
+			fd.PartialByRequest = true
+			fd.show(s.req.Offset, schema.Unknown, schema.UnitChars, schema.Unknown)
+		}
+		fd.Detector = "claude_code.webfetch_whole"
+		return true
+	}
 	switch {
 	case !cc.Bytes.Known:
 		fd.Kind = schema.KindUnknown

@@ -28,9 +28,15 @@ func ccReadRefused(s *scan, fd *finding) bool {
 		fd.cut(schema.StrategyRefused, "cap_bytes", strings.TrimSuffix(t[m[0]:m[1]], "</tool_use_error>"))
 		fd.NextHint = strings.TrimSuffix(group(t, m, 3), "</tool_use_error>")
 		fd.disclose(true, true, fd.NextHint != "")
-		size := parseSizeLabel(group(t, m, 1))
+		label := group(t, m, 1)
+		size := parseSizeLabel(label)
 		fd.show(schema.Known(0), schema.Known(0), schema.UnitBytes, size)
-		s.orig.add(rankMarker, schema.Sizes{Bytes: size})
+		if strings.HasSuffix(label, " bytes") {
+			s.orig.add(rankMarker, schema.Sizes{Bytes: size})
+		} else {
+			// "444.3KB" is 454,963 bytes give or take 51: a label, not a count.
+			s.orig.addApprox(rankMarker, schema.Sizes{Bytes: size})
+		}
 		return true
 	}
 	return false

@@ -18,6 +18,14 @@ type finding struct {
 	// original above it makes the marker understated.
 	claim     schema.Count
 	claimUnit schema.Unit
+	// claimAtLeast: the harness counted its notice after it had already
+	// stopped reading at a cap, so the claim is only a lower bound on the
+	// original, and the notice is understated whenever the cap was hit.
+	claimAtLeast bool
+	// headKept and tailKept2 are the sizes, in Shown.Unit, of the head and
+	// tail a head+tail cut kept around its notice; finalize places them as
+	// Shown and ShownTail once the total is known.
+	headKept, tailKept2 schema.Count
 	// totalIsOriginal: Total is the whole original in Shown.Unit, so
 	// finalize fills it from the best source (a saved file beats a size
 	// label).
@@ -71,6 +79,30 @@ func (fd *finding) claims(unit schema.Unit, n schema.Count) {
 	}
 }
 
+// keepsAround records the head and tail a head+tail cut kept around its
+// notice, text[lo:hi], measured in unit. The pieces are measured as the
+// claims are (kept text plus the dropped count), so the head, the dropped
+// part and the tail add up to the claimed original.
+func (fd *finding) keepsAround(text string, lo, hi int, unit schema.Unit) {
+	if lo < 0 || hi > len(text) || lo > hi {
+		return
+	}
+	fd.headKept, fd.tailKept2 = measureIn(text[:lo], unit), measureIn(text[hi:], unit)
+}
+
+// measureIn is the size of text in unit, for the units a cut is counted in.
+func measureIn(text string, unit schema.Unit) schema.Count {
+	switch unit {
+	case schema.UnitChars:
+		return schema.KnownInt(countRunes(text))
+	case schema.UnitLines:
+		return schema.KnownInt(countLines(text))
+	case schema.UnitBytes:
+		return schema.KnownInt(len(text))
+	}
+	return schema.Unknown
+}
+
 // disclose sets the three disclosure booleans.
 func (fd *finding) disclose(where, why, next bool) {
 	fd.Disclosure = schema.Disclosure{Range: where, Reason: why, Next: next}
@@ -80,7 +112,11 @@ func (fd *finding) disclose(where, why, next bool) {
 // rule recognised, the size comparison, the shape check or "complete".
 func (s *scan) finalize(fd *finding) schema.Forensics {
 	if fd.claim.Known {
-		s.orig.add(rankMarker, sizesIn(fd.claimUnit, fd.claim))
+		if fd.claimAtLeast {
+			s.orig.addAtLeast(rankMarker, sizesIn(fd.claimUnit, fd.claim))
+		} else {
+			s.orig.add(rankMarker, sizesIn(fd.claimUnit, fd.claim))
+		}
 	}
 	out := fd.Forensics
 	out.Context = s.context
@@ -118,9 +154,52 @@ func (s *scan) finalize(fd *finding) schema.Forensics {
 	}
 	if fd.claim.Known {
 		real := sizeIn(exact.Sizes, fd.claimUnit)
-		out.MarkerUnderstated = exceeds(real, fd.claim, 16, 2)
+		// A claim counted after a cap understates unless an exact source
+		// shows the output really ended there.
+		out.MarkerUnderstated = exceeds(real, fd.claim, 16, 2) ||
+			fd.claimAtLeast && !(real.Known && exact.Precision == schema.PrecisionExact)
+	}
+	if out.Strategy == schema.StrategyHeadTail {
+		placeHeadTail(&out, fd)
 	}
 	return out
+}
+
+// placeHeadTail sets Shown to the kept head and ShownTail to the kept tail
+// of a head+tail cut. The tail ends where the original ends only when the
+// notice can be trusted: an understated notice, or one counted after a cap,
+// kept the tail of what the harness received, which ends at the claim.
+func placeHeadTail(out *schema.Forensics, fd *finding) {
+	unit := out.Shown.Unit
+	if !fd.headKept.Known || !fd.tailKept2.Known || unit == schema.UnitNone {
+		return
+	}
+	end := out.Total
+	if !end.Known {
+		end = sizeIn(out.Original.Sizes, unit)
+	}
+	trusted := !out.MarkerUnderstated && out.Original.Precision != schema.PrecisionLowerBound
+	out.ShownTailIsEnd = trusted && end.Known
+	if !out.ShownTailIsEnd {
+		end = schema.Unknown
+		if fd.claimUnit == unit && (fd.claimAtLeast || out.MarkerUnderstated) {
+			end = fd.claim
+		}
+	}
+	first := uint64(0)
+	if unit == schema.UnitLines {
+		first = 1 // lines are 1-based and End-inclusive
+	}
+	if !out.Shown.Start.Known && !out.Shown.End.Known {
+		// [0, head) in offsets, [1, head] in lines: the same End.
+		out.Shown.Start, out.Shown.End = schema.Known(first), fd.headKept
+	}
+	// A tail that cannot be placed is left out whole: a range is recorded
+	// only with its positions (and so reads back the same from OTLP).
+	out.ShownTail = schema.Range{}
+	if start := subCount(end, fd.tailKept2); start.Known {
+		out.ShownTail = schema.Range{Start: addCounts(start, schema.Known(first)), End: end, Unit: unit}
+	}
 }
 
 // completeOriginal is the original of a result nothing was cut from: the
@@ -130,7 +209,8 @@ func (s *scan) completeOriginal(confirmedBy schema.OriginalSource) schema.Origin
 	if !s.contextKnown {
 		return resolved
 	}
-	o := schema.Original{Sizes: s.context, Source: schema.SourceEstimate}
+	// The context is measured, so the sizes are exact whoever confirms them.
+	o := schema.Original{Sizes: s.context, Source: schema.SourceEstimate, Precision: schema.PrecisionExact}
 	switch {
 	case resolved.Source != schema.SourceUnknown:
 		o.Source = resolved.Source

@@ -78,6 +78,7 @@ func detect(in *Input) schema.Forensics {
 	}
 	s.readSaved(&fd)
 	out := s.finalize(&fd)
+	out.RefetchedSource = refetches(s, out.Detector)
 	applyAttributes(s, &out)
 	return out
 }

@@ -147,6 +147,13 @@ type want struct {
 	savedRef, next, marker  string // next and marker: substring
 	understated             bool
 	detector                string
+	// precision of the original: "" is not checked, "none" means no
+	// precision (and so no original size).
+	precision string
+	// shownTail is "start-end unit" of the second range, checked when set;
+	// tailIsEnd and refetched are always checked.
+	shownTail            string
+	tailIsEnd, refetched bool
 }
 
 func check(t *testing.T, got schema.Forensics, w want) {
@@ -204,6 +211,25 @@ func check(t *testing.T, got schema.Forensics, w want) {
 	if got.MarkerUnderstated != w.understated {
 		errorf("marker_understated", got.MarkerUnderstated, w.understated)
 	}
+	switch {
+	case w.precision == "none" && got.Original.Precision != schema.PrecisionNone:
+		errorf("original.precision", got.Original.Precision, "none")
+	case w.precision != "" && w.precision != "none" && string(got.Original.Precision) != w.precision:
+		errorf("original.precision", got.Original.Precision, w.precision)
+	}
+	if w.shownTail != "" {
+		g := fmt.Sprintf("%s-%s %s", got.ShownTail.Start, got.ShownTail.End, got.ShownTail.Unit)
+		if g != w.shownTail {
+			errorf("shown_tail", g, w.shownTail)
+		}
+	}
+	if got.ShownTailIsEnd != w.tailIsEnd {
+		errorf("shown_tail_is_end", got.ShownTailIsEnd, w.tailIsEnd)
+	}
+	if got.RefetchedSource != w.refetched {
+		errorf("refetched_source", got.RefetchedSource, w.refetched)
+	}
+	checkInvariants(t, got)
 	if got.Truncated && got.Kind == schema.KindNone || !got.Truncated && got.Strategy != schema.StrategyNone && got.Strategy != schema.StrategySummary {
 		t.Errorf("inconsistent verdict: truncated=%v kind=%s strategy=%s", got.Truncated, got.Kind, got.Strategy)
 	}
@@ -214,4 +240,28 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// checkInvariants holds for every verdict: a precision exactly when some
+// original size is known; a second range only on a head+tail cut, in the
+// unit of the first; a tail that is the end only where it is placed.
+func checkInvariants(t *testing.T, got schema.Forensics) {
+	t.Helper()
+	o := got.Original
+	anySize := o.Bytes.Known || o.Chars.Known || o.Lines.Known || o.Tokens.Known
+	if anySize == (o.Precision == schema.PrecisionNone) {
+		t.Errorf("original %+v: precision %q with sizes known = %v", o, o.Precision, anySize)
+	}
+	tail := got.ShownTail
+	if tail != (schema.Range{}) {
+		if got.Strategy != schema.StrategyHeadTail {
+			t.Errorf("shown_tail %+v on a %s cut", tail, got.Strategy)
+		}
+		if tail.Unit != got.Shown.Unit {
+			t.Errorf("shown_tail unit %q, shown unit %q", tail.Unit, got.Shown.Unit)
+		}
+	}
+	if got.ShownTailIsEnd && !tail.End.Known {
+		t.Errorf("shown_tail_is_end without a placed tail: %+v", tail)
+	}
 }

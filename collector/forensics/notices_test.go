@@ -90,25 +90,39 @@ func TestNotices(t *testing.T) {
 				marker: "... [400 lines truncated] ..."},
 		},
 		{
-			name: "claude error head/tail [N characters truncated] (C6), original = kept + N",
+			// The kept total sits at Bash's 30,000-char cap: the notice
+			// counts what Bash received, not what the command printed.
+			name: "claude Bash error head/tail at the cap (C6): at least kept + N, possibly understated, tail not the end",
 			in:   Input{Harness: schema.HarnessClaudeCode, Tool: "Bash", IsError: true, Context: errText},
 			want: want{kind: schema.KindExplicit, strategy: schema.StrategyHeadTail, truncated: true, reason: "cap_chars",
-				disclosure: "100", total: "30016", source: schema.SourceMarker, chars: "30016",
+				disclosure: "100", total: "30016", source: schema.SourceMarker, chars: "30016", precision: "lower_bound",
+				shown: "0-5002 chars", shownTail: "25014-30016 chars", understated: true,
 				marker: "... [20012 characters truncated] ..."},
+		},
+		{
+			name: "claude tool error head/tail below any cap (C6): original = kept + N, exactly; the tail is the end",
+			in: Input{Harness: schema.HarnessClaudeCode, Tool: "mcp__x__y", IsError: true,
+				Context: strings.Repeat("a", 5000) + "\n\n... [5012 characters truncated] ...\n\n" + strings.Repeat("b", 5000)},
+			want: want{kind: schema.KindExplicit, strategy: schema.StrategyHeadTail, truncated: true, reason: "cap_chars",
+				disclosure: "100", total: "15016", source: schema.SourceMarker, chars: "15016", precision: "exact",
+				shown: "0-5002 chars", shownTail: "10014-15016 chars", tailIsEnd: true,
+				marker: "... [5012 characters truncated] ..."},
 		},
 		{
 			name: "claude Bash failure path: marker understated against toolUseResult stdout",
 			in: Input{Harness: schema.HarnessClaudeCode, Tool: "Bash", IsError: true, Context: errText,
 				ToolUseResult: []byte(`{"stdout":"` + strings.TrimSuffix(big140k, "\n") + `","stderr":"","interrupted":false,"isImage":false}`)},
 			want: want{kind: schema.KindExplicit, strategy: schema.StrategyHeadTail, truncated: true, reason: "cap_chars",
-				disclosure: "100", total: "139999", source: schema.SourceHarnessMetadata, chars: "139999", understated: true},
+				disclosure: "100", total: "139999", source: schema.SourceHarnessMetadata, chars: "139999", understated: true,
+				precision: "exact", shown: "0-5002 chars", shownTail: "25014-30016 chars"},
 		},
 		{
 			name: "claude understated against the OTel original",
 			in: Input{Harness: schema.HarnessClaudeCode, Tool: "Bash", IsError: true, Context: errText,
 				Attributes: map[string]any{AttrOriginalChars: int64(140000)}},
 			want: want{kind: schema.KindExplicit, strategy: schema.StrategyHeadTail, truncated: true, reason: "cap_chars",
-				disclosure: "100", source: schema.SourceOTelAttribute, chars: "140000", understated: true},
+				disclosure: "100", source: schema.SourceOTelAttribute, chars: "140000", understated: true,
+				precision: "exact", total: "140000", shown: "0-5002 chars", shownTail: "25014-30016 chars"},
 		},
 		{
 			name: "claude cleared (C10)",
@@ -354,7 +368,8 @@ func TestNotices(t *testing.T) {
 			in: Input{Harness: schema.HarnessMCP, Tool: "fetch", Arguments: []byte(`{"url":"https://example.com","max_length":2000,"start_index":4000}`),
 				Context: "Contents of https://example.com:\n" + strings.Repeat("w", 2000) +
 					"\n\n<error>Content truncated. Call the fetch tool with a start_index of 6000 to get more content.</error>"},
-			want: want{kind: schema.KindNone, partial: true, disclosure: "001", shown: "4000-6000 chars"},
+			want: want{kind: schema.KindNone, partial: true, disclosure: "001", shown: "4000-6000 chars", refetched: true,
+				precision: "exact", source: schema.SourceEstimate},
 		},
 		{
 			// The server states no total, but the page without a notice after
@@ -363,12 +378,13 @@ func TestNotices(t *testing.T) {
 			name: "mcp fetch last page: the rest, by request, ending at the total",
 			in: Input{Harness: schema.HarnessClaudeCode, Tool: "mcp__fetch__fetch", Arguments: []byte(`{"url":"https://example.com","start_index":10000}`),
 				Context: "Contents of https://example.com:\n" + strings.Repeat("w", 1234)},
-			want: want{kind: schema.KindNone, partial: true, shown: "10000-11234 chars", total: "11234"},
+			want: want{kind: schema.KindNone, partial: true, shown: "10000-11234 chars", total: "11234", refetched: true,
+				precision: "exact"},
 		},
 		{
 			name: "mcp fetch past the end",
 			in:   Input{Harness: schema.HarnessMCP, Tool: "fetch", Arguments: []byte(`{"url":"u","start_index":90000}`), Context: "<error>No more content available.</error>"},
-			want: want{kind: schema.KindNone, strategy: schema.StrategyNone},
+			want: want{kind: schema.KindNone, strategy: schema.StrategyNone, refetched: true, precision: "exact"},
 		},
 		{
 			name: "github get_job_logs: original_length counts lines",

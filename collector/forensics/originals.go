@@ -34,10 +34,12 @@ var rankSource = [...]schema.OriginalSource{
 
 // candidate is one source's knowledge of the original size. Tokens is set
 // only when the source itself gives a token count; otherwise tokens are
-// estimated from the final byte count.
+// estimated from the final byte count. precision qualifies every known
+// field of sizes.
 type candidate struct {
-	rank  rank
-	sizes schema.Sizes
+	rank      rank
+	sizes     schema.Sizes
+	precision schema.Precision
 }
 
 // originals collects candidates in any order and resolves them by rank.
@@ -45,9 +47,23 @@ type originals struct {
 	list []candidate
 }
 
-func (o *originals) add(r rank, sz schema.Sizes) {
+// add records exact sizes from source r.
+func (o *originals) add(r rank, sz schema.Sizes) { o.addPrecise(r, sz, schema.PrecisionExact) }
+
+// addApprox records sizes read from a rounded label ("444.3KB").
+func (o *originals) addApprox(r rank, sz schema.Sizes) {
+	o.addPrecise(r, sz, schema.PrecisionApproximate)
+}
+
+// addAtLeast records sizes the output is known to reach or exceed: what a
+// harness counted after it had already stopped reading at a cap.
+func (o *originals) addAtLeast(r rank, sz schema.Sizes) {
+	o.addPrecise(r, sz, schema.PrecisionLowerBound)
+}
+
+func (o *originals) addPrecise(r rank, sz schema.Sizes, p schema.Precision) {
 	if sz.Bytes.Known || sz.Chars.Known || sz.Lines.Known || sz.Tokens.Known {
-		o.list = append(o.list, candidate{rank: r, sizes: sz})
+		o.list = append(o.list, candidate{rank: r, sizes: sz, precision: p})
 	}
 }
 
@@ -60,19 +76,25 @@ func (o *originals) addText(r rank, text string) {
 
 // best returns the best-ranked known value of one size field and its rank.
 func (o *originals) best(field func(schema.Sizes) schema.Count, below rank) (schema.Count, rank, bool) {
-	var out schema.Count
-	var outRank rank
+	c, ok := o.bestOf(field, below)
+	return field(c.sizes), c.rank, ok
+}
+
+// bestOf returns the candidate that gives the best value of one field: the
+// best-ranked, and within a rank the more precise (a rule that knows more
+// than a label adds the exact figure alongside it).
+func (o *originals) bestOf(field func(schema.Sizes) schema.Count, below rank) (candidate, bool) {
+	var out candidate
 	found := false
 	for _, c := range o.list {
-		v := field(c.sizes)
-		if !v.Known || c.rank >= below {
+		if !field(c.sizes).Known || c.rank >= below {
 			continue
 		}
-		if !found || c.rank < outRank {
-			out, outRank, found = v, c.rank, true
+		if !found || c.rank < out.rank || c.rank == out.rank && out.precision.Weaker(c.precision) {
+			out, found = c, true
 		}
 	}
-	return out, outRank, found
+	return out, found
 }
 
 // resolve merges the candidates ranked better than below into one Original.
@@ -81,12 +103,20 @@ func (o *originals) resolve(below rank) schema.Original {
 	var out schema.Original
 	out.Source = schema.SourceUnknown
 	bestRank := rank(255)
+	// The merged figure is only as precise as its least precise field.
+	precision := schema.PrecisionNone
 	take := func(field func(schema.Sizes) schema.Count) schema.Count {
-		v, r, ok := o.best(field, below)
-		if ok && r < bestRank {
-			bestRank = r
+		c, ok := o.bestOf(field, below)
+		if !ok {
+			return schema.Unknown
 		}
-		return v
+		if c.rank < bestRank {
+			bestRank = c.rank
+		}
+		if precision == schema.PrecisionNone || c.precision.Weaker(precision) {
+			precision = c.precision
+		}
+		return field(c.sizes)
 	}
 	out.Bytes = take(bytesOf)
 	out.Chars = take(charsOf)
@@ -97,6 +127,7 @@ func (o *originals) resolve(below rank) schema.Original {
 	}
 	if int(bestRank) < len(rankSource) {
 		out.Source = rankSource[bestRank]
+		out.Precision = precision
 	}
 	return out
 }

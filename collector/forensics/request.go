@@ -1,6 +1,8 @@
 package forensics
 
 import (
+	"strings"
+
 	"github.com/ctxaudit/ctxaudit/collector/internal/jsonscan"
 	"github.com/ctxaudit/ctxaudit/schema"
 )
@@ -89,4 +91,18 @@ func (r request) asksForPart() bool {
 	return r.Offset.N > 0 || r.Limit.Known || r.StartIndex.N > 0 || r.MaxLength.Known ||
 		r.HeadLimit.Known || r.TailLines.Known || r.StartLine.Known || r.EndLine.Known ||
 		r.MaxOutputTokens.Known || r.PageAsked
+}
+
+// refetches reports whether the call continues an earlier one by fetching
+// its source again instead of reading a saved copy, so that its piece may
+// come from another version of the page than the pieces before it: Claude
+// Code WebFetch with an offset, and an MCP fetch with a start_index.
+func refetches(s *scan, detector string) bool {
+	switch {
+	case s.in.Tool == "WebFetch" && (s.in.Harness == schema.HarnessClaudeCode || s.in.Harness == schema.HarnessGeneric || s.in.Harness == ""):
+		return s.req.Offset.N > 0
+	case strings.HasPrefix(detector, "mcp.fetch"):
+		return s.req.StartIndex.N > 0
+	}
+	return false
 }

@@ -77,7 +77,13 @@ const (
 	AttrFollowedUp      = "ctxaudit.followed_up"
 	AttrContinuationOf  = "ctxaudit.continuation_of"
 	AttrSessionCoverage = "ctxaudit.session_coverage"
-	AttrSearched        = "ctxaudit.searched"
+	// AttrCoverageUpperBound: session_coverage is a share of a lower-bound
+	// original, so at most the share seen.
+	AttrCoverageUpperBound = "ctxaudit.session_coverage.upper_bound"
+	// AttrCoverageMixedVersions: the pieces behind session_coverage came
+	// from separate fetches of a source that may have changed between them.
+	AttrCoverageMixedVersions = "ctxaudit.session_coverage.mixed_versions"
+	AttrSearched              = "ctxaudit.searched"
 
 	// Answers (chat spans).
 	AttrAnswerText         = "ctxaudit.answer.text"

@@ -83,6 +83,8 @@ func PutToolCall(m pcommon.Map, c *schema.ToolCall) {
 		m.PutDouble(AttrSessionCoverage, c.SessionCoverage.V)
 	}
 	m.PutBool(AttrSearched, c.Searched)
+	m.PutBool(AttrCoverageUpperBound, c.CoverageUpperBound)
+	m.PutBool(AttrCoverageMixedVersions, c.CoverageMixedVersions)
 }
 
 // PutForensics writes the ctxaudit.output.* attributes of f.
@@ -92,6 +94,7 @@ func PutForensics(m pcommon.Map, f *schema.Forensics) {
 	putCount(m, forensics.AttrOriginalLines, f.Original.Lines)
 	putCount(m, forensics.AttrOriginalTokens, f.Original.Tokens)
 	putNonEmpty(m, AttrOriginalSource, string(f.Original.Source))
+	putNonEmpty(m, forensics.AttrOriginalPrecision, string(f.Original.Precision))
 	putCount(m, forensics.AttrContextBytes, f.Context.Bytes)
 	putCount(m, forensics.AttrContextChars, f.Context.Chars)
 	putCount(m, forensics.AttrContextLines, f.Context.Lines)
@@ -104,6 +107,10 @@ func PutForensics(m pcommon.Map, f *schema.Forensics) {
 	putCount(m, forensics.AttrShownEnd, f.Shown.End)
 	putNonEmpty(m, forensics.AttrShownUnit, string(f.Shown.Unit))
 	putCount(m, forensics.AttrTotal, f.Total)
+	putCount(m, forensics.AttrShownTailStart, f.ShownTail.Start)
+	putCount(m, forensics.AttrShownTailEnd, f.ShownTail.End)
+	m.PutBool(forensics.AttrShownTailIsEnd, f.ShownTailIsEnd)
+	m.PutBool(forensics.AttrRefetchedSource, f.RefetchedSource)
 	putNonEmpty(m, forensics.AttrReason, f.Reason)
 	m.PutBool(AttrDisclosureRange, f.Disclosure.Range)
 	m.PutBool(AttrDisclosureReason, f.Disclosure.Reason)
@@ -304,28 +311,30 @@ func stringSlice(m pcommon.Map, k string) []string {
 // Claude Code's session.id, found on the record or its resource.
 func ToolCallFromAttributes(m, resource pcommon.Map, t time.Time) schema.ToolCall {
 	c := schema.ToolCall{
-		SessionID:      first(m, AttrConversationID, ClaudeCodeSessionID),
-		CallID:         first(m, AttrToolCallID, ClaudeCodeToolUseID),
-		Tool:           first(m, AttrToolName, ClaudeCodeToolName),
-		Timestamp:      t.UTC(),
-		Source:         schema.Harness(first(m, AttrSource)),
-		HarnessVersion: first(m, AttrHarnessVersion, ClaudeCodeAppVersion),
-		Model:          first(m, AttrRequestModel, AttrResponseModel),
-		Project:        str(m, AttrProject),
-		Cwd:            str(m, AttrCwd),
-		GitBranch:      str(m, AttrGitBranch),
-		AgentID:        str(m, AttrAgentID),
-		Sidechain:      boolean(m, AttrSidechain),
-		Turn:           int(integer(m, AttrTurn)),
-		MessageID:      str(m, AttrMessageID),
-		Arguments:      first(m, AttrToolCallArguments, ClaudeCodeToolInput, ClaudeCodeToolParams),
-		Target:         str(m, AttrTarget),
-		IsError:        boolean(m, AttrIsError) || str(m, AttrErrorType) != "",
-		SourceFile:     str(m, AttrSourceFile),
-		SourceLine:     integer(m, AttrSourceLine),
-		FollowedUp:     boolean(m, AttrFollowedUp),
-		ContinuationOf: str(m, AttrContinuationOf),
-		Searched:       boolean(m, AttrSearched),
+		SessionID:             first(m, AttrConversationID, ClaudeCodeSessionID),
+		CallID:                first(m, AttrToolCallID, ClaudeCodeToolUseID),
+		Tool:                  first(m, AttrToolName, ClaudeCodeToolName),
+		Timestamp:             t.UTC(),
+		Source:                schema.Harness(first(m, AttrSource)),
+		HarnessVersion:        first(m, AttrHarnessVersion, ClaudeCodeAppVersion),
+		Model:                 first(m, AttrRequestModel, AttrResponseModel),
+		Project:               str(m, AttrProject),
+		Cwd:                   str(m, AttrCwd),
+		GitBranch:             str(m, AttrGitBranch),
+		AgentID:               str(m, AttrAgentID),
+		Sidechain:             boolean(m, AttrSidechain),
+		Turn:                  int(integer(m, AttrTurn)),
+		MessageID:             str(m, AttrMessageID),
+		Arguments:             first(m, AttrToolCallArguments, ClaudeCodeToolInput, ClaudeCodeToolParams),
+		Target:                str(m, AttrTarget),
+		IsError:               boolean(m, AttrIsError) || str(m, AttrErrorType) != "",
+		SourceFile:            str(m, AttrSourceFile),
+		SourceLine:            integer(m, AttrSourceLine),
+		FollowedUp:            boolean(m, AttrFollowedUp),
+		ContinuationOf:        str(m, AttrContinuationOf),
+		Searched:              boolean(m, AttrSearched),
+		CoverageUpperBound:    boolean(m, AttrCoverageUpperBound),
+		CoverageMixedVersions: boolean(m, AttrCoverageMixedVersions),
 	}
 	if c.SessionID == "" {
 		c.SessionID = first(resource, AttrConversationID, ClaudeCodeSessionID)
@@ -346,7 +355,8 @@ func ForensicsFromAttributes(m pcommon.Map) schema.Forensics {
 		Original: schema.Original{Sizes: schema.Sizes{
 			Bytes: count(m, forensics.AttrOriginalBytes), Chars: count(m, forensics.AttrOriginalChars),
 			Lines: count(m, forensics.AttrOriginalLines), Tokens: count(m, forensics.AttrOriginalTokens),
-		}, Source: schema.OriginalSource(str(m, AttrOriginalSource))},
+		}, Source: schema.OriginalSource(str(m, AttrOriginalSource)),
+			Precision: schema.Precision(str(m, forensics.AttrOriginalPrecision))},
 		Context: schema.Sizes{
 			Bytes: count(m, forensics.AttrContextBytes), Chars: count(m, forensics.AttrContextChars),
 			Lines: count(m, forensics.AttrContextLines), Tokens: count(m, forensics.AttrContextTokens),
@@ -357,8 +367,10 @@ func ForensicsFromAttributes(m pcommon.Map) schema.Forensics {
 		PartialByRequest: boolean(m, AttrPartialByRequest),
 		Shown: schema.Range{Start: count(m, forensics.AttrShownStart), End: count(m, forensics.AttrShownEnd),
 			Unit: schema.Unit(str(m, forensics.AttrShownUnit))},
-		Total:  count(m, forensics.AttrTotal),
-		Reason: str(m, forensics.AttrReason),
+		Total:           count(m, forensics.AttrTotal),
+		ShownTailIsEnd:  boolean(m, forensics.AttrShownTailIsEnd),
+		RefetchedSource: boolean(m, forensics.AttrRefetchedSource),
+		Reason:          str(m, forensics.AttrReason),
 		Disclosure: schema.Disclosure{Range: boolean(m, AttrDisclosureRange), Reason: boolean(m, AttrDisclosureReason),
 			Next: boolean(m, AttrDisclosureNext)},
 		NextHint:          str(m, forensics.AttrNext),
@@ -370,6 +382,10 @@ func ForensicsFromAttributes(m pcommon.Map) schema.Forensics {
 	}
 	if f.Original.Source == "" {
 		f.Original.Source = schema.SourceUnknown
+	}
+	// The tail is in the shown unit; a tail is recorded only with positions.
+	if start, end := count(m, forensics.AttrShownTailStart), count(m, forensics.AttrShownTailEnd); start.Known || end.Known {
+		f.ShownTail = schema.Range{Start: start, End: end, Unit: f.Shown.Unit}
 	}
 	return f
 }

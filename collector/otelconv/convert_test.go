@@ -18,14 +18,18 @@ func sampleCall() schema.ToolCall {
 		GitBranch: "main", AgentID: "a1", Sidechain: true, Turn: 2, MessageID: "msg_1", Arguments: `{"url":"https://x"}`,
 		Target: "https://x", IsError: true,
 		Forensics: schema.Forensics{
-			Original:  schema.Original{Sizes: schema.Sizes{Bytes: schema.Known(156000), Tokens: schema.Known(39000)}, Source: schema.SourceHarnessMetadata},
+			Original: schema.Original{Sizes: schema.Sizes{Bytes: schema.Known(156000), Tokens: schema.Known(39000)}, Source: schema.SourceHarnessMetadata,
+				Precision: schema.PrecisionLowerBound},
 			Context:   schema.Sizes{Bytes: schema.Known(900), Chars: schema.Known(880), Lines: schema.Known(12), Tokens: schema.Known(225)},
 			Truncated: true, Kind: schema.KindSilent, Strategy: schema.StrategySummary, PartialByRequest: true,
 			Shown: schema.Range{Start: schema.Known(0), End: schema.Known(100000), Unit: schema.UnitChars}, Total: schema.Known(156000),
+			ShownTail:      schema.Range{Start: schema.Known(150000), End: schema.Known(156000), Unit: schema.UnitChars},
+			ShownTailIsEnd: true, RefetchedSource: true,
 			Reason: "summarised", Disclosure: schema.Disclosure{Range: true, Next: true}, NextHint: "offset=2", SavedRef: "/x",
 			RefVersion: "v1", Marker: "[cut]", MarkerUnderstated: true, Detector: "claude_code.webfetch",
 		},
 		FollowedUp: true, ContinuationOf: "toolu_0", SessionCoverage: schema.KnownRatio(0.5), Searched: true,
+		CoverageUpperBound: true, CoverageMixedVersions: true,
 		SourceFile: "/f.jsonl", SourceLine: 7,
 	}
 }
@@ -56,6 +60,38 @@ func TestUnknownSizesStayUnknown(t *testing.T) {
 	got := ToolCallFromAttributes(sp.Attributes(), pcommon.NewMap(), c.Timestamp)
 	if got.Original.Bytes.Known || got.Context.Chars.Known || got.SessionCoverage.Known {
 		t.Fatalf("unknown became known: %+v", got)
+	}
+}
+
+// TestPrecisionAndTailAttributes: the new ctxaudit.output.* keys are what
+// the span carries, and their absence reads back as none.
+func TestPrecisionAndTailAttributes(t *testing.T) {
+	c := sampleCall()
+	sp := AppendToolCall(ptrace.NewSpanSlice(), &c)
+	m := sp.Attributes()
+	for key, want := range map[string]any{
+		"ctxaudit.output.original.precision":       "lower_bound",
+		"ctxaudit.output.shown_tail.start":         int64(150000),
+		"ctxaudit.output.shown_tail.end":           int64(156000),
+		"ctxaudit.output.shown_tail.is_end":        true,
+		"ctxaudit.output.refetched_source":         true,
+		"ctxaudit.session_coverage.upper_bound":    true,
+		"ctxaudit.session_coverage.mixed_versions": true,
+	} {
+		v, ok := m.Get(key)
+		if !ok || v.AsRaw() != want {
+			t.Errorf("%s = %v (present %v), want %v", key, v.AsRaw(), ok, want)
+		}
+	}
+	c.Original = schema.Original{Source: schema.SourceUnknown}
+	c.ShownTail, c.ShownTailIsEnd = schema.Range{}, false
+	sp = AppendToolCall(ptrace.NewSpanSlice(), &c)
+	if _, ok := sp.Attributes().Get("ctxaudit.output.original.precision"); ok {
+		t.Error("precision attribute written for an unknown original")
+	}
+	got := ToolCallFromAttributes(sp.Attributes(), pcommon.NewMap(), c.Timestamp)
+	if got.Original.Precision != schema.PrecisionNone || got.ShownTail != (schema.Range{}) || got.ShownTailIsEnd {
+		t.Errorf("absent precision/tail read back as %q, %+v, %v", got.Original.Precision, got.ShownTail, got.ShownTailIsEnd)
 	}
 }
 

@@ -118,11 +118,11 @@ func shown(c *schema.ToolCall) string {
 	}
 	if !c.Shown.Start.Known && !c.Shown.End.Known {
 		if c.Total.Known {
-			return "part of " + num(c.Total.N) + " " + string(c.Shown.Unit)
+			return "part of " + totalOf(c) + " " + string(c.Shown.Unit)
 		}
 		return ""
 	}
-	return string(c.Shown.Unit) + " " + count(c.Shown.Start) + "–" + count(c.Shown.End) + " of " + count(c.Total)
+	return string(c.Shown.Unit) + " " + count(c.Shown.Start) + "–" + count(c.Shown.End) + tailOf(c) + " of " + totalOf(c) + tailNote(c)
 }
 
 func yesNo(b bool) string {
@@ -139,7 +139,11 @@ func followUp(c *schema.ToolCall, next []string) string {
 	switch {
 	case !c.Truncated:
 		if c.ContinuationOf != "" {
-			return "continues " + c.ContinuationOf
+			s = "continues " + c.ContinuationOf
+			if c.RefetchedSource {
+				s += ", fetching the source again"
+			}
+			return s
 		}
 		return ""
 	case c.FollowedUp && c.Searched:
@@ -158,8 +162,8 @@ func followUp(c *schema.ToolCall, next []string) string {
 	default:
 		s = "none: the model never went back for the rest"
 	}
-	if c.SessionCoverage.Known {
-		s += "; " + percent(c.SessionCoverage.V) + " of the original seen in the session"
+	if n := coverageNote(c); n != "" {
+		s += "; " + n
 	}
 	return s
 }

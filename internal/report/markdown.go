@@ -96,7 +96,7 @@ func (m mdWriter) timeline(pm *Postmortem) {
 			told = yesNo(d.Range) + " / " + yesNo(d.Reason) + " / " + yesNo(d.Next)
 		}
 		m.line("| %d | %s | %s | %s | %s | %s | %s | %s |", c.Turn+1, clock(c.Timestamp), call,
-			cell(headline(c.Original.Sizes)), cell(headline(c.Context)), cut, told, cell(followUp(c, next[c.CallID])))
+			cell(originalHeadline(c.Original)), cell(headline(c.Context)), cut, told, cell(followUp(c, next[c.CallID])))
 		if n := callNote(c); n != "" {
 			notes = append(notes, n)
 		}
@@ -117,13 +117,13 @@ func callNote(c *schema.ToolCall) string {
 	if !c.Truncated && c.Marker == "" && c.SavedRef == "" {
 		return ""
 	}
-	s := "- " + code(c.CallID) + ": original " + sizes(c.Original.Sizes) + " (" + orDefault(string(c.Original.Source), "unknown") +
-		"); in context " + sizes(c.Context) + "."
+	s := "- " + code(c.CallID) + ": original " + originalSizes(c.Original) + " " + source(c.Original) +
+		"; in context " + sizes(c.Context) + "."
 	switch {
 	case c.Marker != "":
 		s += " Notice: " + code(clip(c.Marker, 160))
-		if c.MarkerUnderstated {
-			s += " (understates what was cut)"
+		if n := understatedNote(c); n != "" {
+			s += " " + n
 		}
 		s += "."
 	case c.Truncated:

@@ -84,7 +84,7 @@ func (t textWriter) timeline(pm *Postmortem) {
 		}
 		c := ev.call
 		t.line("  %s  %s  %s%s", clock(c.Timestamp), toolTitle(c), c.CallID, agentTag(c.Sidechain, c.AgentID))
-		t.field(sub, "original", sizes(c.Original.Sizes)+"  ("+orDefault(string(c.Original.Source), "unknown")+")")
+		t.field(sub, "original", originalSizes(c.Original)+"  "+source(c.Original))
 		t.field(sub, "context", sizes(c.Context))
 		cut := cutSummary(c)
 		if s := shown(c); s != "" {
@@ -97,8 +97,8 @@ func (t textWriter) timeline(pm *Postmortem) {
 		}
 		if c.Marker != "" {
 			m := quote(c.Marker, 120)
-			if c.MarkerUnderstated {
-				m += "  (understates what was cut)"
+			if n := understatedNote(c); n != "" {
+				m += "  " + n
 			}
 			t.field(sub, "marker", m)
 		}

@@ -1,0 +1,175 @@
+package forensics
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ctxaudit/ctxaudit/schema"
+)
+
+// TestPrecision checks the precision of original sizes, the second shown
+// range of head+tail cuts and refetched continuations, with every field of
+// the verdict. The Claude Code 2.1.328 cases are faithful reproductions of
+// what that release put in the context, with the notices verbatim: a Bash
+// command that printed 184,600 chars and exited 2, and a WebFetch of a page
+// whose text is 195,757 chars (214,995 bytes of HTML).
+func TestPrecision(t *testing.T) {
+	// Bash's failure path formats its error from the first 30,000 chars it
+	// received: "Exit code 2", 5,000 chars of head, the notice, the last
+	// 5,000 chars of those 30,000 and the final newline.
+	bashHead := "Exit code 2\n" + strings.Repeat("h", 4988)
+	bashTail := strings.Repeat("t", 5000) + "\n"
+	bash2328 := bashHead + "\n\n... [20011 characters truncated] ...\n\n" + bashTail
+	answer := "The page describes the configuration keys of the service: listen, workers, log_level and upload."
+	note := "[WebFetch note: this page's text is 195757 characters long and the answer above covers only characters 0 to 100000; " +
+		"the final 95757 were not read — to read on, call WebFetch again with the same url and offset: 100000.]"
+	webFetchResult := `{"bytes":214995,"code":200,"codeText":"OK","result":"…","durationMs":2310,"url":"https://example.com/docs/config"}`
+	tests := []struct {
+		name string
+		in   Input
+		want want
+	}{
+		{
+			name: "claude 2.1.328 Bash failure path: at least 30,016 chars, notice possibly understated, tail not the end",
+			in: Input{Harness: schema.HarnessClaudeCode, HarnessVersion: "2.1.328", Tool: "Bash", IsError: true,
+				Arguments: []byte(`{"command":"./gen.sh"}`), Context: bash2328,
+				ToolUseResult: []byte(`"Error: Exit code 2\n` + strings.Repeat("h", 40) + `"`)},
+			want: want{kind: schema.KindExplicit, strategy: schema.StrategyHeadTail, truncated: true, reason: "cap_chars",
+				disclosure: "100", shown: "0-5002 chars", shownTail: "25013-30016 chars", tailIsEnd: false, total: "30016",
+				source: schema.SourceMarker, precision: "lower_bound", bytes: "unknown", chars: "30016", lines: "unknown", tk: "unknown",
+				ctxChars: "10041", ctxBytes: "10041", marker: "... [20011 characters truncated] ...", understated: true,
+				detector: "claude_code.chars_truncated"},
+		},
+		{
+			name: "claude 2.1.328 WebFetch note: explicit, all three told, total in page chars",
+			in: Input{Harness: schema.HarnessClaudeCode, HarnessVersion: "2.1.328", Tool: "WebFetch",
+				Arguments: []byte(`{"url":"https://example.com/docs/config","prompt":"List the configuration keys"}`),
+				Context:   answer + "\n\n" + note, ToolUseResult: []byte(webFetchResult)},
+			want: want{kind: schema.KindExplicit, strategy: schema.StrategySummary, truncated: true, reason: "summarised",
+				disclosure: "111", shown: "0-100000 chars", total: "195757", source: schema.SourceHarnessMetadata,
+				precision: "exact", bytes: "214995", chars: "195757", lines: "unknown", tk: "53749",
+				next: "to read on, call WebFetch again with the same url and offset: 100000", marker: note,
+				detector: "claude_code.webfetch_note"},
+		},
+		{
+			name: "claude 2.1.328 WebFetch continuation with offset and no note: the rest, by request, refetched",
+			in: Input{Harness: schema.HarnessClaudeCode, HarnessVersion: "2.1.328", Tool: "WebFetch",
+				Arguments: []byte(`{"url":"https://example.com/docs/config","prompt":"List the configuration keys","offset":100000}`),
+				Context:   "The rest of the page adds the key upload_limit.", ToolUseResult: []byte(webFetchResult)},
+			want: want{kind: schema.KindNone, strategy: schema.StrategySummary, partial: true, shown: "100000-unknown chars",
+				total: "unknown", source: schema.SourceHarnessMetadata, precision: "exact", bytes: "214995", chars: "unknown",
+				refetched: true, detector: "claude_code.webfetch_whole"},
+		},
+		{
+			name: "claude 2.1.328 WebFetch without a note covers the page: not a cut, whatever the HTML bytes",
+			in: Input{Harness: schema.HarnessClaudeCode, HarnessVersion: "2.1.328", Tool: "WebFetch",
+				Arguments: []byte(`{"url":"https://example.com/docs/config","prompt":"List the configuration keys"}`),
+				Context:   answer, ToolUseResult: []byte(webFetchResult)},
+			want: want{kind: schema.KindNone, strategy: schema.StrategySummary, shown: "unknown-unknown ", total: "unknown",
+				source: schema.SourceHarnessMetadata, precision: "exact", bytes: "214995", chars: "unknown",
+				detector: "claude_code.webfetch_whole"},
+		},
+		{
+			name: "claude 2.1.22 WebFetch of the same page: the silent cut of the old releases stays",
+			in: Input{Harness: schema.HarnessClaudeCode, HarnessVersion: "2.1.22", Tool: "WebFetch",
+				Arguments: []byte(`{"url":"https://example.com/docs/config","prompt":"List the configuration keys"}`),
+				Context:   answer, ToolUseResult: []byte(webFetchResult)},
+			want: want{kind: schema.KindSilent, strategy: schema.StrategySummary, truncated: true, reason: "summarised",
+				disclosure: "000", shown: "0-100000 chars", total: "214995", source: schema.SourceHarnessMetadata,
+				precision: "exact", bytes: "214995", detector: "claude_code.webfetch_summary"},
+		},
+		{
+			name: "claude Read refused by size label: approximate bytes",
+			in: Input{Harness: schema.HarnessClaudeCode, HarnessVersion: "2.1.328", Tool: "Read", IsError: true,
+				Arguments: []byte(`{"file_path":"/srv/data/big.json"}`),
+				Context: "<tool_use_error>File content (444.3KB) exceeds maximum allowed size (256KB). " +
+					"Please use offset and limit parameters to read specific portions of the file, or use the GrepTool to search for specific content.</tool_use_error>"},
+			want: want{kind: schema.KindExplicit, strategy: schema.StrategyRefused, truncated: true, reason: "cap_bytes",
+				disclosure: "111", shown: "0-0 bytes", total: "454963", source: schema.SourceMarker, precision: "approximate",
+				bytes: "454963", chars: "unknown", lines: "unknown", tk: "113741", next: "offset and limit",
+				marker: "File content (444.3KB) exceeds maximum allowed size (256KB).", detector: "claude_code.read_refused"},
+		},
+		{
+			name: "claude Read refused by a byte count: exact",
+			in: Input{Harness: schema.HarnessClaudeCode, Tool: "Read", IsError: true,
+				Context: "File content (900 bytes) exceeds maximum allowed size (512 bytes)."},
+			want: want{kind: schema.KindExplicit, strategy: schema.StrategyRefused, truncated: true, reason: "cap_bytes",
+				disclosure: "110", shown: "0-0 bytes", total: "900", source: schema.SourceMarker, precision: "exact",
+				bytes: "900", tk: "225", detector: "claude_code.read_refused"},
+		},
+		{
+			name: "claude persisted-output label without metadata: approximate chars",
+			in: Input{Harness: schema.HarnessClaudeCode, Tool: "Grep",
+				Context: "<persisted-output>\nOutput too large (83.7KB). Full output saved to: /home/u/.claude/projects/p/s/tool-results/toolu_01.txt\n\nPreview (first 2KB):\n" +
+					strings.Repeat("g", 1999) + "\n...\n</persisted-output>"},
+			want: want{kind: schema.KindExplicit, strategy: schema.StrategySpillToFile, truncated: true, reason: "too_large",
+				disclosure: "111", shown: "0-1999 chars", total: "85709", source: schema.SourceMarker, precision: "approximate",
+				bytes: "unknown", chars: "85709", savedRef: "/home/u/.claude/projects/p/s/tool-results/toolu_01.txt",
+				marker: "Output too large (83.7KB)", detector: "claude_code.persisted_output"},
+		},
+		{
+			name: "claude persisted-output with the saved file readable: exact",
+			in: Input{Harness: schema.HarnessClaudeCode, Tool: "Grep",
+				Context: "<persisted-output>\nOutput too large (2.9KB). Full output saved to: /tmp/tool-results/toolu_02.txt\n\nPreview (first 2KB):\n" +
+					strings.Repeat("g", 1999) + "\n...\n</persisted-output>",
+				ReadSaved: func(string) ([]byte, error) { return []byte(strings.Repeat("g", 2999) + "\n"), nil }},
+			want: want{kind: schema.KindExplicit, strategy: schema.StrategySpillToFile, truncated: true, reason: "too_large",
+				disclosure: "111", shown: "0-1999 chars", total: "3000", source: schema.SourceSavedFile, precision: "exact",
+				bytes: "3000", chars: "3000", lines: "1", tk: "750", savedRef: "/tmp/tool-results/toolu_02.txt",
+				detector: "claude_code.persisted_output"},
+		},
+		{
+			name: "otel original reported as a lower bound",
+			in: Input{Harness: schema.HarnessGeneric, Tool: "run", Context: strings.Repeat("z", 4096),
+				Attributes: map[string]any{AttrOriginalBytes: int64(65536), AttrOriginalPrecision: "lower_bound", AttrTruncated: true,
+					AttrStrategy: "head", AttrShownStart: int64(0), AttrShownEnd: int64(4096), AttrShownUnit: "bytes"}},
+			want: want{kind: schema.KindSilent, strategy: schema.StrategyHead, truncated: true, shown: "0-4096 bytes",
+				source: schema.SourceOTelAttribute, precision: "lower_bound", bytes: "65536", tk: "16384",
+				detector: "otel.ctxaudit_attributes"},
+		},
+		{
+			name: "otel head+tail with the second range and refetch reported",
+			in: Input{Harness: schema.HarnessGeneric, Tool: "fetch_page", Context: strings.Repeat("z", 2000),
+				Attributes: map[string]any{AttrOriginalChars: int64(9000), AttrTruncated: true, AttrStrategy: "head_tail",
+					AttrShownStart: int64(0), AttrShownEnd: int64(1000), AttrShownUnit: "chars", AttrShownTailStart: int64(8000),
+					AttrShownTailEnd: int64(9000), AttrShownTailIsEnd: true, AttrRefetchedSource: true}},
+			want: want{kind: schema.KindSilent, strategy: schema.StrategyHeadTail, truncated: true, shown: "0-1000 chars",
+				shownTail: "8000-9000 chars", tailIsEnd: true, refetched: true, source: schema.SourceOTelAttribute,
+				precision: "exact", chars: "9000", detector: "otel.ctxaudit_attributes"},
+		},
+		{
+			name: "complete output: the context, exactly",
+			in:   Input{Harness: schema.HarnessClaudeCode, Tool: "Bash", Context: "ok\n"},
+			want: want{kind: schema.KindNone, strategy: schema.StrategyNone, source: schema.SourceEstimate, precision: "exact",
+				bytes: "3", chars: "3", lines: "1", tk: "1", detector: "generic.complete"},
+		},
+		{
+			name: "nothing known: no precision",
+			in: Input{Harness: schema.HarnessClaudeCode, Tool: "mcp__x__y", Context: strings.Repeat("z", 100000) +
+				"\n\n[OUTPUT TRUNCATED - exceeded 25000 token limit]\n\nThe tool output was truncated. If this MCP server provides pagination or filtering tools, use them to retrieve specific portions of the data."},
+			want: want{kind: schema.KindExplicit, strategy: schema.StrategyHead, truncated: true, reason: "cap_tokens",
+				disclosure: "011", shown: "0-100000 chars", total: "unknown", source: schema.SourceUnknown, precision: "none",
+				bytes: "unknown", chars: "unknown", marker: "[OUTPUT TRUNCATED - exceeded 25000 token limit]",
+				detector: "claude_code.mcp_truncated"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			check(t, Detect(tt.in), tt.want)
+		})
+	}
+}
+
+func TestClaudeCodeVersionFacts(t *testing.T) {
+	tests := []struct {
+		version string
+		notes   bool
+	}{
+		{"", false}, {"2.0.58", false}, {"2.1.22", false}, {"2.1.327", false}, {"2.1.328", true}, {"2.2.0", true},
+	}
+	for _, tt := range tests {
+		if got := ccFacts(tt.version).webFetchNotes; got != tt.notes {
+			t.Errorf("ccFacts(%q).webFetchNotes = %v, want %v", tt.version, got, tt.notes)
+		}
+	}
+}
