@@ -133,7 +133,8 @@ type recordJSON struct {
 		Lines     *uint64 `json:"lines"`
 		Precision *string `json:"precision"`
 	} `json:"original"`
-	ShownTailIsEnd *bool `json:"shown_tail_is_end"`
+	ShownTailIsEnd  *bool `json:"shown_tail_is_end"`
+	RefetchedSource *bool `json:"refetched_source"`
 }
 
 func recordView(c schema.ToolCall) recordJSON {
@@ -201,6 +202,9 @@ func judgeCall(t CallTruth, c schema.ToolCall) []string {
 			}
 			p = append(p, fmt.Sprintf("shown_tail_is_end %s, want %v", got, *t.ShownTailIsEnd))
 		}
+	}
+	if t.RefetchedSource != nil && (v.RefetchedSource == nil || *v.RefetchedSource != *t.RefetchedSource) {
+		p = append(p, fmt.Sprintf("refetched_source %v, want %v", v.RefetchedSource != nil && *v.RefetchedSource, *t.RefetchedSource))
 	}
 	d := [3]bool{c.Disclosure.Range, c.Disclosure.Reason, c.Disclosure.Next}
 	if d != t.Disclosure {

@@ -69,10 +69,6 @@ func ClaudeCodeScenarios() []Scenario {
 			},
 		},
 		{
-			Known: []string{
-				"call 0 (Bash): original.chars: recorded 30016 as exact, want lower_bound (true 61011)",
-				"call 0 (Bash): marker_understated false, want true",
-			},
 			Name: "bash-fail-over-cap", Case: "Bash failure (exit 2), output over the cap",
 			Setup:  writeFiles(map[string]string{"huge.txt": ccHuge}),
 			Script: func(e Env) model.Script { return steps(absentAnswer, one(ccBash("cat huge.txt; exit 2"))) },
@@ -94,8 +90,7 @@ func ClaudeCodeScenarios() []Scenario {
 			},
 		},
 		{
-			Known: []string{"call 0 (Read): original.bytes: recorded 457523 as exact, want approximate (true 457500)"},
-			Name:  "read-over-bytes", Case: "Read, file over the 256 KB byte cap",
+			Name: "read-over-bytes", Case: "Read, file over the 256 KB byte cap",
 			Setup:  writeFiles(map[string]string{"vast.txt": ccVast}),
 			Script: func(e Env) model.Script { return steps(absentAnswer, one(ccRead(filepath.Join(e.Work, "vast.txt")))) },
 			Truth: func(e Env) ([]CallTruth, []AnswerTruth) {
@@ -156,11 +151,6 @@ func ClaudeCodeScenarios() []Scenario {
 func claudeCodeToolScenarios() []Scenario {
 	return []Scenario{
 		{
-			Known: []string{
-				"call 1 (WebFetch): kind silent, want explicit",
-				"call 1 (WebFetch): original.chars: recorded null, want exact 195200",
-				"call 1 (WebFetch): disclosure 0/0/0, want 1/1/1",
-			},
 			Name: "webfetch-over-cap", Case: "WebFetch, 195,200-char page (over the 100,000-char cap)",
 			Web: map[string]string{"/big.txt": ccPage},
 			Script: func(e Env) model.Script {
@@ -178,16 +168,6 @@ func claudeCodeToolScenarios() []Scenario {
 			},
 		},
 		{
-			Known: []string{
-				"call 1 (WebFetch): kind silent, want explicit",
-				"call 1 (WebFetch): original.chars: recorded null, want exact 195200",
-				"call 1 (WebFetch): disclosure 0/0/0, want 1/1/1",
-				"call 2 (WebFetch): truncated true, want false",
-				"call 2 (WebFetch): kind silent, want none",
-				"call 2 (WebFetch): partial_by_request false, want true",
-				"call 2 (WebFetch): shown 0–100000 chars, want 100000–195200 chars",
-				"answer 0: risk high, want low (reasons silent_truncation,not_followed_up)",
-			},
 			Name: "webfetch-paging", Case: "WebFetch over the cap, then again with offset 100000 to the end",
 			Web: map[string]string{"/big.txt": ccPage},
 			Script: func(e Env) model.Script {
@@ -204,9 +184,11 @@ func claudeCodeToolScenarios() []Scenario {
 						Truncated: true, Kind: "explicit", Strategy: "summary",
 						Original: map[string]Size{"chars": exact(m.chars)},
 						Shown:    &Range{Start: 0, End: 100000, Unit: "chars"}, Total: ptr(m.chars),
-						Disclosure: [3]bool{true, true, true}},
+						Disclosure: [3]bool{true, true, true}, Coverage: ptr(1.0)},
+					// Where this piece ends no note tells: only toolUseResult.bytes,
+					// which counts the page's bytes, not its text's chars.
 					{Tool: "WebFetch", Did: "digest of chars 100,000–195,200 (the rest), no note", Kind: "none", Strategy: "summary", PartialByRequest: true,
-						Shown: &Range{Start: 100000, End: m.chars, Unit: "chars"}},
+						RefetchedSource: ptr(true)},
 				}, []AnswerTruth{{Risk: "low"}}
 			},
 		},

@@ -62,6 +62,9 @@ type CallTruth struct {
 	// Disclosure is where, why, how to continue.
 	Disclosure  [3]bool `json:"disclosure"`
 	Understated bool    `json:"marker_understated"`
+	// RefetchedSource, when set, must match the record: the call continues
+	// an earlier one by fetching its source again.
+	RefetchedSource *bool `json:"refetched_source,omitempty"`
 	// Coverage, when set, is the session coverage the call must reach.
 	Coverage *float64 `json:"session_coverage,omitempty"`
 }
