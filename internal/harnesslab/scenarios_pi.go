@@ -39,8 +39,7 @@ func PiScenarios() []Scenario {
 			},
 		},
 		{
-			Known: []string{"call 0 (bash): original.lines: recorded exactly 3001, true 3000"},
-			Name:  "bash-over-lines", Case: "bash, 3,000 lines (over 2,000 lines and 50 KB)",
+			Name: "bash-over-lines", Case: "bash, 3,000 lines (over 2,000 lines and 50 KB)",
 			Setup: writeFiles(map[string]string{"long.txt": piLong}),
 			Script: func(e Env) model.Script {
 				return steps(absentAnswer, piCall("bash", map[string]any{"command": "cat long.txt"}))
@@ -64,8 +63,7 @@ func PiScenarios() []Scenario {
 			},
 		},
 		{
-			Known: []string{piLinesOffByOne},
-			Name:  "read-over-lines", Case: "read, 3,000-line file (over 2,000 lines)",
+			Name: "read-over-lines", Case: "read, 3,000-line file (over 2,000 lines)",
 			Setup: writeFiles(map[string]string{"long.txt": piLong}),
 			Script: func(e Env) model.Script {
 				return steps(absentAnswer, piCall("read", map[string]any{"path": filepath.Join(e.Work, "long.txt")}))
@@ -74,14 +72,13 @@ func PiScenarios() []Scenario {
 				m := measure(piLong)
 				return []CallTruth{{Tool: "read", Did: "first 50 KB (lines 1–1651), notice with total and offset to continue",
 					Truncated: true, Kind: "explicit", Strategy: "paginated",
-					Original: map[string]Size{"bytes": exact(m.bytes), "lines": exact(m.lines)},
+					Original: map[string]Size{"bytes": exact(m.bytes), "lines": untold(m.lines)},
 					Shown:    &Range{Start: 1, End: piKeptLines(piLong), Unit: "lines"}, Total: ptr(m.lines + 1),
 					Disclosure: [3]bool{true, true, true}}}, []AnswerTruth{{Risk: "high"}}
 			},
 		},
 		{
-			Known: []string{"call 0 (read): original.lines: recorded exactly 1201, true 1200"},
-			Name:  "read-over-bytes", Case: "read, 1,200-line 73 KB file (over 50 KB)",
+			Name: "read-over-bytes", Case: "read, 1,200-line 73 KB file (over 50 KB)",
 			Setup: writeFiles(map[string]string{"wide.txt": piWide}),
 			Script: func(e Env) model.Script {
 				return steps(absentAnswer, piCall("read", map[string]any{"path": filepath.Join(e.Work, "wide.txt")}))
@@ -90,7 +87,7 @@ func PiScenarios() []Scenario {
 				m := measure(piWide)
 				return []CallTruth{{Tool: "read", Did: "first 50 KB (lines 1–839), notice with total and offset to continue",
 					Truncated: true, Kind: "explicit", Strategy: "paginated",
-					Original: map[string]Size{"bytes": exact(m.bytes), "lines": exact(m.lines)},
+					Original: map[string]Size{"bytes": exact(m.bytes), "lines": untold(m.lines)},
 					Shown:    &Range{Start: 1, End: piKeptLines(piWide), Unit: "lines"}, Total: ptr(m.lines + 1),
 					Disclosure: [3]bool{true, true, true}}}, []AnswerTruth{{Risk: "high"}}
 			},
@@ -109,8 +106,7 @@ func PiScenarios() []Scenario {
 			},
 		},
 		{
-			Known: []string{piLinesOffByOne},
-			Name:  "read-paging", Case: "read paged to the end (offset=2001 after the notice)",
+			Name: "read-paging", Case: "read paged to the end (offset=2001 after the notice)",
 			Setup: writeFiles(map[string]string{"long.txt": piLong}),
 			Script: func(e Env) model.Script {
 				p := filepath.Join(e.Work, "long.txt")
@@ -121,7 +117,7 @@ func PiScenarios() []Scenario {
 				return []CallTruth{
 					{Tool: "read", Did: "first 50 KB (lines 1–1651), notice with offset=1652",
 						Truncated: true, Kind: "explicit", Strategy: "paginated",
-						Original: map[string]Size{"bytes": exact(m.bytes), "lines": exact(m.lines)},
+						Original: map[string]Size{"bytes": exact(m.bytes), "lines": untold(m.lines)},
 						Shown:    &Range{Start: 1, End: piKeptLines(piLong), Unit: "lines"}, Total: ptr(m.lines + 1),
 						Disclosure: [3]bool{true, true, true}, Coverage: ptr(1.0)},
 					{Tool: "read", Did: "the rest from offset=1652, to the end", Kind: "none", Strategy: "none", PartialByRequest: true,
@@ -145,10 +141,9 @@ func PiScenarios() []Scenario {
 	}
 }
 
-// piLinesOffByOne: pi counts the lines of a text as split("\n"), so a text
-// ending in a newline gets one line more than it has, and ctxaudit records
-// that count as exact.
-const piLinesOffByOne = "call 0 (read): original.lines: recorded exactly 3001, true 3000"
+// pi's "of N" totals count a final newline as one more (empty) line, so a
+// head cut's line count is N or N-1: it is untold, and shown ranges and
+// totals are in pi's numbering (N).
 
 // piKeptLines is how many whole lines of text pi's head cut keeps: at most
 // 2,000 lines and 50 KB (51,200 bytes), counting each line's newline but
@@ -180,8 +175,7 @@ var piHugeLine = strings.Repeat("y", 60*1024) + "\n"
 func piMoreScenarios() []Scenario {
 	return []Scenario{
 		{
-			Known: []string{"call 0 (bash): original.lines: recorded exactly 3001, true 3000"},
-			Name:  "bash-fail-over-lines", Case: "bash failure (exit 2), 3,000 lines",
+			Name: "bash-fail-over-lines", Case: "bash failure (exit 2), 3,000 lines",
 			Setup: writeFiles(map[string]string{"long.txt": piLong}),
 			Script: func(e Env) model.Script {
 				return steps(absentAnswer, piCall("bash", map[string]any{"command": "cat long.txt; exit 2"}))
