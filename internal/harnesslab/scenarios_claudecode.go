@@ -223,8 +223,7 @@ func claudeCodeToolScenarios() []Scenario {
 		},
 		{
 			// The main answer relays the sub-agent's claim built on a cut input.
-			Known: []string{"answer 1: risk none, want high (reasons )"},
-			Name:  "subagent-bash-over-cap", Case: "Agent (sub-agent) runs Bash over the cap",
+			Name: "subagent-bash-over-cap", Case: "Agent (sub-agent) runs Bash over the cap",
 			Setup: writeFiles(map[string]string{"big.txt": ccBig}),
 			Script: func(e Env) model.Script {
 				s := steps(absentAnswer, one(model.ToolCall{Name: "Agent", Input: map[string]any{
