@@ -3,7 +3,6 @@ package harnesslab
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -172,6 +171,3 @@ func truthText(c CallTruth) string {
 	}
 	return s
 }
-
-// exists reports whether p exists.
-func exists(p string) bool { _, err := os.Stat(p); return err == nil }
