@@ -52,6 +52,7 @@ run: deps build clickhouse
 ## docs/harnesses.md, and show how the recordings changed.
 LAB_CACHE ?= .ctxaudit/lab/npm
 lab:
+	@bash scripts/install-lab-deps.sh
 	$(GO) run ./internal/harnesslab/cmd/harnesslab -cache $(LAB_CACHE) -out testdata/lab -doc docs/harnesses.md
 	@git diff --quiet -- docs/harnesses.md 2>/dev/null && echo "lab: verdicts unchanged (docs/harnesses.md)" || git diff -- docs/harnesses.md
 

@@ -3,6 +3,7 @@ package harnesslab
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 
 	"github.com/ctxaudit/ctxaudit/internal/harnesslab/model"
@@ -33,10 +34,16 @@ func preparePi(ctx context.Context, env *RunEnv, sc Scenario) ([]string, []strin
 	if err := writeJSON(filepath.Join(env.Home, ".pi", "agent", "models.json"), models); err != nil {
 		return nil, nil, err
 	}
+	// pi's grep and find run rg and fd, and download them when they are not
+	// on PATH; the lab links the machine's (Debian names fd "fdfind").
+	bin := filepath.Join(env.Home, "bin")
+	if err := linkTools(bin, map[string][]string{"rg": {"rg"}, "fd": {"fd", "fdfind"}}); err != nil {
+		return nil, nil, err
+	}
 	args := []string{"-p", "--provider", "lab", "--model", "lab-model", "--offline",
 		"--no-extensions", "--no-skills", "--no-context-files", "--no-prompt-templates",
 		"--tools", "read,bash,grep,find,ls", sc.prompt()}
-	return args, []string{"PI_OFFLINE=1"}, nil
+	return args, []string{"PI_OFFLINE=1", "PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH")}, nil
 }
 
 func collectPi(env *RunEnv, dst string) error {
@@ -52,5 +59,24 @@ func collectPi(env *RunEnv, dst string) error {
 		}
 	}
 	_ = os.MkdirAll(dst, 0o755)
+	return nil
+}
+
+// linkTools makes dir/name a link to the first of its candidates found on
+// PATH; a name with none is left out.
+func linkTools(dir string, tools map[string][]string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for name, candidates := range tools {
+		for _, c := range candidates {
+			if p, err := exec.LookPath(c); err == nil {
+				if err := os.Symlink(p, filepath.Join(dir, name)); err != nil {
+					return err
+				}
+				break
+			}
+		}
+	}
 	return nil
 }

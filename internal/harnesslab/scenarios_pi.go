@@ -203,3 +203,22 @@ func piMoreScenarios() []Scenario {
 		},
 	}
 }
+
+// piSearchScenarios are pi's searches over their result limits. (find runs
+// fd with flags Debian's fd 8 lacks, so it is not among them.)
+func piSearchScenarios() []Scenario {
+	return []Scenario{
+		{
+			Name: "grep-over-limit", Case: "grep, 300 matching lines (over the 100-match limit)",
+			Setup: writeFiles(map[string]string{"matches.txt": Lines("needle", 300, 30)}),
+			Script: func(e Env) model.Script {
+				return steps(absentAnswer, piCall("grep", map[string]any{"pattern": "needle", "path": e.Work}))
+			},
+			Truth: func(e Env) ([]CallTruth, []AnswerTruth) {
+				// The notice says the limit was hit and how to get more, not of what total.
+				return []CallTruth{{Tool: "grep", Did: "first 100 matches, notice: limit reached, use limit=200 or refine", Truncated: true, Kind: "explicit", Strategy: "head",
+					Disclosure: [3]bool{false, true, true}}}, []AnswerTruth{{Risk: "high"}}
+			},
+		},
+	}
+}

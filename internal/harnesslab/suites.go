@@ -18,7 +18,7 @@ type Suite struct {
 func Suites() []Suite {
 	return []Suite{
 		{ClaudeCode, append(ClaudeCodeScenarios(), claudeCodeToolScenarios()...)},
-		{Pi, append(PiScenarios(), piMoreScenarios()...)},
+		{Pi, append(append(PiScenarios(), piMoreScenarios()...), piSearchScenarios()...)},
 		{Codex, append(CodexScenarios(), codexMoreScenarios()...)},
 	}
 }
