@@ -2,8 +2,10 @@ package analysis
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
+	"github.com/ctxaudit/ctxaudit/collector/forensics"
 	"github.com/ctxaudit/ctxaudit/schema"
 )
 
@@ -97,6 +99,28 @@ func TestCoveragePrecision(t *testing.T) {
 			}},
 		},
 		{
+			name: "MCP fetch paged with start_index: each page a new fetch, so the coverage is pieced",
+			calls: []schema.ToolCall{
+				call("f1", "mcp__fetch__fetch", `{"url":"https://example.com/log"}`, 0,
+					cut(schema.KindExplicit, schema.StrategyPaginated, schema.UnitChars, 0, 5000, -1)),
+				call("f2", "mcp__fetch__fetch", `{"url":"https://example.com/log","start_index":5000}`, 1,
+					partial(schema.UnitChars, 5000, 10000, -1), refetched()),
+				call("f3", "mcp__fetch__fetch", `{"url":"https://example.com/log","start_index":10000}`, 2,
+					partial(schema.UnitChars, 10000, 11234, 11234), refetched()),
+			},
+			answers: []schema.Answer{answer("a1", 5, "The log ends with the shutdown.", "f1", "f2", "f3")},
+			calls2: map[string]wantCall{
+				"f1": {followedUp: true, coverage: one, mixed: true},
+				"f2": {continuationOf: "f1", coverage: one, mixed: true},
+				"f3": {continuationOf: "f1", coverage: one, mixed: true},
+			},
+			want: []wantAnswer{{
+				risk: schema.RiskLow, reasons: []string{recovered},
+				reasonCalls: map[string][]string{recovered: {"f1"}},
+				incomplete:  []string{}, inputs: []string{"f1", "f2", "f3"},
+			}},
+		},
+		{
 			name: "one fetch only: not mixed",
 			calls: []schema.ToolCall{
 				call("w1", "WebFetch", `{"url":"https://example.com/docs/config","prompt":"keys"}`, 0,
@@ -136,5 +160,39 @@ func TestCoveragePrecision(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCoverageFromDetect runs Claude Code 2.1.328 results through forensics
+// and then session analysis: what the verdicts record is what coverage
+// honours.
+func TestCoverageFromDetect(t *testing.T) {
+	note := "[WebFetch note: this page's text is 195757 characters long and the answer above covers only characters 0 to 100000; " +
+		"the final 95757 were not read — to read on, call WebFetch again with the same url and offset: 100000.]"
+	fetched := []byte(`{"bytes":214995,"code":200,"codeText":"OK","result":"…","durationMs":2310,"url":"https://example.com/docs/config"}`)
+	detected := func(id string, sec int, tool, args, text string, result []byte, isError bool) schema.ToolCall {
+		c := call(id, tool, args, sec)
+		c.HarnessVersion = "2.1.328"
+		c.Forensics = forensics.Detect(forensics.Input{Harness: schema.HarnessClaudeCode, HarnessVersion: "2.1.328", Tool: tool,
+			Arguments: []byte(args), Context: text, ToolUseResult: result, IsError: isError})
+		return c
+	}
+	bashText := strings.Repeat("h", 5000) + "\n\n... [20011 characters truncated] ...\n\n" + strings.Repeat("t", 4989) + "\nExit code 2"
+	s := &Session{Calls: []schema.ToolCall{
+		detected("w1", 0, "WebFetch", `{"url":"https://example.com/docs/config","prompt":"keys"}`, "Keys: listen, workers.\n\n"+note, fetched, false),
+		detected("w2", 1, "WebFetch", `{"url":"https://example.com/docs/config","prompt":"keys","offset":100000}`, "Also upload_limit.", fetched, false),
+		detected("b1", 2, "Bash", `{"command":"./gen.sh"}`, bashText, []byte(`"Error: Exit code 2"`), true),
+	}}
+	Analyze(s)
+	want := map[string]wantCall{
+		"w1": {followedUp: true, coverage: one, mixed: true},
+		"w2": {continuationOf: "w1", coverage: one, mixed: true},
+		"b1": {coverage: ratio(5002+5003, 30016), upperBound: true},
+	}
+	for _, c := range s.Calls {
+		got := wantCall{c.FollowedUp, c.ContinuationOf, c.SessionCoverage, c.Searched, c.CoverageUpperBound, c.CoverageMixedVersions}
+		if got != want[c.CallID] {
+			t.Errorf("call %s (%s): got %+v, want %+v", c.CallID, c.Detector, got, want[c.CallID])
+		}
 	}
 }

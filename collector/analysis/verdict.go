@@ -130,17 +130,21 @@ func delivery(c *schema.ToolCall) string {
 	if !total.Known && c.Shown.Unit != schema.UnitNone {
 		total = sizeIn(c.Original.Sizes, c.Shown.Unit)
 	}
+	of := totalText(c, total)
 	switch c.Strategy {
 	case schema.StrategyRefused:
+		if total.Known && u != "" && of != num(total.N) {
+			return "nothing (" + of + " " + u + " were refused as too large)"
+		}
 		if total.Known && u != "" {
-			return "nothing (its " + num(total.N) + " " + u + " were refused as too large)"
+			return "nothing (its " + of + " " + u + " were refused as too large)"
 		}
 		return "nothing (the output was refused as too large)"
 	case schema.StrategyCleared:
 		return "content that was later cleared from the context"
 	case schema.StrategyHeadTail:
 		if total.Known && u != "" {
-			return "only the start and end of " + num(total.N) + " " + u
+			return "only the start and end of " + of + " " + u
 		}
 		return "only the start and end of its output"
 	}
@@ -148,16 +152,16 @@ func delivery(c *schema.ToolCall) string {
 	sp, positioned := shownSpan(c.Shown)
 	switch {
 	case positioned && total.Known && sp.lo == 0:
-		part = "the first " + num(min(sp.hi, total.N)) + " of " + num(total.N) + " " + u
+		part = "the first " + num(min(sp.hi, total.N)) + " of " + of + " " + u
 	case positioned && total.Known && sp.hi >= total.N:
-		part = "the last " + num(total.N-min(sp.lo, total.N)) + " of " + num(total.N) + " " + u
+		part = "the last " + num(total.N-min(sp.lo, total.N)) + " of " + of + " " + u
 	case positioned && total.Known:
-		part = rangeText(sp, c.Shown.Unit) + " of " + num(total.N)
+		part = rangeText(sp, c.Shown.Unit) + " of " + of
 	case positioned:
 		part = rangeText(sp, c.Shown.Unit) + " of an unknown total"
 	case total.Known && u != "":
 		if ctx := sizeIn(c.Context, c.Shown.Unit); ctx.Known {
-			part = num(ctx.N) + " of " + num(total.N) + " " + u
+			part = num(ctx.N) + " of " + of + " " + u
 		}
 	}
 	switch c.Strategy {
@@ -170,6 +174,24 @@ func delivery(c *schema.ToolCall) string {
 		return "a preview of " + part
 	}
 	return part
+}
+
+// totalText is the total as the verdict says it: "at least 30,016" when it
+// is a lower-bound original, "about 454,963" when it was read from a size
+// label, the plain figure otherwise.
+func totalText(c *schema.ToolCall, total schema.Count) string {
+	if !total.Known {
+		return ""
+	}
+	if o := sizeIn(c.Original.Sizes, c.Shown.Unit); o.Known && o.N == total.N {
+		switch c.Original.Precision {
+		case schema.PrecisionLowerBound:
+			return "at least " + num(total.N)
+		case schema.PrecisionApproximate:
+			return "about " + num(total.N)
+		}
+	}
+	return num(total.N)
 }
 
 // rangeText is "lines 2,001–4,000" (1-based, as people number lines) or
@@ -188,7 +210,11 @@ func notice(c *schema.ToolCall) string {
 	case schema.KindSilent:
 		return " with no notice"
 	case schema.KindExplicit:
-		if c.MarkerUnderstated {
+		switch {
+		case c.MarkerUnderstated && c.Original.Precision == schema.PrecisionLowerBound:
+			// Counted after a cap: understated unless the output ended there.
+			return " with a notice that may understate how much was cut"
+		case c.MarkerUnderstated:
 			return " with a notice that understated how much was cut"
 		}
 		return " with a notice"

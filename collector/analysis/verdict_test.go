@@ -31,7 +31,15 @@ func TestVerdict(t *testing.T) {
 		c.Shown = schema.Range{Start: schema.Known(9000), End: schema.Known(10000), Unit: schema.UnitBytes}
 		c.Total = schema.Known(10000)
 	})
-	calls := []schema.ToolCall{webFetch, readHead, readMiddle, bashUnderstated, spill, headTail, refusedRead, suspectedTail}
+	bashAtCap := call("b3", "Bash", `{"command":"./gen.sh"}`, 0, understated(), originalChars(30016), atLeast(),
+		cut(schema.KindExplicit, schema.StrategyHeadTail, schema.UnitChars, 0, 5002, 30016), tail(25013, 30016, false))
+	refusedLabel := call("r4", "Read", `{"file_path":"/srv/data/big.json"}`, 0, func(c *schema.ToolCall) {
+		c.Truncated, c.Kind, c.Strategy = true, schema.KindExplicit, schema.StrategyRefused
+		c.Original.Bytes, c.Original.Precision = schema.Known(454963), schema.PrecisionApproximate
+		c.Shown = schema.Range{Start: schema.Known(0), End: schema.Known(0), Unit: schema.UnitBytes}
+		c.Total = schema.Known(454963)
+	})
+	calls := []schema.ToolCall{webFetch, readHead, readMiddle, bashUnderstated, spill, headTail, refusedRead, suspectedTail, bashAtCap, refusedLabel}
 
 	incomplete := func(risk schema.Risk, text string, ids []string, reasons map[string][]string) schema.Answer {
 		a := answer("a1", 3821, text, ids...)
@@ -116,6 +124,18 @@ func TestVerdict(t *testing.T) {
 			name:   "one complete input",
 			answer: func() schema.Answer { a := answer("a1", 3821, "Done.", "w1"); a.Risk = schema.RiskNone; return a }(),
 			want:   "Answer at 13:03:41 was built on WebFetch of https://example.com/docs, which was complete.",
+		},
+		{
+			name: "head+tail at a cap: the total is a lower bound",
+			answer: incomplete(schema.RiskMedium, "The generator fails on the last record.", []string{"b3"},
+				map[string][]string{explicit: {"b3"}, notFollowed: {"b3"}, understate: {"b3"}}),
+			want: "Answer at 13:03:41 was built on Bash `./gen.sh`, which delivered only the start and end of at least 30,016 chars with a notice that may understate how much was cut, and the model never read further.",
+		},
+		{
+			name: "refused by a size label: the total is approximate",
+			answer: incomplete(schema.RiskMedium, "The file is JSON.", []string{"r4"},
+				map[string][]string{explicit: {"r4"}, notFollowed: {"r4"}}),
+			want: "Answer at 13:03:41 was built on Read of /srv/data/big.json, which delivered nothing (about 454,963 bytes were refused as too large) with a notice, and the model never read further.",
 		},
 		{
 			name:   "no inputs, no time",

@@ -100,8 +100,24 @@ var (
 	// ccWebFetchNoteRe is the note 2.1.328 appends to an answer that did not
 	// read the whole page: total, the range read, the unread rest, and how
 	// to read on.
-	ccWebFetchNoteRe = regexp.MustCompile(`\[WebFetch note: this page's text is (\d+) characters long and the answer above covers only characters (\d+) to (\d+); the final (\d+) were not read — (to read on, call WebFetch again with the same url and offset: (\d+))\.\]\s*\z`)
-	ccAttachTruncRe  = regexp.MustCompile(`Note: The file ([^\n]+?) was too large and has been truncated to the first (\d+) lines\.`)
+	ccWebFetchNoteRe = regexp.MustCompile(`\[WebFetch note: this page's text is (\d+) characters long and the answer above covers only characters (\d+) to (\d+); the final (\d+) were not read(?: — (to read on, call WebFetch again with the same url and offset: (\d+)))?\.\]`)
+	// ccWebFetchRangeRe is the same note's shorter form (2.1.328, when the
+	// tool description explains reading on): where, and the next offset.
+	ccWebFetchRangeRe = regexp.MustCompile(`\[WebFetch note: the answer above covers characters (\d+) to (\d+) of this page's (\d+) characters\. (Next offset: (\d+))\.\]`)
+	// ccWebFetchRawRe is the header of 2.1.328's verbatim page text (for
+	// callers that take the page itself): URL, HTTP status, content type,
+	// the page text's length in chars, and what of it follows.
+	ccWebFetchRawRe = regexp.MustCompile(`\AFetched (\S+)(?: from a non-preapproved source)? \(HTTP (\d{3})[^,\n]*, ([^,\n]+), (\d+) characters([^\n]*)\)\.`)
+	ccRawFromRe     = regexp.MustCompile(`(?:shown|truncated to the first (\d+)) from character (\d+)`)
+	ccRawFirstRe    = regexp.MustCompile(`, truncated to the first (\d+)`)
+	ccRawUnreadRe   = regexp.MustCompile(`; the final (\d+) characters were not read|; the remaining (\d+) characters could not be summarized and were not read`)
+	ccRawNextRe     = regexp.MustCompile(`to read on, call WebFetch again with the same url and offset: (\d+)`)
+	// ccWebFetchPastEndRe: an offset at or past the end of the page text.
+	ccWebFetchPastEndRe = regexp.MustCompile(`\ANothing left to read from offset (\d+): this page's text is (\d+) characters long\.`)
+	// ccWebFetchStoredRe: the answer was made from a stored copy of the
+	// page, whose retrieval time is the version of what was read.
+	ccWebFetchStoredRe = regexp.MustCompile(`\[WebFetch note: this result comes from a stored copy of the page, retrieved from the site on (\d{4}-\d{2}-\d{2}) at (\d{2}:\d{2}) UTC`)
+	ccAttachTruncRe    = regexp.MustCompile(`Note: The file ([^\n]+?) was too large and has been truncated to the first (\d+) lines\.`)
 	// The Read notice of current builds, quoted verbatim in the issue; the
 	// path may itself be elided with "…".
 	ccPartialViewRe = regexp.MustCompile(`\[Truncated: PARTIAL view — ([^\n]*?): showing lines (\d+)-(\d+) of (\d+) total \((\d+) tokens, cap (\d+)\)\. ((?:Call|Use) [^\]\n]*?)\]`)
@@ -125,6 +141,7 @@ var claudeCodeRules = []rule{
 	{name: "claude_code.webfetch_content_truncated", anchor: anchorTruncated, match: ccWebFetchMarker},
 	{name: "claude_code.attachment_truncated", anchor: anchorTruncated, match: ccAttachTruncated},
 	{name: "claude_code.webfetch_note", match: ccWebFetchNote},
+	{name: "claude_code.webfetch_raw", match: ccWebFetchRaw},
 	{name: "claude_code.webfetch_summary", match: ccWebFetch},
 	{name: "claude_code.read_file", match: ccReadFile},
 	{name: "claude_code.read_shape", match: ccReadShape},

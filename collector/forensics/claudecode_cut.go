@@ -101,22 +101,121 @@ func ccAttachTruncated(s *scan, fd *finding) bool {
 // ccWebFetchNote: 2.1.328's answer over part of a page, with a note that
 // tells where (chars A to B of T), that the rest was not read, and how to
 // read on (the same url with offset). The answer is a digest of that part.
+// A stored copy's retrieval time, noted beside it, is the version read.
 func ccWebFetchNote(s *scan, fd *finding) bool {
-	t := tail(s.text, 1024)
-	if !strings.Contains(t, "[WebFetch note: ") {
+	if !strings.Contains(s.text, "[WebFetch note: ") && !strings.HasPrefix(s.text, "Nothing left to read from offset ") {
 		return false
 	}
-	m := ccWebFetchNoteRe.FindStringSubmatchIndex(t)
+	if m := ccWebFetchPastEndRe.FindStringSubmatch(head(s.text, 256)); m != nil {
+		// Nothing remains past the offset: complete, and the total is told.
+		fd.Kind = schema.KindNone
+		fd.PartialByRequest = true
+		fd.show(atoi(m[2]), atoi(m[2]), schema.UnitChars, atoi(m[2]))
+		s.orig.add(rankMarker, schema.Sizes{Chars: atoi(m[2])})
+		fd.Strategy = schema.StrategyNone
+		ccStoredCopy(s, fd)
+		return true
+	}
+	t := tail(s.text, 2048)
+	if m := ccWebFetchNoteRe.FindStringSubmatchIndex(t); m != nil {
+		total, from, to := atoi(group(t, m, 1)), atoi(group(t, m, 2)), atoi(group(t, m, 3))
+		fd.cut(schema.StrategySummary, "summarised", t[m[0]:m[1]])
+		fd.NextHint = group(t, m, 5)
+		fd.disclose(true, true, fd.NextHint != "")
+		fd.show(from, to, schema.UnitChars, total)
+		s.orig.add(rankMarker, schema.Sizes{Chars: total})
+		ccStoredCopy(s, fd)
+		return true
+	}
+	if m := ccWebFetchRangeRe.FindStringSubmatchIndex(t); m != nil {
+		from, to, total := atoi(group(t, m, 1)), atoi(group(t, m, 2)), atoi(group(t, m, 3))
+		fd.cut(schema.StrategySummary, "summarised", t[m[0]:m[1]])
+		fd.NextHint = group(t, m, 4)
+		fd.disclose(true, false, true)
+		fd.show(from, to, schema.UnitChars, total)
+		s.orig.add(rankMarker, schema.Sizes{Chars: total})
+		ccStoredCopy(s, fd)
+		return true
+	}
+	return false
+}
+
+// ccWebFetchRaw: 2.1.328's verbatim page text under a header that says how
+// long the page text is and what of it follows: all of it (from an
+// offset), the first K chars, then perhaps a second model's summary of the
+// rest, and what was not read with the offset to read on from. What the
+// model got, verbatim or summarised, is the shown range.
+func ccWebFetchRaw(s *scan, fd *finding) bool {
+	if !strings.HasPrefix(s.text, "Fetched ") {
+		return false
+	}
+	h := head(s.text, 4096)
+	if i := strings.IndexByte(h, '\n'); i >= 0 {
+		h = h[:i]
+	}
+	m := ccWebFetchRawRe.FindStringSubmatch(h)
 	if m == nil {
 		return false
 	}
-	total, from, to := atoi(group(t, m, 1)), atoi(group(t, m, 2)), atoi(group(t, m, 3))
-	fd.cut(schema.StrategySummary, "summarised", strings.TrimSpace(t[m[0]:m[1]]))
-	fd.NextHint = group(t, m, 5)
-	fd.disclose(true, true, true)
-	fd.show(from, to, schema.UnitChars, total)
+	total, rest := atoi(m[4]), m[5]
+	from := schema.Known(0)
+	if fm := ccRawFromRe.FindStringSubmatch(rest); fm != nil {
+		from = atoi(fm[2])
+	}
 	s.orig.add(rankMarker, schema.Sizes{Chars: total})
+	ccStoredCopy(s, fd)
+	fd.Strategy = schema.StrategyNone
+	if strings.HasPrefix(rest, "; nothing is left to show from offset ") {
+		fd.Kind, fd.PartialByRequest = schema.KindNone, true
+		fd.show(total, total, schema.UnitChars, total)
+		return true
+	}
+	first := ccRawFirstRe.FindStringSubmatch(rest)
+	if first == nil {
+		// The whole page text, or all of it from the offset.
+		fd.Kind = schema.KindNone
+		fd.PartialByRequest = from.N > 0
+		fd.show(from, total, schema.UnitChars, total)
+		return true
+	}
+	verbatimEnd := addCounts(from, atoi(first[1]))
+	summarised := strings.Contains(rest, ", then a model-extracted summary of the rest")
+	unread := ccRawUnreadRe.FindStringSubmatch(rest)
+	next := ccRawNextRe.FindStringSubmatch(rest)
+	if next != nil {
+		fd.NextHint = next[0]
+	}
+	marker := strings.TrimPrefix(rest, ", ")
+	switch {
+	case summarised && unread == nil:
+		// The rest was summarised whole: nothing left unread.
+		fd.Kind, fd.Strategy = schema.KindNone, schema.StrategySummary
+		fd.PartialByRequest = from.N > 0
+		fd.show(from, total, schema.UnitChars, total)
+		return true
+	case summarised:
+		fd.cut(schema.StrategySummary, "summarised", marker)
+		fd.show(from, subCount(total, atoi(unread[1])), schema.UnitChars, total)
+		fd.disclose(true, true, next != nil)
+	default:
+		// Only the head, verbatim: over the budget, and either no room for
+		// a summary or the summary failed.
+		fd.cut(schema.StrategyHead, "cap_chars", marker)
+		fd.show(from, verbatimEnd, schema.UnitChars, total)
+		fd.disclose(true, unread != nil, next != nil)
+	}
 	return true
+}
+
+// ccStoredCopy records when the page was retrieved, if the answer came from
+// a stored copy of it: the version of the source that was read.
+func ccStoredCopy(s *scan, fd *finding) {
+	if !strings.Contains(s.text, "stored copy of the page") {
+		return
+	}
+	if m := ccWebFetchStoredRe.FindStringSubmatch(head(s.text, 512) + "\x00" + tail(s.text, 1024)); m != nil {
+		fd.RefVersion = m[1] + "T" + m[2] + "Z"
+	}
 }
 
 // ccWebFetch: the silent case. The main model gets a second model's digest of
@@ -138,6 +237,7 @@ func ccWebFetch(s *scan, fd *finding) bool {
 			fd.show(s.req.Offset, schema.Unknown, schema.UnitChars, schema.Unknown)
 		}
 		fd.Detector = "claude_code.webfetch_whole"
+		ccStoredCopy(s, fd)
 		return true
 	}
 	switch {

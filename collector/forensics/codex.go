@@ -142,6 +142,7 @@ func cxOmittedLines(s *scan, fd *finding) bool {
 	fd.disclose(true, false, false)
 	fd.show(schema.Unknown, schema.Unknown, schema.UnitLines, total)
 	fd.claims(schema.UnitLines, total)
+	fd.keepsAround(s.bodyText, m[0], m[1], schema.UnitLines)
 	return true
 }
 
@@ -182,9 +183,11 @@ func cxMid(s *scan, fd *finding) bool {
 	case "chars":
 		fd.Shown.Unit = schema.UnitChars
 		fd.claims(schema.UnitChars, addCounts(keptChars(body, m[0], m[1]), removed))
+		fd.keepsAround(body, m[0], m[1], schema.UnitChars)
 	case "bytes":
 		fd.Shown.Unit = schema.UnitBytes
 		fd.claims(schema.UnitBytes, addCounts(schema.KnownInt(len(body)-(m[1]-m[0])), removed))
+		fd.keepsAround(body, m[0], m[1], schema.UnitBytes)
 	}
 	if o := s.codex.origTokens; o.Known {
 		s.orig.add(rankMarker, schema.Sizes{Tokens: o})

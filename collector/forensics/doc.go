@@ -31,8 +31,25 @@
 // pages at head_limit 250, Glob stops at 100 files, background tasks keep
 // the tail, Read stops at 2,000 lines silently (only toolUseResult.file
 // shows it), and WebFetch silently hands the model a second model's digest
-// of at most 100,000 chars of a page whose size toolUseResult.bytes gives.
-// Its tool_result_size_bytes log attribute is likewise UTF-16 units.
+// of at most 100,000 chars of a page whose size toolUseResult.bytes gives —
+// until 2.1.328, which notes the page text's length, the part read and the
+// offset to read on from ("[WebFetch note: …]"), so that there an answer
+// without a note covers the page. What changed by version is in
+// claudeCodeVersions. Its tool_result_size_bytes log attribute is likewise
+// UTF-16 units.
+//
+// # Precision
+//
+// Every original carries a precision. Counts measured or stated are exact;
+// a size label ("444.3KB") is approximate; a count made after the harness
+// stopped reading at a cap is a lower bound — Claude Code's Bash failure
+// path formats its error from the first 30,000 chars received, so a notice
+// whose kept text plus dropped count sits at that cap says "at least", is
+// flagged as understated, and its kept tail is not the end of the output
+// (ShownTailIsEnd false). Merged from several sources, an original is only
+// as precise as its least precise figure. A head+tail cut records the head
+// as Shown and the tail as ShownTail. A continuation that fetches its
+// source again (WebFetch offset, MCP fetch start_index) is RefetchedSource.
 //
 // Codex CLI: output is wrapped in "Exit code/Wall time/Output:" or unified
 // exec headers that are not content; three generations of notices count

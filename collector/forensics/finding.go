@@ -199,6 +199,8 @@ func placeHeadTail(out *schema.Forensics, fd *finding) {
 	out.ShownTail = schema.Range{}
 	if start := subCount(end, fd.tailKept2); start.Known {
 		out.ShownTail = schema.Range{Start: addCounts(start, schema.Known(first)), End: end, Unit: unit}
+	} else {
+		out.ShownTailIsEnd = false
 	}
 }
 

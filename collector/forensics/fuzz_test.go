@@ -22,6 +22,9 @@ func FuzzDetect(f *testing.F) {
 	f.Add(uint8(2), "read", "x\n\n[Showing lines 1-2 of 9 (50.0KB limit). Use offset=3 to continue]", []byte(`{"offset":1}`), []byte(`{"truncation":{"truncated":true,"totalLines":9,"totalBytes":99}}`))
 	f.Add(uint8(7), "fetch", "Contents of u:\nw\n\n<error>Content truncated. Call the fetch tool with a start_index of 1 to get more content.</error>", []byte(`{"max_length":1}`), []byte(nil))
 	f.Add(uint8(8), "q", `{"truncated":true,"shown":[0,1],"original_size_bytes":9}`, []byte(nil), []byte(`{"ctxaudit.output.truncated":true,"ctxaudit.output.shown.start":-1}`))
+	f.Add(uint8(0x80), "Bash", "Exit code 2\n"+"h\n\n... [20011 characters truncated] ...\n\nt", []byte(`{"command":"x"}`), []byte(`"Error: Exit code 2"`))
+	f.Add(uint8(0), "WebFetch", "a\n\n[WebFetch note: this page's text is 195757 characters long and the answer above covers only characters 0 to 100000; the final 95757 were not read — to read on, call WebFetch again with the same url and offset: 100000.]", []byte(`{"url":"u","offset":5}`), []byte(`{"bytes":214995}`))
+	f.Add(uint8(0), "WebFetch", "Fetched u (HTTP 200 OK, text/html, 9 characters, truncated to the first 3, then a model-extracted summary of the rest; the final 2 characters were not read — to read on, call WebFetch again with the same url and offset: 7).\n<x>\nabc\n</x>", []byte(`{"url":"u"}`), []byte(`{"ctxaudit.output.original.precision":"lower_bound","ctxaudit.output.original.bytes":3,"ctxaudit.output.shown_tail.end":2}`))
 	f.Fuzz(func(t *testing.T, h uint8, tool, text string, args, meta []byte) {
 		in := Input{
 			Harness:       allHarnesses[int(h)%len(allHarnesses)],
@@ -59,6 +62,17 @@ func FuzzDetect(f *testing.F) {
 		}
 		if !validKind(got.Kind) || !validStrategy(got.Strategy) {
 			t.Errorf("invalid kind %q or strategy %q", got.Kind, got.Strategy)
+		}
+		o := got.Original
+		if known := o.Bytes.Known || o.Chars.Known || o.Lines.Known || o.Tokens.Known; known != (o.Precision != schema.PrecisionNone) ||
+			known && !validPrecision(o.Precision) {
+			t.Errorf("original %+v: precision %q (detector %s)", o, o.Precision, got.Detector)
+		}
+		if got.ShownTailIsEnd && !got.ShownTail.End.Known {
+			t.Errorf("shown_tail_is_end without a tail end (detector %s)", got.Detector)
+		}
+		if got.Strategy == schema.StrategyHeadTail && got.Detector != "otel.ctxaudit_attributes" && got.ShownTail.Unit != "" && got.ShownTail.Unit != got.Shown.Unit {
+			t.Errorf("shown_tail unit %q differs from shown unit %q (detector %s)", got.ShownTail.Unit, got.Shown.Unit, got.Detector)
 		}
 	})
 }

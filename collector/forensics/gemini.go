@@ -46,6 +46,7 @@ func gemToolOutput(s *scan, fd *finding) bool {
 	headN, tailN := atoi(group(s.text, m, 1)), atoi(group(s.text, m, 2))
 	if om := s.find(s.text, anchorOmitted, " characters omitted] ...", gemOmittedRe, 32, 4); om != nil {
 		fd.claims(schema.UnitChars, addCounts(addCounts(headN, tailN), atoi(group(s.text, om, 1))))
+		fd.headKept, fd.tailKept2 = headN, tailN // the header states both
 	}
 	fd.totalIsOriginal = true
 	return true
@@ -119,6 +120,7 @@ func gemOmittedUpper(s *scan, fd *finding) bool {
 	fd.disclose(true, false, false)
 	fd.Shown.Unit = schema.UnitChars
 	fd.claims(schema.UnitChars, addCounts(keptChars(s.text, m[0], m[1]), atoi(group(s.text, m, 1))))
+	fd.keepsAround(s.text, m[0], m[1], schema.UnitChars)
 	fd.totalIsOriginal = true
 	return true
 }

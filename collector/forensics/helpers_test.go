@@ -154,6 +154,7 @@ type want struct {
 	// tailIsEnd and refetched are always checked.
 	shownTail            string
 	tailIsEnd, refetched bool
+	refVersion           string // checked when set
 }
 
 func check(t *testing.T, got schema.Forensics, w want) {
@@ -223,6 +224,7 @@ func check(t *testing.T, got schema.Forensics, w want) {
 			errorf("shown_tail", g, w.shownTail)
 		}
 	}
+	eq("ref_version", got.RefVersion, w.refVersion)
 	if got.ShownTailIsEnd != w.tailIsEnd {
 		errorf("shown_tail_is_end", got.ShownTailIsEnd, w.tailIsEnd)
 	}

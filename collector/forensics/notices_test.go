@@ -233,7 +233,7 @@ func TestNotices(t *testing.T) {
 			name: "codex Total output lines + [... omitted O of T lines ...] (X1)",
 			in: Input{Harness: schema.HarnessCodex, Tool: "shell", Context: "Exit code: 0\nWall time: 0.3 seconds\nTotal output lines: 500\nOutput:\n" +
 				lines("l", 1, 128) + "\n[... omitted 244 of 500 lines ...]\n\n" + lines("l", 373, 128)},
-			want: want{kind: schema.KindExplicit, strategy: schema.StrategyHeadTail, truncated: true, reason: "cap_lines",
+			want: want{shown: "1-128 lines", shownTail: "373-500 lines", tailIsEnd: true, kind: schema.KindExplicit, strategy: schema.StrategyHeadTail, truncated: true, reason: "cap_lines",
 				disclosure: "100", total: "500", source: schema.SourceMarker, lines: "500", marker: "[... omitted 244 of 500 lines ...]"},
 		},
 		{
@@ -254,14 +254,14 @@ func TestNotices(t *testing.T) {
 			name: "codex [… N bytes truncated…] bracketed (X5)",
 			in: Input{Harness: schema.HarnessCodex, Context: "Exit code: 1\nWall time: 0 seconds\nOutput:\n" +
 				strings.Repeat("h", 100) + "[…4000 bytes truncated…]" + strings.Repeat("t", 100)},
-			want: want{kind: schema.KindExplicit, strategy: schema.StrategyHeadTail, truncated: true, reason: "cap_bytes",
+			want: want{shown: "0-100 bytes", shownTail: "4100-4200 bytes", tailIsEnd: true, kind: schema.KindExplicit, strategy: schema.StrategyHeadTail, truncated: true, reason: "cap_bytes",
 				disclosure: "100", total: "4200", bytes: "4200", marker: "[…4000 bytes truncated…]"},
 		},
 		{
 			name: "codex …N chars truncated… (X6)",
 			in: Input{Harness: schema.HarnessCodex, Context: "Exit code: 0\nWall time: 0 seconds\nOutput:\n" +
 				strings.Repeat("é", 50) + "…950 chars truncated…" + strings.Repeat("e", 50)},
-			want: want{kind: schema.KindExplicit, strategy: schema.StrategyHeadTail, truncated: true, reason: "cap_chars",
+			want: want{shown: "0-50 chars", shownTail: "1000-1050 chars", tailIsEnd: true, kind: schema.KindExplicit, strategy: schema.StrategyHeadTail, truncated: true, reason: "cap_chars",
 				total: "1050", chars: "1050", disclosure: "100"},
 		},
 		{
@@ -305,7 +305,7 @@ func TestNotices(t *testing.T) {
 			name: "codex structured JSON output with a middle cut",
 			in: Input{Harness: schema.HarnessCodex, Tool: "shell",
 				Context: `{"output":"` + strings.Repeat("h", 80) + `…300 chars truncated…` + strings.Repeat("t", 80) + `","metadata":{"exit_code":0,"duration_seconds":0.1}}`},
-			want: want{kind: schema.KindExplicit, strategy: schema.StrategyHeadTail, truncated: true, reason: "cap_chars",
+			want: want{shown: "0-80 chars", shownTail: "380-460 chars", tailIsEnd: true, kind: schema.KindExplicit, strategy: schema.StrategyHeadTail, truncated: true, reason: "cap_chars",
 				disclosure: "100", total: "460", chars: "460"},
 		},
 		// ---- pi
@@ -400,7 +400,7 @@ func TestNotices(t *testing.T) {
 			in: Input{Harness: schema.HarnessGeminiCLI, Tool: "run_shell_command",
 				Context: "Output too large. Showing first 8,000 and last 32,000 characters. For full output see: /tmp/g/tool-outputs/out.txt\n" +
 					strings.Repeat("h", 8000) + "\n\n... [60,000 characters omitted] ...\n\n" + strings.Repeat("t", 32000)},
-			want: want{kind: schema.KindExplicit, strategy: schema.StrategyHeadTail, truncated: true, reason: "cap_chars",
+			want: want{shown: "0-8000 chars", shownTail: "68000-100000 chars", tailIsEnd: true, kind: schema.KindExplicit, strategy: schema.StrategyHeadTail, truncated: true, reason: "cap_chars",
 				disclosure: "111", total: "100000", chars: "100000", savedRef: "/tmp/g/tool-outputs/out.txt"},
 		},
 		{
@@ -420,7 +420,7 @@ func TestNotices(t *testing.T) {
 		{
 			name: "gemini [... OMITTED N chars ...]",
 			in:   Input{Harness: schema.HarnessGeminiCLI, Context: strings.Repeat("a", 100) + "\n\n[... OMITTED 900 chars ...]\n\n" + strings.Repeat("b", 100)},
-			want: want{kind: schema.KindExplicit, strategy: schema.StrategyHeadTail, truncated: true, reason: "cap_chars", disclosure: "100", chars: "1104"},
+			want: want{shown: "0-102 chars", shownTail: "1002-1104 chars", tailIsEnd: true, kind: schema.KindExplicit, strategy: schema.StrategyHeadTail, truncated: true, reason: "cap_chars", disclosure: "100", chars: "1104"},
 		},
 		{
 			name: "opencode head mode with saved file",

@@ -14,11 +14,12 @@ import (
 // command that printed 184,600 chars and exited 2, and a WebFetch of a page
 // whose text is 195,757 chars (214,995 bytes of HTML).
 func TestPrecision(t *testing.T) {
-	// Bash's failure path formats its error from the first 30,000 chars it
-	// received: "Exit code 2", 5,000 chars of head, the notice, the last
-	// 5,000 chars of those 30,000 and the final newline.
-	bashHead := "Exit code 2\n" + strings.Repeat("h", 4988)
-	bashTail := strings.Repeat("t", 5000) + "\n"
+	// Bash's failure path builds its error from the first 30,000 chars it
+	// received, trailing white space trimmed, a newline and "Exit code 2",
+	// and the error formatter keeps its head and tail around the notice.
+	// The figures are those of the run: 20,011 dropped, 30,016 claimed.
+	bashHead := strings.Repeat("h", 5000)
+	bashTail := strings.Repeat("t", 4989) + "\nExit code 2"
 	bash2328 := bashHead + "\n\n... [20011 characters truncated] ...\n\n" + bashTail
 	answer := "The page describes the configuration keys of the service: listen, workers, log_level and upload."
 	note := "[WebFetch note: this page's text is 195757 characters long and the answer above covers only characters 0 to 100000; " +
@@ -77,6 +78,87 @@ func TestPrecision(t *testing.T) {
 			want: want{kind: schema.KindSilent, strategy: schema.StrategySummary, truncated: true, reason: "summarised",
 				disclosure: "000", shown: "0-100000 chars", total: "214995", source: schema.SourceHarnessMetadata,
 				precision: "exact", bytes: "214995", detector: "claude_code.webfetch_summary"},
+		},
+		{
+			name: "claude 2.1.328 WebFetch note, short form: where and the next offset",
+			in: Input{Harness: schema.HarnessClaudeCode, HarnessVersion: "2.1.328", Tool: "WebFetch",
+				Arguments:     []byte(`{"url":"https://example.com/docs/config","prompt":"List the configuration keys"}`),
+				Context:       answer + "\n\n[WebFetch note: the answer above covers characters 0 to 100000 of this page's 195757 characters. Next offset: 100000.]",
+				ToolUseResult: []byte(webFetchResult)},
+			want: want{kind: schema.KindExplicit, strategy: schema.StrategySummary, truncated: true, reason: "summarised",
+				disclosure: "101", shown: "0-100000 chars", total: "195757", source: schema.SourceHarnessMetadata,
+				precision: "exact", bytes: "214995", chars: "195757", next: "Next offset: 100000",
+				marker:   "[WebFetch note: the answer above covers characters 0 to 100000 of this page's 195757 characters. Next offset: 100000.]",
+				detector: "claude_code.webfetch_note"},
+		},
+		{
+			name: "claude 2.1.328 WebFetch note on a stored copy: the retrieval time is the version read",
+			in: Input{Harness: schema.HarnessClaudeCode, HarnessVersion: "2.1.328", Tool: "WebFetch",
+				Arguments: []byte(`{"url":"https://example.com/docs/config","prompt":"List the configuration keys","offset":100000}`),
+				Context: answer + "\n\n[WebFetch note: this page's text is 195757 characters long and the answer above covers only characters 100000 to 150000; " +
+					"the final 45757 were not read — to read on, call WebFetch again with the same url and offset: 150000.]" +
+					"\n\n[WebFetch note: this result comes from a stored copy of the page, retrieved from the site on 2026-11-29 at 17:05 UTC (yesterday); the live page may have changed since then.]",
+				ToolUseResult: []byte(webFetchResult)},
+			want: want{kind: schema.KindExplicit, strategy: schema.StrategySummary, truncated: true, reason: "summarised",
+				disclosure: "111", shown: "100000-150000 chars", total: "195757", source: schema.SourceHarnessMetadata,
+				precision: "exact", bytes: "214995", chars: "195757", next: "offset: 150000", refetched: true,
+				refVersion: "2026-11-29T17:05Z", marker: "the final 45757 were not read", detector: "claude_code.webfetch_note"},
+		},
+		{
+			name: "claude 2.1.328 WebFetch offset past the end: nothing left, the total told",
+			in: Input{Harness: schema.HarnessClaudeCode, HarnessVersion: "2.1.328", Tool: "WebFetch",
+				Arguments: []byte(`{"url":"https://example.com/docs/config","prompt":"keys","offset":200000}`),
+				Context:   "Nothing left to read from offset 200000: this page's text is 195757 characters long.", ToolUseResult: []byte(webFetchResult)},
+			want: want{kind: schema.KindNone, strategy: schema.StrategyNone, partial: true, shown: "195757-195757 chars", total: "195757",
+				source: schema.SourceHarnessMetadata, precision: "exact", bytes: "214995", chars: "195757", refetched: true,
+				detector: "claude_code.webfetch_note"},
+		},
+		{
+			name: "claude 2.1.328 WebFetch verbatim text, then a summary, the final part unread",
+			in: Input{Harness: schema.HarnessClaudeCode, HarnessVersion: "2.1.328", Tool: "WebFetch",
+				Arguments: []byte(`{"url":"https://example.com/docs/config","prompt":"List the configuration keys"}`),
+				Context: "Fetched https://example.com/docs/config from a non-preapproved source (HTTP 200 OK, text/html, 195757 characters, truncated to the first 92000, " +
+					"then a model-extracted summary of the rest; the final 3757 characters were not read — to read on, call WebFetch again with the same url and offset: 192000).\n" +
+					"<fetched-web-content>\n" + strings.Repeat("p", 92000) + "\n\n[The verbatim page text stops here, 92000 of 195757 characters in; re-fetching this URL at the same offset returns the same split. " +
+					"What follows is a model-extracted summary, for your request, of the remaining 103757 characters (its final 3757 characters were not read at all).]\n" +
+					"The rest lists upload_limit.\n</fetched-web-content>",
+				ToolUseResult: []byte(webFetchResult)},
+			want: want{kind: schema.KindExplicit, strategy: schema.StrategySummary, truncated: true, reason: "summarised",
+				disclosure: "111", shown: "0-192000 chars", total: "195757", source: schema.SourceHarnessMetadata, precision: "exact",
+				bytes: "214995", chars: "195757", next: "to read on, call WebFetch again with the same url and offset: 192000",
+				marker: "truncated to the first 92000, then a model-extracted summary of the rest", detector: "claude_code.webfetch_raw"},
+		},
+		{
+			name: "claude 2.1.328 WebFetch verbatim head only, the summary failed",
+			in: Input{Harness: schema.HarnessClaudeCode, HarnessVersion: "2.1.328", Tool: "WebFetch",
+				Arguments: []byte(`{"url":"https://example.com/docs/config","prompt":"keys"}`),
+				Context: "Fetched https://example.com/docs/config (HTTP 200 OK, text/html, 195757 characters, truncated to the first 92000; the remaining 103757 characters " +
+					"could not be summarized and were not read — to read on, call WebFetch again with the same url and offset: 92000).\n<fetched-web-content>\n" +
+					strings.Repeat("p", 92000) + "\n</fetched-web-content>",
+				ToolUseResult: []byte(webFetchResult)},
+			want: want{kind: schema.KindExplicit, strategy: schema.StrategyHead, truncated: true, reason: "cap_chars",
+				disclosure: "111", shown: "0-92000 chars", total: "195757", source: schema.SourceHarnessMetadata, precision: "exact",
+				bytes: "214995", chars: "195757", next: "offset: 92000", detector: "claude_code.webfetch_raw"},
+		},
+		{
+			name: "claude 2.1.328 WebFetch verbatim rest from an offset: complete, by request, refetched",
+			in: Input{Harness: schema.HarnessClaudeCode, HarnessVersion: "2.1.328", Tool: "WebFetch",
+				Arguments: []byte(`{"url":"https://example.com/docs/config","prompt":"keys","offset":192000}`),
+				Context: "Fetched https://example.com/docs/config (HTTP 200 OK, text/html, 195757 characters, shown from character 192000).\n<fetched-web-content>\n" +
+					strings.Repeat("p", 3757) + "\n</fetched-web-content>",
+				ToolUseResult: []byte(webFetchResult)},
+			want: want{kind: schema.KindNone, strategy: schema.StrategyNone, partial: true, shown: "192000-195757 chars", total: "195757",
+				source: schema.SourceHarnessMetadata, precision: "exact", bytes: "214995", chars: "195757", refetched: true,
+				detector: "claude_code.webfetch_raw"},
+		},
+		{
+			name: "claude 2.1.328 WebFetch verbatim whole page",
+			in: Input{Harness: schema.HarnessClaudeCode, HarnessVersion: "2.1.328", Tool: "WebFetch",
+				Arguments:     []byte(`{"url":"https://example.com/small","prompt":"keys"}`),
+				Context:       "Fetched https://example.com/small (HTTP 200 OK, text/markdown, 40 characters).\n<fetched-web-content>\n" + strings.Repeat("p", 40) + "\n</fetched-web-content>",
+				ToolUseResult: []byte(`{"bytes":40,"code":200,"codeText":"OK","result":"…","durationMs":20,"url":"https://example.com/small"}`)},
+			want: want{kind: schema.KindNone, strategy: schema.StrategyNone, shown: "0-40 chars", total: "40",
+				source: schema.SourceHarnessMetadata, precision: "exact", bytes: "40", chars: "40", detector: "claude_code.webfetch_raw"},
 		},
 		{
 			name: "claude Read refused by size label: approximate bytes",

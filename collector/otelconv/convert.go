@@ -311,30 +311,28 @@ func stringSlice(m pcommon.Map, k string) []string {
 // Claude Code's session.id, found on the record or its resource.
 func ToolCallFromAttributes(m, resource pcommon.Map, t time.Time) schema.ToolCall {
 	c := schema.ToolCall{
-		SessionID:             first(m, AttrConversationID, ClaudeCodeSessionID),
-		CallID:                first(m, AttrToolCallID, ClaudeCodeToolUseID),
-		Tool:                  first(m, AttrToolName, ClaudeCodeToolName),
-		Timestamp:             t.UTC(),
-		Source:                schema.Harness(first(m, AttrSource)),
-		HarnessVersion:        first(m, AttrHarnessVersion, ClaudeCodeAppVersion),
-		Model:                 first(m, AttrRequestModel, AttrResponseModel),
-		Project:               str(m, AttrProject),
-		Cwd:                   str(m, AttrCwd),
-		GitBranch:             str(m, AttrGitBranch),
-		AgentID:               str(m, AttrAgentID),
-		Sidechain:             boolean(m, AttrSidechain),
-		Turn:                  int(integer(m, AttrTurn)),
-		MessageID:             str(m, AttrMessageID),
-		Arguments:             first(m, AttrToolCallArguments, ClaudeCodeToolInput, ClaudeCodeToolParams),
-		Target:                str(m, AttrTarget),
-		IsError:               boolean(m, AttrIsError) || str(m, AttrErrorType) != "",
-		SourceFile:            str(m, AttrSourceFile),
-		SourceLine:            integer(m, AttrSourceLine),
-		FollowedUp:            boolean(m, AttrFollowedUp),
-		ContinuationOf:        str(m, AttrContinuationOf),
-		Searched:              boolean(m, AttrSearched),
-		CoverageUpperBound:    boolean(m, AttrCoverageUpperBound),
-		CoverageMixedVersions: boolean(m, AttrCoverageMixedVersions),
+		SessionID:      first(m, AttrConversationID, ClaudeCodeSessionID),
+		CallID:         first(m, AttrToolCallID, ClaudeCodeToolUseID),
+		Tool:           first(m, AttrToolName, ClaudeCodeToolName),
+		Timestamp:      t.UTC(),
+		Source:         schema.Harness(first(m, AttrSource)),
+		HarnessVersion: first(m, AttrHarnessVersion, ClaudeCodeAppVersion),
+		Model:          first(m, AttrRequestModel, AttrResponseModel),
+		Project:        str(m, AttrProject),
+		Cwd:            str(m, AttrCwd),
+		GitBranch:      str(m, AttrGitBranch),
+		AgentID:        str(m, AttrAgentID),
+		Sidechain:      boolean(m, AttrSidechain),
+		Turn:           int(integer(m, AttrTurn)),
+		MessageID:      str(m, AttrMessageID),
+		Arguments:      first(m, AttrToolCallArguments, ClaudeCodeToolInput, ClaudeCodeToolParams),
+		Target:         str(m, AttrTarget),
+		IsError:        boolean(m, AttrIsError) || str(m, AttrErrorType) != "",
+		SourceFile:     str(m, AttrSourceFile),
+		SourceLine:     integer(m, AttrSourceLine),
+		FollowedUp:     boolean(m, AttrFollowedUp),
+		ContinuationOf: str(m, AttrContinuationOf),
+		Searched:       boolean(m, AttrSearched),
 	}
 	if c.SessionID == "" {
 		c.SessionID = first(resource, AttrConversationID, ClaudeCodeSessionID)
@@ -345,6 +343,8 @@ func ToolCallFromAttributes(m, resource pcommon.Map, t time.Time) schema.ToolCal
 	if v, ok := m.Get(AttrSessionCoverage); ok && v.Type() == pcommon.ValueTypeDouble {
 		c.SessionCoverage = schema.KnownRatio(v.Double())
 	}
+	c.CoverageUpperBound = boolean(m, AttrCoverageUpperBound)
+	c.CoverageMixedVersions = boolean(m, AttrCoverageMixedVersions)
 	c.Forensics = ForensicsFromAttributes(m)
 	return c
 }
@@ -367,10 +367,8 @@ func ForensicsFromAttributes(m pcommon.Map) schema.Forensics {
 		PartialByRequest: boolean(m, AttrPartialByRequest),
 		Shown: schema.Range{Start: count(m, forensics.AttrShownStart), End: count(m, forensics.AttrShownEnd),
 			Unit: schema.Unit(str(m, forensics.AttrShownUnit))},
-		Total:           count(m, forensics.AttrTotal),
-		ShownTailIsEnd:  boolean(m, forensics.AttrShownTailIsEnd),
-		RefetchedSource: boolean(m, forensics.AttrRefetchedSource),
-		Reason:          str(m, forensics.AttrReason),
+		Total:  count(m, forensics.AttrTotal),
+		Reason: str(m, forensics.AttrReason),
 		Disclosure: schema.Disclosure{Range: boolean(m, AttrDisclosureRange), Reason: boolean(m, AttrDisclosureReason),
 			Next: boolean(m, AttrDisclosureNext)},
 		NextHint:          str(m, forensics.AttrNext),
@@ -383,6 +381,8 @@ func ForensicsFromAttributes(m pcommon.Map) schema.Forensics {
 	if f.Original.Source == "" {
 		f.Original.Source = schema.SourceUnknown
 	}
+	f.ShownTailIsEnd = boolean(m, forensics.AttrShownTailIsEnd)
+	f.RefetchedSource = boolean(m, forensics.AttrRefetchedSource)
 	// The tail is in the shown unit; a tail is recorded only with positions.
 	if start, end := count(m, forensics.AttrShownTailStart), count(m, forensics.AttrShownTailEnd); start.Known || end.Known {
 		f.ShownTail = schema.Range{Start: start, End: end, Unit: f.Shown.Unit}

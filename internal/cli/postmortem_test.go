@@ -352,10 +352,20 @@ func TestPostmortemJSONSchema(t *testing.T) {
 	for _, k := range []string{"bytes", "chars", "lines", "tokens"} {
 		s.want(ctx, k, isNumber)
 	}
+	s.wantValue(orig, "precision", "exact")
+	// head+tail: shown is the head, shown_tail the tail, which ends the output.
 	shown := s.want(c, "shown", isObject).(map[string]any)
-	s.wantValue(shown, "start", nil) // head+tail: no single shown range
-	s.wantValue(shown, "end", nil)
-	s.want(shown, "unit", isString)
+	s.wantValue(shown, "start", json.Number("1"))
+	s.wantValue(shown, "end", json.Number("128"))
+	s.wantValue(shown, "unit", "lines")
+	tail := s.want(c, "shown_tail", isObject).(map[string]any)
+	s.wantValue(tail, "start", json.Number("4873"))
+	s.wantValue(tail, "end", json.Number("5000"))
+	s.wantValue(tail, "unit", "lines")
+	s.wantValue(c, "shown_tail_is_end", true)
+	for _, k := range []string{"refetched_source", "coverage_upper_bound", "coverage_mixed_versions"} {
+		s.wantValue(c, k, false)
+	}
 	s.wantValue(c, "total", json.Number("5000"))
 	d := s.want(c, "disclosure", isObject).(map[string]any)
 	for _, k := range []string{"range", "reason", "next"} {
