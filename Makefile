@@ -25,7 +25,7 @@ FUZZTIME      ?= 30s
 # `make install` copies the binary to $(PREFIX)/bin.
 PREFIX        ?= /usr/local
 
-.PHONY: all help build install test run bench lint fmt vet clickhouse clickhouse-stop deps fuzz clean eval generate
+.PHONY: all help build install test run bench lint fmt vet clickhouse clickhouse-stop deps fuzz clean eval generate lab
 
 ## all: lint, build and test.
 all: lint build test
@@ -69,6 +69,16 @@ run: deps build clickhouse
 ## component's documentation.md and README status/telemetry tables from its metadata.yaml.
 generate:
 	$(GO) run ./internal/componentmeta/cmd/componentdocs
+
+## lab: install the pinned harnesses from npm (into LAB_CACHE), run every
+## lab scenario on the real harnesses against the scripted model servers,
+## re-record testdata/lab, check every verdict against its truth, write
+## docs/harnesses.md, and show how the recordings changed.
+LAB_CACHE ?= .ctxaudit/lab/npm
+lab:
+	@bash scripts/install-lab-deps.sh
+	$(GO) run ./internal/harnesslab/cmd/harnesslab -cache $(LAB_CACHE) -out testdata/lab -doc docs/harnesses.md
+	@git diff --quiet -- docs/harnesses.md 2>/dev/null && echo "lab: verdicts unchanged (docs/harnesses.md)" || git diff -- docs/harnesses.md
 
 ## bench: run the benchmarks (BENCH=regexp).
 bench:

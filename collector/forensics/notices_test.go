@@ -314,7 +314,8 @@ func TestNotices(t *testing.T) {
 			in: Input{Harness: schema.HarnessPi, Tool: "bash", Context: lines("log", 2001, 2000) +
 				"\n\n[Showing lines 2001-4000 of 4000. Full output: /tmp/pi-bash-1a2b.log]"},
 			want: want{kind: schema.KindExplicit, strategy: schema.StrategyTail, truncated: true, reason: "cap_lines",
-				disclosure: "101", shown: "2001-4000 lines", total: "4000", lines: "4000", savedRef: "/tmp/pi-bash-1a2b.log"},
+				// The kept tail ends in a newline, which pi's "of 4000" counts as a line.
+				disclosure: "101", shown: "2001-4000 lines", total: "4000", lines: "3999", savedRef: "/tmp/pi-bash-1a2b.log"},
 		},
 		{
 			name: "pi bash last line over the byte cap",

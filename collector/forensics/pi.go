@@ -44,6 +44,7 @@ var piRules = []rule{
 	{name: "pi.output_truncated", anchor: anchorTruncated, match: piBashExec},
 	{name: "pi.more_characters", anchor: anchorTruncated, match: piMoreChars},
 	{name: "pi.details_truncation", match: piDetailsRule},
+	{name: "pi.read_offset_to_end", match: piReadOffsetToEnd},
 }
 
 // piReadLines: read cut by its caps; the notice tells all three.
@@ -66,7 +67,9 @@ func piReadLines(s *scan, fd *finding) bool {
 	fd.NextHint = group(t, m, 5)
 	fd.disclose(true, limit != "", true)
 	fd.show(atoi(group(t, m, 1)), atoi(group(t, m, 2)), schema.UnitLines, total)
-	fd.claims(schema.UnitLines, total)
+	// pi's "of N" counts a final newline as one more (empty) line, and a head
+	// cut does not show whether the file ends in one: the original has N or
+	// N-1 lines, so no line count is claimed (see piLinesEndingAt).
 	return true
 }
 
@@ -139,8 +142,21 @@ func piBashLines(s *scan, fd *finding) bool {
 	fd.NextHint = "Full output: " + fd.SavedRef
 	fd.disclose(true, limit != "", true)
 	fd.show(atoi(group(t, m, 1)), atoi(group(t, m, 2)), schema.UnitLines, total)
-	fd.claims(schema.UnitLines, total)
+	fd.claims(schema.UnitLines, piLinesEndingAt(total, t[:m[0]]))
 	return true
+}
+
+// piLinesEndingAt converts pi's line count n of a text whose end is kept
+// (the tail of a bash cut, kept up to the notice) to DESIGN's count. pi
+// counts text.split("\n").length, so a text ending in a newline has one line
+// fewer than pi says (lines 1350–3001 of 3001 for 3,000 lines, checked by the
+// harness lab against pi 0.73.1). The shown range and total stay in pi's
+// numbering, which its offsets use.
+func piLinesEndingAt(n schema.Count, kept string) schema.Count {
+	if n.Known && n.N > 0 && strings.HasSuffix(kept, "\n") {
+		return schema.Known(n.N - 1)
+	}
+	return n
 }
 
 // piBashLastLine: a single last line over the byte cap; its tail is shown.
@@ -282,8 +298,23 @@ func collectPiOriginals(s *scan) {
 	}
 	d := s.piDetails()
 	if d.present {
-		s.orig.add(rankMetadata, schema.Sizes{Lines: d.totalLines, Bytes: d.totalBytes})
+		s.orig.add(rankMetadata, schema.Sizes{Lines: piDetailsLines(s, d), Bytes: d.totalBytes})
 	}
+}
+
+// piDetailsLines is details.truncation.totalLines in DESIGN's count when it
+// can be told: pi counts split("\n") (see piLinesEndingAt), so only a bash
+// tail, which keeps the output's end, shows whether to subtract the final
+// empty line. A head cut or a result that was not cut gives no line count.
+func piDetailsLines(s *scan, d *piDetails) schema.Count {
+	if !d.truncated || !strings.EqualFold(s.in.Tool, "bash") {
+		return schema.Unknown
+	}
+	i := strings.LastIndex(s.text, "\n\n[Showing lines ")
+	if i < 0 {
+		return schema.Unknown
+	}
+	return piLinesEndingAt(d.totalLines, s.text[:i])
 }
 
 // piDetailsRule: details.truncation says cut but no notice was found.
@@ -313,5 +344,21 @@ func piDetailsRule(s *scan, fd *finding) bool {
 	} else {
 		fd.show(schema.Known(1), d.outputLines, schema.UnitLines, d.totalLines)
 	}
+	return true
+}
+
+// piReadOffsetToEnd: read from an offset with no limit, and no notice after
+// it: pi read from that line to the end of the file (checked against pi
+// 0.73.1 by the harness lab). A partial view by request whose end is the
+// file's end, in pi's own line numbering (split on "\n", so a file ending in
+// a newline ends with an empty line, as pi's "of N" totals count it).
+func piReadOffsetToEnd(s *scan, fd *finding) bool {
+	if s.in.Tool != "read" || s.req.Limit.Known || !s.req.Offset.Known || s.req.Offset.N < 2 || s.text == "" {
+		return false
+	}
+	end := s.req.Offset.N + uint64(strings.Count(s.text, "\n"))
+	fd.byRequest()
+	fd.show(s.req.Offset, schema.Known(end), schema.UnitLines, schema.Known(end))
+	fd.confirmedBy = schema.SourceEstimate
 	return true
 }

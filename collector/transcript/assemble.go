@@ -54,6 +54,40 @@ func Assemble(calls []schema.ToolCall, answers []schema.Answer, spawnedTurn map[
 	}
 	sort.SliceStable(calls, func(i, j int) bool { return callLess(&calls[i], &calls[j]) })
 	sort.SliceStable(answers, func(i, j int) bool { return answers[i].Timestamp.Before(answers[j].Timestamp) })
+	addSubAgentInputs(calls, answers, spawnedTurn)
+}
+
+// addSubAgentInputs makes the calls a sub-agent made before a main-thread
+// answer inputs of that answer when they sit in its turn (DESIGN §5: an
+// answer's inputs are the calls of its turn before it). The main thread
+// sees only the sub-agent's report, which was built on them, so a cut the
+// sub-agent never recovered from is an incomplete input of the answer that
+// relays it.
+func addSubAgentInputs(calls []schema.ToolCall, answers []schema.Answer, spawnedTurn map[string]int) {
+	if len(spawnedTurn) == 0 {
+		return
+	}
+	for i := range answers {
+		a := &answers[i]
+		if a.Sidechain || a.InputCallIDs == nil {
+			continue
+		}
+		have := make(map[string]bool, len(a.InputCallIDs))
+		for _, id := range a.InputCallIDs {
+			have[id] = true
+		}
+		for j := range calls {
+			c := &calls[j]
+			if !c.Sidechain || c.Turn != a.Turn || c.CallID == "" || have[c.CallID] || c.Timestamp.After(a.Timestamp) {
+				continue
+			}
+			if _, placed := spawnedTurn[c.AgentID]; !placed {
+				continue
+			}
+			a.InputCallIDs = append(a.InputCallIDs, c.CallID)
+			have[c.CallID] = true
+		}
+	}
 }
 
 // PlaceCall moves a sub-agent call into the turn that spawned its agent.

@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -41,5 +42,36 @@ func TestAssemble(t *testing.T) {
 	}
 	if calls[2].Turn != 2 || answers[0].MessageID != "m1" || answers[0].Turn != 2 {
 		t.Fatalf("sub-agent records not placed in the spawning turn: call turn %d, answers %+v", calls[2].Turn, answers)
+	}
+}
+
+// A main-thread answer relays a sub-agent's report: the calls the sub-agent
+// made before it, in its turn, become its inputs (Claude Code 2.1.328 Agent
+// with run_in_background false, testdata/lab/claude-code@2.1.328/subagent-bash-over-cap).
+func TestAssembleSubAgentCallsAreInputsOfTheRelayingAnswer(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 11, 0, 0, 0, time.UTC)
+	calls := []schema.ToolCall{
+		{CallID: "agent", Tool: "Agent", Turn: 0, Timestamp: t0},
+		{CallID: "sub-bash", Tool: "Bash", AgentID: "a1", Sidechain: true, Turn: 7, Timestamp: t0.Add(time.Second)},
+		{CallID: "late-sub", Tool: "Bash", AgentID: "a1", Sidechain: true, Turn: 7, Timestamp: t0.Add(time.Minute)},
+	}
+	answers := []schema.Answer{
+		{MessageID: "sub-answer", AgentID: "a1", Sidechain: true, Turn: 7, Timestamp: t0.Add(2 * time.Second), InputCallIDs: []string{"sub-bash"}},
+		{MessageID: "main-answer", Turn: 0, Timestamp: t0.Add(3 * time.Second), InputCallIDs: []string{"agent"}},
+	}
+	Assemble(calls, answers, map[string]int{"a1": 0})
+	var main schema.Answer
+	for _, a := range answers {
+		if a.MessageID == "main-answer" {
+			main = a
+		}
+	}
+	if got := strings.Join(main.InputCallIDs, ","); got != "agent,sub-bash" {
+		t.Fatalf("main answer inputs %s, want agent,sub-bash (not the sub-agent call made after it)", got)
+	}
+	for _, a := range answers {
+		if a.MessageID == "sub-answer" && strings.Join(a.InputCallIDs, ",") != "sub-bash" {
+			t.Fatalf("sub-agent answer inputs changed: %v", a.InputCallIDs)
+		}
 	}
 }

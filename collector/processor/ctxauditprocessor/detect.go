@@ -45,11 +45,20 @@ func detectInto(attrs pcommon.Map, harness schema.Harness) schema.Forensics {
 	if args != "" {
 		in.Arguments = []byte(args)
 	}
-	// gen_ai.tool.call.result, when present, is what the model saw.
+	// gen_ai.tool.call.result, when present, is what the model saw. Without
+	// it (a claude_code.tool_result event carries sizes, never the text) the
+	// context is unknown, not empty: forensics must not judge an empty text.
 	if s, ok := raw[otelconv.AttrToolCallResult].(string); ok {
 		in.Context = s
+	} else {
+		in.ContextUnavailable = true
 	}
 	f := forensics.Detect(in)
+	if in.ContextUnavailable && f.Kind == schema.KindNone && !reportsVerdict(raw) {
+		// Nothing matched because there was no text to match: whether the
+		// output was cut is unknown, not "none".
+		f.Kind = schema.KindUnknown
+	}
 	otelconv.PutForensics(attrs, &f)
 	if _, ok := attrs.Get(otelconv.AttrSource); !ok {
 		attrs.PutStr(otelconv.AttrSource, string(harness))
@@ -64,4 +73,11 @@ func firstNonEmpty(vals ...string) string {
 		}
 	}
 	return ""
+}
+
+// reportsVerdict: the source itself said whether the output was cut.
+func reportsVerdict(raw map[string]any) bool {
+	_, t := raw[forensics.AttrTruncated]
+	_, k := raw[forensics.AttrTruncationKind]
+	return t || k
 }

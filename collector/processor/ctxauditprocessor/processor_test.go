@@ -19,6 +19,7 @@ import (
 
 	"github.com/ctxaudit/ctxaudit/collector/forensics"
 	"github.com/ctxaudit/ctxaudit/collector/otelconv"
+	"github.com/ctxaudit/ctxaudit/schema"
 )
 
 func TestConfig(t *testing.T) {
@@ -225,8 +226,14 @@ func TestClaudeCodeLogEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := sink.AllLogs()[0].ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0).Attributes()
-	if _, ok := out.Get(forensics.AttrTruncationKind); !ok {
+	kind, ok := out.Get(forensics.AttrTruncationKind)
+	if !ok {
 		t.Fatal("no forensics on the claude_code.tool_result event")
+	}
+	// The event carries a size, never the text the model saw: whether the
+	// output was cut cannot be told, so the kind is unknown, not none.
+	if kind.AsString() != string(schema.KindUnknown) {
+		t.Errorf("kind %q for an event without its text, want unknown", kind.AsString())
 	}
 	if v, _ := out.Get("session.id"); v.AsString() != "cc-1" {
 		t.Errorf("session.id not copied from the resource: %q", v.AsString())

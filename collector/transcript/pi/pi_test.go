@@ -39,11 +39,13 @@ func TestSelectedLines(t *testing.T) {
 	}
 
 	// details.truncation of line 4: totalLines 2377, totalBytes 75229,
-	// outputLines 1603, outputBytes 51190, truncatedBy bytes.
+	// outputLines 1603, outputBytes 51190, truncatedBy bytes. pi's 2377
+	// counts a final newline as a line and a head cut does not show whether
+	// the file ends in one, so the original's line count is untold.
 	f := rec.Calls[1].Call.Forensics
 	if !f.Truncated || f.Kind != schema.KindExplicit || f.Original.Bytes != schema.Known(75229) ||
-		f.Original.Lines != schema.Known(2377) || f.Original.Source != schema.SourceHarnessMetadata {
-		t.Errorf("line 4 forensics = truncated %v kind %s original %v bytes / %v lines from %s; want true explicit 75229 / 2377 harness_metadata",
+		f.Original.Lines.Known || f.Original.Source != schema.SourceHarnessMetadata {
+		t.Errorf("line 4 forensics = truncated %v kind %s original %v bytes / %v lines from %s; want true explicit 75229 / unknown harness_metadata",
 			f.Truncated, f.Kind, f.Original.Bytes, f.Original.Lines, f.Original.Source)
 	}
 	if f.Shown.Unit != schema.UnitLines || f.Shown.Start != schema.Known(1) || f.Shown.End != schema.Known(1603) || f.Total != schema.Known(2377) {
