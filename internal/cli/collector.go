@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 
 	"github.com/ctxaudit/ctxaudit/collector/distribution"
@@ -32,7 +34,11 @@ examples/collector.yaml.
 			col.SetErr(cmd.ErrOrStderr())
 			col.SilenceUsage = true
 			col.SilenceErrors = true // Run prints the error once
-			if err := col.ExecuteContext(cmd.Context()); err != nil {
+			// The collector handles SIGINT and SIGTERM itself and shuts its
+			// pipelines down gracefully (flushing the processor, closing the
+			// persistent queue). A context cancelled by the same signal would
+			// hand that shutdown a dead context and cut it short.
+			if err := col.ExecuteContext(context.WithoutCancel(cmd.Context())); err != nil {
 				return collectorError{err}
 			}
 			return nil

@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ctxaudit/ctxaudit/collector/ingest"
-	"github.com/ctxaudit/ctxaudit/collector/redact"
 	"github.com/ctxaudit/ctxaudit/collector/transcript"
 )
 
@@ -42,11 +41,15 @@ record per line.`,
 				MaxLineBytes: a.v.GetInt("max-line-bytes"),
 				BatchSize:    a.v.GetInt("batch-size"),
 			}
+			red, err := a.redactor()
+			if err != nil {
+				return err
+			}
 			switch store := a.v.GetString("store-content"); store {
 			case storeNone:
 			case storeContext, storeAll:
 				opts.Outputs = ingest.OutputOptions{Store: true, Originals: store == storeAll,
-					MaxBytes: a.v.GetInt("max-content-bytes"), Redact: redact.String}
+					MaxBytes: a.v.GetInt("max-content-bytes"), Redact: red.String}
 			default:
 				return usagef("--store-content must be none, context or all, not %q", store)
 			}

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
+	"github.com/ctxaudit/ctxaudit/collector/redact"
 	"github.com/ctxaudit/ctxaudit/schema/chstore"
 )
 
@@ -162,5 +163,23 @@ func (a *app) readConfig(cmd *cobra.Command) error {
 
 // openStore connects to the configured ClickHouse.
 func (a *app) openStore(ctx context.Context) (*chstore.Store, error) {
-	return chstore.Open(ctx, a.v.GetString("clickhouse"), chstore.Options{})
+	red, err := a.redactor()
+	if err != nil {
+		return nil, err
+	}
+	return chstore.Open(ctx, a.v.GetString("clickhouse"), chstore.Options{Redactor: red})
+}
+
+// redactor is the built-in secret rules plus redact_patterns from the
+// config file, a list of {name, regex, keywords}.
+func (a *app) redactor() (*redact.Redactor, error) {
+	var patterns []redact.Pattern
+	if err := a.v.UnmarshalKey("redact_patterns", &patterns); err != nil {
+		return nil, usagef("redact_patterns: %w", err)
+	}
+	red, err := redact.New(patterns)
+	if err != nil {
+		return nil, usagef("redact_patterns: %w", err)
+	}
+	return red, nil
 }
