@@ -248,7 +248,9 @@ func (r *run) file(ctx context.Context, f file, st *unitState) error {
 	popts := transcript.Options{SourceFile: f.path, KeepOriginalText: r.opts.Outputs.Store && r.opts.Outputs.Originals}
 	// The session id is needed to resolve saved outputs; for Claude Code the
 	// main thread's file name is it.
-	popts.ReadSaved = newSavedReader(f, layoutSessionID(f.path), r.opts.MaxSavedBytes)
+	var line int64 // the line being parsed, for refusal reports
+	popts.ReadSaved = newSavedReader(f, layoutSessionID(f.path), r.opts.MaxSavedBytes,
+		func(e *RefusalError) { r.refuseSaved(f.path, line, e) })
 
 	emit := func(rec transcript.Record) { r.record(f, rec, st) }
 	var p transcript.Parser
@@ -283,6 +285,7 @@ func (r *run) file(ctx context.Context, f file, st *unitState) error {
 				Detail: fmt.Sprintf("%d bytes, limit %d", l.Size, r.opts.MaxLineBytes)})
 			continue
 		}
+		line = l.No
 		p.Feed(l.No, l.Bytes)
 	}
 	p.Flush()
@@ -337,6 +340,13 @@ func (r *run) skip(path string, s *transcript.Skip) {
 		return
 	}
 	r.sum.Skipped = append(r.sum.Skipped, SkippedLine{File: path, Line: s.Line, Reason: s.Reason, Detail: s.Detail})
+}
+
+func (r *run) refuseSaved(path string, line int64, e *RefusalError) {
+	r.sum.SavedRefused[e.Reason]++
+	if len(r.sum.SavedRefusals) < r.opts.MaxSkipDetails {
+		r.sum.SavedRefusals = append(r.sum.SavedRefusals, SavedRefusal{File: path, Line: line, Ref: e.Ref, Reason: e.Reason, Detail: e.Detail})
+	}
 }
 
 // keepOutput queues a tool_outputs row for text (hashed and measured in
