@@ -66,32 +66,46 @@ type collector struct {
 	cmd    *exec.Cmd
 	log    string
 	health int
-	done   chan error
+	exited chan struct{} // closed when the process has ended
+	err    error         // its exit status, once exited is closed
 }
 
 // startCollector starts the collector with config (which must enable
 // health_check on healthPort) and waits until it reports healthy.
 func startCollector(t *testing.T, config string, healthPort int) *collector {
 	t.Helper()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "collector.yaml")
+	path := filepath.Join(t.TempDir(), "collector.yaml")
 	if err := os.WriteFile(path, []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c := &collector{t: t, log: filepath.Join(dir, "collector.log"), health: healthPort, done: make(chan error, 1)}
+	return runCollector(t, []string{"--config", path}, nil, healthPort)
+}
+
+// runCollector starts `ctxaudit collector ARGS…` with extra environment and
+// waits until health_check on healthPort answers 200.
+func runCollector(t *testing.T, args, env []string, healthPort int) *collector {
+	t.Helper()
+	dir := t.TempDir()
+	c := &collector{t: t, log: filepath.Join(dir, "collector.log"), health: healthPort, exited: make(chan struct{})}
 	logf, err := os.Create(c.log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.cmd = exec.Command(binary, "collector", "--config", path)
-	c.cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+	c.cmd = exec.Command(binary, append([]string{"collector"}, args...)...)
+	c.cmd.Env = append(append(os.Environ(), "HOME="+t.TempDir()), env...)
 	c.cmd.Stdout, c.cmd.Stderr = logf, logf
 	if err := c.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	go func() { c.done <- c.cmd.Wait(); logf.Close() }()
+	go func() {
+		c.err = c.cmd.Wait()
+		logf.Close()
+		close(c.exited)
+	}()
 	t.Cleanup(func() {
-		if c.cmd.ProcessState == nil {
+		select {
+		case <-c.exited:
+		default:
 			c.kill()
 		}
 		if t.Failed() {
@@ -102,9 +116,9 @@ func startCollector(t *testing.T, config string, healthPort int) *collector {
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		select {
-		case err := <-c.done:
+		case <-c.exited:
 			b, _ := os.ReadFile(c.log)
-			t.Fatalf("collector exited during start: %v\n%s", err, tail(string(b), 4096))
+			t.Fatalf("collector exited during start: %v\n%s", c.err, tail(string(b), 4096))
 		default:
 		}
 		if resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/", healthPort)); err == nil {
@@ -125,7 +139,10 @@ func (c *collector) stop() {
 	c.t.Helper()
 	_ = c.cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case <-c.done:
+	case <-c.exited:
+		if c.err != nil {
+			c.t.Errorf("collector stopped with %v", c.err)
+		}
 	case <-time.After(60 * time.Second):
 		c.t.Error("collector did not stop within 60s of SIGTERM")
 		c.kill()
@@ -136,7 +153,7 @@ func (c *collector) stop() {
 func (c *collector) kill() {
 	_ = c.cmd.Process.Kill()
 	select {
-	case <-c.done:
+	case <-c.exited:
 	case <-time.After(30 * time.Second):
 		c.t.Error("collector did not die within 30s of SIGKILL")
 	}
