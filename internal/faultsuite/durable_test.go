@@ -32,6 +32,8 @@ type durable struct {
 	state, projects, empty string
 	otlpHTTP, health       int
 	override               string
+	// extra configuration files, merged after the override.
+	extra []string
 }
 
 func newDurable(t *testing.T) *durable {
@@ -68,7 +70,11 @@ service:
 // an address where nothing listens: an outage).
 func (d *durable) start(t *testing.T, clickhouse string) *collector {
 	t.Helper()
-	return runCollector(t, []string{"--config", exampleConfig, "--config", d.override}, []string{
+	args := []string{"--config", exampleConfig, "--config", d.override}
+	for _, e := range d.extra {
+		args = append(args, "--config", e)
+	}
+	return runCollector(t, args, []string{
 		"CTXAUDIT_STATE_DIR=" + d.state, "CTXAUDIT_CLICKHOUSE=" + clickhouse,
 		"CTXAUDIT_CLAUDE_PROJECTS=" + d.projects, "CTXAUDIT_CODEX_SESSIONS=" + d.empty,
 		"CTXAUDIT_PI_SESSIONS=" + d.empty, "CTXAUDIT_EXAMPLES=" + d.empty,
@@ -198,4 +204,48 @@ func TestAckedSpansSurviveKill(t *testing.T) {
 	if strings.Contains(c.logText(), "Dropping data") {
 		t.Error("the collector logged dropped data")
 	}
+}
+
+// TestFullQueueRefusesRetryably: when the persistent queue is full (a small
+// queue, ClickHouse down) OTLP requests are answered with a retryable 503,
+// not accepted and dropped; everything that was accepted is stored once
+// ClickHouse is back.
+func TestFullQueueRefusesRetryably(t *testing.T) {
+	addr := chtest.Address(t)
+	s := chtest.OpenStore(t, addr)
+	d := newDurable(t)
+	small := filepath.Join(t.TempDir(), "small-queue.yaml")
+	if err := os.WriteFile(small, []byte("exporters:\n  ctxaudit_clickhouse:\n    sending_queue: {queue_size: 5}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d.extra = []string{small}
+	c := d.start(t, deadAddress(t, s.Database()))
+	snd := newOTLPSender(t, d.otlpHTTP)
+	acked := map[string]bool{}
+	refused := 0
+	for r := range 40 {
+		batch := ids("full", r*20, 20)
+		err := snd.send(context.Background(), "full-q", batch)
+		switch {
+		case err == nil:
+			for _, id := range batch {
+				acked[id] = true
+			}
+		case strings.Contains(err.Error(), "retry-able request failure") && strings.Contains(err.Error(), "sending queue is full"):
+			refused++
+		default:
+			t.Fatalf("request %d: %v; want success or a retryable refusal (503)", r, err)
+		}
+	}
+	if refused == 0 || len(acked) == 0 {
+		t.Fatalf("%d requests refused, %d spans acked; want some of each with a 5-request queue", refused, len(acked))
+	}
+	c.kill()
+	c = d.start(t, addr)
+	waitFor(t, "every acked span stored", 2*time.Minute, func() (bool, string) {
+		m := missing(acked, storedCalls(t, s, "full-q"))
+		return len(m) == 0, fmt.Sprintf("%d of %d acked spans missing", len(m), len(acked))
+	})
+	c.stop()
+	t.Logf("40 requests of 20 spans: %d refused with 503, %d spans acked, all stored", refused, len(acked))
 }

@@ -93,7 +93,19 @@ var toolCallColumns = []column[schema.ToolCall]{
 	{"context_sha256", func(r *schema.ToolCall, _ uint64) any { return r.ContextSHA256 }},
 	{"source_file", func(r *schema.ToolCall, _ uint64) any { return r.SourceFile }},
 	{"source_line", func(r *schema.ToolCall, _ uint64) any { return uint64(max(r.SourceLine, 0)) }},
-	{"version", func(_ *schema.ToolCall, v uint64) any { return v }},
+	{"version", func(r *schema.ToolCall, v uint64) any { return v | analysedBit(r) }},
+}
+
+// analysedBit ranks a tool-call row whose session analysis is known above
+// any row written without it, whatever the write order: a pass-through row
+// replayed from a persistent queue after a crash (written again after the
+// analysed row) must not replace the row that knows more. Write times
+// (nanoseconds since 1970, below 2^61 until 2043) stay below the bit.
+func analysedBit(r *schema.ToolCall) uint64 {
+	if r.SessionCoverage.Known {
+		return 1 << 62
+	}
+	return 0
 }
 
 var answerColumns = []column[schema.Answer]{
