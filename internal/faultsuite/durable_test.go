@@ -34,6 +34,8 @@ type durable struct {
 	override               string
 	// extra configuration files, merged after the override.
 	extra []string
+	// env is added to the collector's environment.
+	env []string
 }
 
 func newDurable(t *testing.T) *durable {
@@ -74,11 +76,11 @@ func (d *durable) start(t *testing.T, clickhouse string) *collector {
 	for _, e := range d.extra {
 		args = append(args, "--config", e)
 	}
-	return runCollector(t, args, []string{
+	return runCollector(t, args, append([]string{
 		"CTXAUDIT_STATE_DIR=" + d.state, "CTXAUDIT_CLICKHOUSE=" + clickhouse,
 		"CTXAUDIT_CLAUDE_PROJECTS=" + d.projects, "CTXAUDIT_CODEX_SESSIONS=" + d.empty,
 		"CTXAUDIT_PI_SESSIONS=" + d.empty, "CTXAUDIT_EXAMPLES=" + d.empty,
-	}, d.health)
+	}, d.env...), d.health)
 }
 
 // deadAddress is a ClickHouse address where nothing listens.
