@@ -259,7 +259,9 @@ func (r *run) file(ctx context.Context, f file, st *unitState) error {
 	popts := transcript.Options{SourceFile: f.path, KeepOriginalText: r.opts.Outputs.Store && r.opts.Outputs.Originals}
 	// The session id is needed to resolve saved outputs; for Claude Code the
 	// main thread's file name is it.
-	popts.ReadSaved = newSavedReader(f, layoutSessionID(f.path), r.opts.MaxSavedBytes)
+	var line int64 // the line being parsed, for refusal reports
+	popts.ReadSaved = newSavedReader(f, layoutSessionID(f.path), r.opts.MaxSavedBytes,
+		func(e *RefusalError) { r.refuseSaved(f.path, line, e) })
 
 	emit := func(rec transcript.Record) { r.record(f, rec, st) }
 	var p transcript.Parser
@@ -294,6 +296,7 @@ func (r *run) file(ctx context.Context, f file, st *unitState) error {
 				Detail: fmt.Sprintf("%d bytes, limit %d", l.Size, r.opts.MaxLineBytes)})
 			continue
 		}
+		line = l.No
 		p.Feed(l.No, l.Bytes)
 	}
 	p.Flush()
@@ -353,8 +356,15 @@ func (r *run) skip(path string, s *transcript.Skip) {
 	r.sum.Skipped = append(r.sum.Skipped, SkippedLine{File: path, Line: s.Line, Reason: s.Reason, Detail: s.Detail})
 }
 
-// keepOutput queues a tool_outputs row for text (hashed in full, then
-// capped and redacted) and returns its hash.
+func (r *run) refuseSaved(path string, line int64, e *RefusalError) {
+	r.sum.SavedRefused[e.Reason]++
+	if len(r.sum.SavedRefusals) < r.opts.MaxSkipDetails {
+		r.sum.SavedRefusals = append(r.sum.SavedRefusals, SavedRefusal{File: path, Line: line, Ref: e.Ref, Reason: e.Reason, Detail: e.Detail})
+	}
+}
+
+// keepOutput queues a tool_outputs row for text (hashed and measured in
+// full, then redacted and capped) and returns its hash.
 func (r *run) keepOutput(text string, seen time.Time) string {
 	sum := sha256.Sum256([]byte(text))
 	id := hex.EncodeToString(sum[:])
@@ -365,11 +375,18 @@ func (r *run) keepOutput(text string, seen time.Time) string {
 		return id
 	}
 	r.outSeen[id] = true
-	stored, capped := text, false
-	if len(stored) > r.opts.Outputs.MaxBytes {
-		stored, capped = truncateUTF8(stored, r.opts.Outputs.MaxBytes), true
+	// Redact before capping, so the cap never cuts a secret into a piece
+	// too short for its rule to recognise; the margin past the cap holds
+	// the longest secret a rule matches (a private-key block).
+	stored := text
+	if limit := r.opts.Outputs.MaxBytes + redactMargin; len(stored) > limit {
+		stored = truncateUTF8(stored, limit)
 	}
 	stored, n := r.opts.Outputs.Redact(stored)
+	capped := len(text) > r.opts.Outputs.MaxBytes
+	if len(stored) > r.opts.Outputs.MaxBytes {
+		stored = truncateUTF8(stored, r.opts.Outputs.MaxBytes)
+	}
 	r.outputs = append(r.outputs, schema.ToolOutput{
 		SHA256: id, Bytes: uint64(len(text)), Text: stored, Capped: capped,
 		Redactions: n, FirstSeen: seen,
@@ -377,6 +394,9 @@ func (r *run) keepOutput(text string, seen time.Time) string {
 	r.sum.ToolOutputsKept++
 	return id
 }
+
+// redactMargin is how far past the cap a text is redacted before it is cut.
+const redactMargin = 16 << 10
 
 func truncateUTF8(s string, n int) string {
 	if len(s) <= n {

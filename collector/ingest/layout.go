@@ -66,6 +66,10 @@ func findFiles(paths []string) ([]file, error) {
 			return nil, &InputError{Path: root, Err: unwrapPathError(err)}
 		}
 		if !st.IsDir() {
+			if !st.Mode().IsRegular() {
+				// A FIFO or device would block the read (or never end).
+				return nil, &InputError{Path: root, Err: fmt.Errorf("not a regular file (%s)", st.Mode().Type())}
+			}
 			add(root, true)
 			continue
 		}

@@ -33,6 +33,29 @@ type Summary struct {
 	SkippedOmitted  int            `json:"skipped_omitted"`
 	SkippedFiles    []SkippedFile  `json:"skipped_files"`
 	ToolOutputsKept int            `json:"tool_outputs"`
+
+	// SavedRefused counts saved-output references that were not read, by
+	// reason (RefuseSymlink, …); SavedRefusals lists them with file:line,
+	// up to Options.MaxSkipDetails.
+	SavedRefused  map[string]int `json:"saved_refused"`
+	SavedRefusals []SavedRefusal `json:"saved_refusals"`
+}
+
+// SavedRefusal is one saved output a notice pointed to that was not read.
+type SavedRefusal struct {
+	File   string `json:"file"`
+	Line   int64  `json:"line"`
+	Ref    string `json:"ref"`
+	Reason string `json:"reason"`
+	Detail string `json:"detail,omitempty"`
+}
+
+func (s SavedRefusal) String() string {
+	out := fmt.Sprintf("%s:%d: %s: %s", s.File, s.Line, s.Reason, s.Ref)
+	if s.Detail != "" {
+		out += " (" + s.Detail + ")"
+	}
+	return out
 }
 
 // SkippedLine is one unusable line.
@@ -63,13 +86,16 @@ func newSummary() Summary {
 		TruncatedByKind: map[schema.TruncationKind]int{},
 		AnswersByRisk:   map[schema.Risk]int{},
 		SkippedLines:    map[string]int{},
+		SavedRefused:    map[string]int{},
 	}
 }
 
 // SkippedTotal is the number of skipped lines of every reason.
-func (s Summary) SkippedTotal() int {
+func (s Summary) SkippedTotal() int { return countAll(s.SkippedLines) }
+
+func countAll(m map[string]int) int {
 	n := 0
-	for _, v := range s.SkippedLines {
+	for _, v := range m {
 		n += v
 	}
 	return n
@@ -96,6 +122,12 @@ func (s Summary) WriteText(w io.Writer) error {
 	}
 	for _, f := range s.SkippedFiles {
 		fmt.Fprintf(&b, "skipped file: %s: %s\n", f.File, f.Reason)
+	}
+	if n := countAll(s.SavedRefused); n > 0 {
+		fmt.Fprintf(&b, "refused:      %d saved outputs not read%s\n", n, reasonCounts(s.SavedRefused))
+		for _, r := range s.SavedRefusals {
+			fmt.Fprintf(&b, "  %s\n", r)
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/collector/config/configretry"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 
+	"github.com/ctxaudit/ctxaudit/collector/redact"
 	"github.com/ctxaudit/ctxaudit/schema/chstore"
 	"github.com/ctxaudit/ctxaudit/schema/migrations"
 )
@@ -29,6 +30,9 @@ type Config struct {
 	CreateSchema bool `mapstructure:"create_schema"`
 	// DialTimeout bounds connecting to ClickHouse.
 	DialTimeout time.Duration `mapstructure:"dial_timeout"`
+	// Redact adds patterns to the built-in secret rules applied to every
+	// text column written.
+	Redact redact.Config `mapstructure:"redact"`
 
 	// prevent unkeyed literals
 	_ struct{}
@@ -49,6 +53,9 @@ func (c *Config) Validate() error {
 	}
 	if c.DialTimeout < 0 {
 		errs = append(errs, errors.New("dial_timeout: must not be negative"))
+	}
+	if err := c.Redact.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("redact: %w", err))
 	}
 	return errors.Join(errs...)
 }

@@ -79,7 +79,11 @@ func (e *chExporter) connect(ctx context.Context) (*chstore.Store, error) {
 	if e.store != nil {
 		return e.store, nil
 	}
-	s, err := chstore.Open(ctx, e.cfg.Endpoint, chstore.Options{Database: e.cfg.Database, DialTimeout: e.cfg.DialTimeout})
+	red, err := e.cfg.Redact.Redactor()
+	if err != nil {
+		return nil, err
+	}
+	s, err := chstore.Open(ctx, e.cfg.Endpoint, chstore.Options{Database: e.cfg.Database, DialTimeout: e.cfg.DialTimeout, Redactor: red})
 	if err != nil {
 		return nil, err
 	}

@@ -37,8 +37,12 @@ var (
 // Main starts (or finds) the server, runs the tests, and stops the server.
 // Use it as: func TestMain(m *testing.M) { chtest.Main(m) }
 func Main(m *testing.M) {
-	os.Exit(run(m))
+	os.Exit(Run(m))
 }
+
+// Run is Main for a TestMain that has more to clean up after the tests: it
+// returns the exit code instead of exiting.
+func Run(m *testing.M) int { return run(m) }
 
 func run(m *testing.M) int {
 	if addr := os.Getenv(EnvAddress); addr != "" {

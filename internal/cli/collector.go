@@ -34,9 +34,10 @@ examples/collector.yaml.
 			col.SetErr(cmd.ErrOrStderr())
 			col.SilenceUsage = true
 			col.SilenceErrors = true // Run prints the error once
-			// The collector handles SIGINT and SIGTERM itself and shuts down
-			// with this context: the one cancelled by the signal would make
-			// a clean Ctrl-C end in "failed to shutdown … context canceled".
+			// The collector handles SIGINT and SIGTERM itself and shuts its
+			// pipelines down gracefully (flushing the processor, closing the
+			// persistent queue). A context cancelled by the same signal would
+			// hand that shutdown a dead context and cut it short.
 			if err := col.ExecuteContext(context.WithoutCancel(cmd.Context())); err != nil {
 				return collectorError{err}
 			}

@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ctxaudit/ctxaudit/collector/ingest"
-	"github.com/ctxaudit/ctxaudit/collector/redact"
 	"github.com/ctxaudit/ctxaudit/collector/transcript"
 )
 
@@ -71,11 +70,15 @@ and an ETA; --quiet hides it, and it is never drawn into a pipe or a file.`,
 				MaxLineBytes: a.v.GetInt("max-line-bytes"),
 				BatchSize:    a.v.GetInt("batch-size"),
 			}
+			red, err := a.redactor()
+			if err != nil {
+				return err
+			}
 			switch store := a.v.GetString("store-content"); store {
 			case storeNone:
 			case storeContext, storeAll:
 				opts.Outputs = ingest.OutputOptions{Store: true, Originals: store == storeAll,
-					MaxBytes: a.v.GetInt("max-content-bytes"), Redact: redact.String}
+					MaxBytes: a.v.GetInt("max-content-bytes"), Redact: red.String}
 			default:
 				return usagef("%s must be none, context or all, not %q", a.origin("store-content"), store)
 			}

@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
+	"github.com/ctxaudit/ctxaudit/collector/redact"
 	"github.com/ctxaudit/ctxaudit/schema/chstore"
 )
 
@@ -207,6 +208,8 @@ func (a *app) checkFileKeys(root *cobra.Command) error {
 	}
 	walk(root)
 	delete(known, "config")
+	// Settings that only the config file can carry (no flag spells them).
+	known["redact_patterns"] = true
 	delete(known, "help")
 	var unknown []string
 	for k := range a.fileKeys {
@@ -258,8 +261,12 @@ func (a *app) origin(name string) string {
 
 // openStore connects to the configured ClickHouse.
 func (a *app) openStore(ctx context.Context) (*chstore.Store, error) {
+	red, err := a.redactor()
+	if err != nil {
+		return nil, err
+	}
 	addr := a.v.GetString("clickhouse")
-	s, err := chstore.Open(ctx, addr, chstore.Options{})
+	s, err := chstore.Open(ctx, addr, chstore.Options{Redactor: red})
 	if err != nil && !errors.Is(err, chstore.ErrBadAddress) {
 		if hint := httpPortHint(ctx, addr); hint != "" {
 			return nil, fmt.Errorf("%w\n%s", err, hint)
@@ -292,4 +299,18 @@ func httpPortHint(ctx context.Context, addr string) string {
 		return ""
 	}
 	return fmt.Sprintf("  %s answers HTTP: that is ClickHouse's HTTP port (8123 by default); ctxaudit speaks the native protocol, on tcp_port (9000 by default): clickhouse://user@host:9000/database", host)
+}
+
+// redactor is the built-in secret rules plus redact_patterns from the
+// config file, a list of {name, regex, keywords}.
+func (a *app) redactor() (*redact.Redactor, error) {
+	var patterns []redact.Pattern
+	if err := a.v.UnmarshalKey("redact_patterns", &patterns); err != nil {
+		return nil, usagef("redact_patterns: %w", err)
+	}
+	red, err := redact.New(patterns)
+	if err != nil {
+		return nil, usagef("redact_patterns: %w", err)
+	}
+	return red, nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
+	"github.com/ctxaudit/ctxaudit/collector/redact"
 	"github.com/ctxaudit/ctxaudit/schema/migrations"
 )
 
@@ -33,6 +34,7 @@ type Store struct {
 	conn     driver.Conn
 	database string
 	addr     string
+	redactor *redact.Redactor
 }
 
 // Options tune Open. The zero value is sensible.
@@ -41,6 +43,9 @@ type Options struct {
 	DialTimeout time.Duration
 	// Database overrides the database named in the address.
 	Database string
+	// Redactor removes secrets from every text column written (default:
+	// the built-in rules). Writing unredacted text is not an option.
+	Redactor *redact.Redactor
 }
 
 // ParseAddress validates a clickhouse:// address and returns the driver
@@ -52,18 +57,18 @@ func ParseAddress(addr string) (*clickhouse.Options, string, error) {
 		if err != nil {
 			reason = err.Error()
 		}
-		return nil, "", fmt.Errorf("%w %q: %s", ErrBadAddress, redact(addr), reason)
+		return nil, "", fmt.Errorf("%w %q: %s", ErrBadAddress, redactAddress(addr), reason)
 	}
 	opts, err := clickhouse.ParseDSN(addr)
 	if err != nil {
-		return nil, "", fmt.Errorf("%w %q: %v", ErrBadAddress, redact(addr), err)
+		return nil, "", fmt.Errorf("%w %q: %v", ErrBadAddress, redactAddress(addr), err)
 	}
 	db := opts.Auth.Database
 	if db == "" {
 		db = DefaultDatabase
 	}
 	if err := migrations.ValidDatabaseName(db); err != nil {
-		return nil, "", fmt.Errorf("%w %q: %v", ErrBadAddress, redact(addr), err)
+		return nil, "", fmt.Errorf("%w %q: %v", ErrBadAddress, redactAddress(addr), err)
 	}
 	// Connect to the server's default database: ours may not exist yet, and
 	// every statement names it explicitly anyway.
@@ -95,7 +100,11 @@ func Open(ctx context.Context, addr string, o Options) (*Store, error) {
 		_ = conn.Close()
 		return nil, fmt.Errorf("connect to ClickHouse at %s: %w", strings.Join(opts.Addr, ","), err)
 	}
-	return &Store{conn: conn, database: db, addr: strings.Join(opts.Addr, ",")}, nil
+	red := o.Redactor
+	if red == nil {
+		red = redact.Default()
+	}
+	return &Store{conn: conn, database: db, addr: strings.Join(opts.Addr, ","), redactor: red}, nil
 }
 
 // Database is the ctxaudit database this store reads and writes.
@@ -225,8 +234,8 @@ func (s *Store) tableExists(ctx context.Context, db, table string) (bool, error)
 	return n > 0, nil
 }
 
-// redact hides a password in an address before it reaches an error message.
-func redact(addr string) string {
+// redactAddress hides a password in an address before it reaches an error message.
+func redactAddress(addr string) string {
 	u, err := url.Parse(addr)
 	if err != nil || u.User == nil {
 		return addr

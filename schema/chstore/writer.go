@@ -101,7 +101,19 @@ var toolCallColumns = []column[schema.ToolCall]{
 	{"context_sha256", func(r *schema.ToolCall, _ uint64) any { return r.ContextSHA256 }},
 	{"source_file", func(r *schema.ToolCall, _ uint64) any { return r.SourceFile }},
 	{"source_line", func(r *schema.ToolCall, _ uint64) any { return uint64(max(r.SourceLine, 0)) }},
-	{"version", func(_ *schema.ToolCall, v uint64) any { return v }},
+	{"version", func(r *schema.ToolCall, v uint64) any { return v | analysedBit(r) }},
+}
+
+// analysedBit ranks a tool-call row whose session analysis is known above
+// any row written without it, whatever the write order: a pass-through row
+// replayed from a persistent queue after a crash (written again after the
+// analysed row) must not replace the row that knows more. Write times
+// (nanoseconds since 1970, below 2^61 until 2043) stay below the bit.
+func analysedBit(r *schema.ToolCall) uint64 {
+	if r.SessionCoverage.Known {
+		return 1 << 62
+	}
+	return 0
 }
 
 var answerColumns = []column[schema.Answer]{
@@ -207,7 +219,7 @@ func insert[T any](ctx context.Context, s *Store, table string, cols []column[T]
 	vals := make([]any, len(cols))
 	for i := range rows {
 		for j, c := range cols {
-			vals[j] = c.value(&rows[i], version)
+			vals[j] = s.redactValue(c.value(&rows[i], version))
 		}
 		if err := batch.Append(vals...); err != nil {
 			_ = batch.Abort()
@@ -218,6 +230,56 @@ func insert[T any](ctx context.Context, s *Store, table string, cols []column[T]
 		return fmt.Errorf("insert into %s.%s: send %d rows: %w", s.database, table, len(rows), err)
 	}
 	return nil
+}
+
+// redactValue removes secrets from a text value (String and Array(String)
+// columns alike): this is the one place every row passes on its way to
+// ClickHouse, from `ctxaudit ingest` and from the collector. Numbers, sizes
+// and hashes were measured on the original text before they got here.
+func (s *Store) redactValue(v any) any {
+	switch t := v.(type) {
+	case string:
+		out, _ := s.redactor.String(t)
+		return out
+	case []string:
+		out, _ := s.redactStrings(t)
+		return out
+	case [][]string:
+		var out [][]string
+		for i, inner := range t {
+			r, changed := s.redactStrings(inner)
+			if changed && out == nil {
+				out = append(make([][]string, 0, len(t)), t[:i]...)
+			}
+			if out != nil {
+				out = append(out, r)
+			}
+		}
+		if out == nil {
+			return t
+		}
+		return out
+	}
+	return v
+}
+
+// redactStrings returns ss, or a redacted copy if any element held a secret
+// (the record's own slice is never changed).
+func (s *Store) redactStrings(ss []string) ([]string, bool) {
+	var out []string
+	for i, v := range ss {
+		r, n := s.redactor.String(v)
+		if n > 0 && out == nil {
+			out = append(make([]string, 0, len(ss)), ss[:i]...)
+		}
+		if out != nil {
+			out = append(out, r)
+		}
+	}
+	if out == nil {
+		return ss, false
+	}
+	return out, true
 }
 
 // WriteToolCalls inserts tool-call rows.
@@ -235,7 +297,20 @@ func (s *Store) WriteSessions(ctx context.Context, rows []schema.Session) error 
 	return insert(ctx, s, "sessions", sessionColumns, rows)
 }
 
-// WriteToolOutputs inserts stored output texts.
+// WriteToolOutputs inserts stored output texts. A secret the caller's
+// redaction missed (a pattern configured here only) is redacted and counted
+// in the row's redactions.
 func (s *Store) WriteToolOutputs(ctx context.Context, rows []schema.ToolOutput) error {
-	return insert(ctx, s, "tool_outputs", toolOutputColumns, rows)
+	out := rows
+	for i := range rows {
+		text, n := s.redactor.String(rows[i].Text)
+		if n == 0 {
+			continue
+		}
+		if &out[0] == &rows[0] {
+			out = append([]schema.ToolOutput(nil), rows...)
+		}
+		out[i].Text, out[i].Redactions = text, out[i].Redactions+n
+	}
+	return insert(ctx, s, "tool_outputs", toolOutputColumns, out)
 }

@@ -2,8 +2,10 @@ package ctxauditprocessor
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
+	"github.com/ctxaudit/ctxaudit/collector/redact"
 	"github.com/ctxaudit/ctxaudit/schema"
 )
 
@@ -25,6 +27,10 @@ type Config struct {
 	// MaxCallsPerSession bounds one session's buffered calls; a session that
 	// reaches it is analysed early and its buffer starts again.
 	MaxCallsPerSession int `mapstructure:"max_calls_per_session"`
+	// Redact adds patterns to the built-in secret rules applied to every
+	// string of the data passing through, before it reaches an exporter's
+	// (possibly persistent) queue.
+	Redact redact.Config `mapstructure:"redact"`
 
 	// prevent unkeyed literals
 	_ struct{}
@@ -50,6 +56,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxCallsPerSession <= 0 {
 		errs = append(errs, errors.New("max_calls_per_session: must be positive"))
+	}
+	if err := c.Redact.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("redact: %w", err))
 	}
 	return errors.Join(errs...)
 }

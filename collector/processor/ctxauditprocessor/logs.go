@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/collector/processor"
 
 	"github.com/ctxaudit/ctxaudit/collector/otelconv"
+	"github.com/ctxaudit/ctxaudit/collector/redact"
 	"github.com/ctxaudit/ctxaudit/schema"
 )
 
@@ -16,6 +17,7 @@ import (
 type logsProcessor struct {
 	defaultSource schema.Harness
 	tel           *telemetry
+	secret        *redact.Redactor
 }
 
 func newLogsProcessor(set processor.Settings, cfg *Config) (*logsProcessor, error) {
@@ -23,7 +25,11 @@ func newLogsProcessor(set processor.Settings, cfg *Config) (*logsProcessor, erro
 	if err != nil {
 		return nil, err
 	}
-	return &logsProcessor{defaultSource: schema.Harness(cfg.DefaultSource), tel: tel}, nil
+	secret, err := cfg.Redact.Redactor()
+	if err != nil {
+		return nil, err
+	}
+	return &logsProcessor{defaultSource: schema.Harness(cfg.DefaultSource), tel: tel, secret: secret}, nil
 }
 
 func (p *logsProcessor) processLogs(ctx context.Context, ld plog.Logs) (plog.Logs, error) {
@@ -45,5 +51,12 @@ func (p *logsProcessor) processLogs(ctx context.Context, ld plog.Logs) (plog.Log
 		f := detectInto(lr.Attributes(), harness)
 		p.tel.recordCall(ctx, f.Kind)
 	})
+	p.redactSecrets(ctx, ld)
 	return ld, nil
+}
+
+// redactSecrets removes secrets from every string of ld once forensics has
+// measured the originals, so no secret reaches a downstream queue.
+func (p *logsProcessor) redactSecrets(ctx context.Context, ld plog.Logs) {
+	p.tel.recordRedactions(ctx, p.secret.Logs(ld))
 }

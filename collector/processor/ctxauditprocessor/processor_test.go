@@ -3,6 +3,7 @@ package ctxauditprocessor
 import (
 	"context"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"github.com/ctxaudit/ctxaudit/collector/forensics"
 	"github.com/ctxaudit/ctxaudit/collector/otelconv"
 	"github.com/ctxaudit/ctxaudit/schema"
+	"github.com/ctxaudit/ctxaudit/collector/redact"
 )
 
 func TestConfig(t *testing.T) {
@@ -37,7 +39,8 @@ func TestConfig(t *testing.T) {
 	}{
 		{id: component.NewID(componentType), want: createDefaultConfig().(*Config)},
 		{id: component.NewIDWithName(componentType, "custom"), want: &Config{DefaultSource: "codex", AnalyzeSessions: true,
-			SessionIdle: 5 * time.Second, MaxSessions: 10, MaxCallsPerSession: 100}},
+			SessionIdle: 5 * time.Second, MaxSessions: 10, MaxCallsPerSession: 100,
+			Redact: redact.Config{Patterns: []redact.Pattern{{Name: "acme_key", Regex: `acme_(?P<secret>[a-z0-9]{12})`, Keywords: []string{"acme_"}}}}}},
 		{id: component.NewIDWithName(componentType, "bad"), wantErr: "default_source: unknown harness aider"},
 	} {
 		t.Run(tc.id.String(), func(t *testing.T) {
@@ -59,7 +62,7 @@ func TestConfig(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if *cfg != *tc.want {
+			if !reflect.DeepEqual(cfg, tc.want) {
 				t.Fatalf("config %+v, want %+v", *cfg, *tc.want)
 			}
 		})

@@ -17,6 +17,7 @@ type telemetry struct {
 	sessionsAnalysed metric.Int64Counter
 	sessionsEvicted  metric.Int64Counter
 	sessionsHeld     metric.Int64UpDownCounter
+	redactions       metric.Int64Counter
 }
 
 func newTelemetry(set processor.Settings) (*telemetry, error) {
@@ -39,7 +40,17 @@ func newTelemetry(set processor.Settings) (*telemetry, error) {
 		metric.WithDescription("Sessions currently buffered for analysis"), metric.WithUnit("{session}")); err != nil {
 		return nil, err
 	}
+	if t.redactions, err = m.Int64Counter("ctxaudit_processor_redactions",
+		metric.WithDescription("Secrets replaced in span and log strings before they were passed on"), metric.WithUnit("{secret}")); err != nil {
+		return nil, err
+	}
 	return &t, nil
+}
+
+func (t *telemetry) recordRedactions(ctx context.Context, n int) {
+	if n > 0 {
+		t.redactions.Add(ctx, int64(n))
+	}
 }
 
 func (t *telemetry) recordCall(ctx context.Context, kind schema.TruncationKind) {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ctxaudit/ctxaudit/collector/analysis"
 	"github.com/ctxaudit/ctxaudit/collector/otelconv"
+	"github.com/ctxaudit/ctxaudit/collector/redact"
 	"github.com/ctxaudit/ctxaudit/schema"
 )
 
@@ -30,6 +31,7 @@ type tracesProcessor struct {
 	next   consumer.Traces
 	tel    *telemetry
 	now    func() time.Time
+	secret *redact.Redactor
 
 	mu       sync.Mutex
 	sessions map[string]*list.Element // of *sessionBuffer, most recent at the front
@@ -54,8 +56,12 @@ func newTracesProcessor(set processor.Settings, cfg *Config, next consumer.Trace
 	if err != nil {
 		return nil, err
 	}
+	secret, err := cfg.Redact.Redactor()
+	if err != nil {
+		return nil, err
+	}
 	return &tracesProcessor{
-		cfg: cfg, logger: set.Logger, next: next, tel: tel, now: time.Now,
+		cfg: cfg, logger: set.Logger, next: next, tel: tel, now: time.Now, secret: secret,
 		sessions: map[string]*list.Element{}, lru: list.New(),
 	}, nil
 }
@@ -130,7 +136,15 @@ func (p *tracesProcessor) processTraces(ctx context.Context, td ptrace.Traces) (
 			p.logger.Warn("emitting evicted sessions failed", zap.Error(err))
 		}
 	}
+	p.redactSecrets(ctx, td)
 	return td, nil
+}
+
+// redactSecrets removes secrets from every string of td after forensics has
+// measured the originals and the session buffer has taken its copy, so no
+// secret reaches a downstream queue.
+func (p *tracesProcessor) redactSecrets(ctx context.Context, td ptrace.Traces) {
+	p.tel.recordRedactions(ctx, p.secret.Traces(td))
 }
 
 // answerFromChatSpan turns a model-call span that produced assistant text
@@ -299,6 +313,7 @@ func (p *tracesProcessor) emit(ctx context.Context, bufs []*sessionBuffer) error
 			otelconv.AppendAnswer(spans, &s.Answers[i])
 		}
 	}
+	p.redactSecrets(ctx, td)
 	return p.next.ConsumeTraces(ctx, td)
 }
 

@@ -281,7 +281,7 @@ func (r *agentReceiver) newParser(f *trackedFile) (transcript.Parser, error) {
 	// original from the saved file alike.
 	opts := transcript.Options{
 		SourceFile: f.path,
-		ReadSaved:  ingest.SavedFileReader(f.path, f.format, 0),
+		ReadSaved:  ingest.SavedFileReader(f.path, f.format, 0, r.savedRefused(f)),
 	}
 	emit := func(rec transcript.Record) { r.onRecord(f, rec) }
 	switch f.format {
@@ -374,6 +374,21 @@ func (r *agentReceiver) snapshot(f *trackedFile) {
 	r.setSession(f, sid)
 }
 
+// savedRefused reports a saved output of f that the resolver would not read
+// (a symlink, a FIFO, a file outside the session's tool-results folder):
+// counted and logged when its line is read for the first time.
+func (r *agentReceiver) savedRefused(f *trackedFile) func(*ingest.RefusalError) {
+	return func(e *ingest.RefusalError) {
+		if f.mode != modeNew {
+			return
+		}
+		r.tel.SavedRefused(context.Background(), e.Reason)
+		r.logger.Warn("Refused to read a saved tool output", zap.String("at", fmt.Sprintf("%s:%d", f.path, f.read.line+1)),
+			zap.String("path", f.path), zap.Int64("line", f.read.line+1),
+			zap.String("ref", e.Ref), zap.String("reason", e.Reason), zap.String("detail", e.Detail))
+	}
+}
+
 // onRecord takes one parser record of file f.
 func (r *agentReceiver) onRecord(f *trackedFile, rec transcript.Record) {
 	switch v := rec.(type) {
@@ -396,9 +411,13 @@ func (r *agentReceiver) onRecord(f *trackedFile, rec transcript.Record) {
 	case *transcript.Skip:
 		// Skips while re-reading were counted when first read; those from
 		// an idle flush (calls still waiting for a result) are not final.
+		// Logged at Warn so the default level names file:line; the
+		// collector's log sampling (service.telemetry.logs.sampling) bounds
+		// how many of these a flood of bad lines writes.
 		if f.mode == modeNew {
 			r.tel.LineSkipped(context.Background(), v.Reason)
-			r.logger.Debug("Skipped transcript line", zap.String("path", f.path), zap.Int64("line", v.Line),
+			r.logger.Warn("Skipped transcript line", zap.String("at", fmt.Sprintf("%s:%d", f.path, v.Line)),
+				zap.String("path", f.path), zap.Int64("line", v.Line),
 				zap.String("reason", v.Reason), zap.String("detail", v.Detail))
 		}
 	}

@@ -34,6 +34,7 @@ const (
 	MetricSessionsEvicted = "ctxaudit_receiver_sessions_evicted"
 	MetricSessionsHeld    = "ctxaudit_receiver_sessions_held"
 	MetricFilesReset      = "ctxaudit_receiver_files_reset"
+	MetricSavedRefused    = "ctxaudit_receiver_saved_outputs_refused"
 )
 
 // Telemetry is the receiver's self-observability, recorded through the
@@ -45,6 +46,7 @@ type Telemetry struct {
 	sessionsEvicted metric.Int64Counter
 	sessionsHeld    metric.Int64UpDownCounter
 	filesReset      metric.Int64Counter
+	savedRefused    metric.Int64Counter
 }
 
 // NewTelemetry creates the instruments.
@@ -74,6 +76,10 @@ func NewTelemetry(set component.TelemetrySettings) (*Telemetry, error) {
 	errs = errors.Join(errs, err)
 	t.filesReset, err = m.Int64Counter(MetricFilesReset,
 		metric.WithDescription("Files read again from the start because they were truncated or replaced"),
+		metric.WithUnit("{file}"))
+	errs = errors.Join(errs, err)
+	t.savedRefused, err = m.Int64Counter(MetricSavedRefused,
+		metric.WithDescription("Saved tool outputs a notice pointed to that were not read, by reason: not_tool_results, symlink, not_regular_file, too_large"),
 		metric.WithUnit("{file}"))
 	errs = errors.Join(errs, err)
 	if errs != nil {
@@ -113,4 +119,9 @@ func (t *Telemetry) SessionsHeld(ctx context.Context, delta int64) {
 // FileReset counts a file read again from the start.
 func (t *Telemetry) FileReset(ctx context.Context, reason string) {
 	t.filesReset.Add(ctx, 1, metric.WithAttributes(attribute.String("reason", reason)))
+}
+
+// SavedRefused counts a saved output that was not read.
+func (t *Telemetry) SavedRefused(ctx context.Context, reason string) {
+	t.savedRefused.Add(ctx, 1, metric.WithAttributes(attribute.String("reason", reason)))
 }

@@ -1,0 +1,253 @@
+package faultsuite
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/ctxaudit/ctxaudit/examples/harness/agentsim"
+	"github.com/ctxaudit/ctxaudit/internal/chtest"
+	"github.com/ctxaudit/ctxaudit/schema/chstore"
+)
+
+// exampleConfig is the shipped configuration: the fault tests run it as
+// users do, overriding only ports, folders and timings.
+var exampleConfig = filepath.Join("..", "..", "examples", "collector.yaml")
+
+// durable is one collector deployment that outlives its processes: the same
+// state folder (checkpoints and the persistent queue), transcript folder and
+// ports across kills and restarts.
+type durable struct {
+	state, projects, empty string
+	otlpHTTP, health       int
+	override               string
+	// extra configuration files, merged after the override.
+	extra []string
+	// env is added to the collector's environment.
+	env []string
+}
+
+func newDurable(t *testing.T) *durable {
+	t.Helper()
+	d := &durable{state: t.TempDir(), projects: t.TempDir(), empty: t.TempDir(), otlpHTTP: freePort(t), health: freePort(t)}
+	d.override = filepath.Join(t.TempDir(), "override.yaml")
+	override := fmt.Sprintf(`
+extensions:
+  health_check: {endpoint: "127.0.0.1:%d"}
+receivers:
+  agenttranscripts: {poll_interval: 100ms, session_idle: 500ms}
+  otlp:
+    protocols:
+      grpc: {endpoint: "127.0.0.1:%d"}
+      http: {endpoint: "127.0.0.1:%d"}
+processors:
+  ctxaudit: {session_idle: 500ms}
+exporters:
+  ctxaudit_clickhouse:
+    retry_on_failure: {initial_interval: 100ms, max_interval: 1s}
+    sending_queue:
+      batch: {flush_timeout: 200ms}
+service:
+  telemetry:
+    metrics: {level: none}
+`, d.health, freePort(t), d.otlpHTTP)
+	if err := os.WriteFile(d.override, []byte(override), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// start runs the example configuration writing to clickhouse (which may be
+// an address where nothing listens: an outage).
+func (d *durable) start(t *testing.T, clickhouse string) *collector {
+	t.Helper()
+	args := []string{"--config", exampleConfig, "--config", d.override}
+	for _, e := range d.extra {
+		args = append(args, "--config", e)
+	}
+	return runCollector(t, args, append([]string{
+		"CTXAUDIT_STATE_DIR=" + d.state, "CTXAUDIT_CLICKHOUSE=" + clickhouse,
+		"CTXAUDIT_CLAUDE_PROJECTS=" + d.projects, "CTXAUDIT_CODEX_SESSIONS=" + d.empty,
+		"CTXAUDIT_PI_SESSIONS=" + d.empty, "CTXAUDIT_EXAMPLES=" + d.empty,
+	}, d.env...), d.health)
+}
+
+// deadAddress is a ClickHouse address where nothing listens.
+func deadAddress(t *testing.T, db string) string {
+	return fmt.Sprintf("clickhouse://default@127.0.0.1:%d/%s", freePort(t), db)
+}
+
+// otlpSender sends tool-call spans over OTLP/HTTP without retrying, so each
+// request's answer is the collector's.
+type otlpSender struct {
+	exp *otlptrace.Exporter
+}
+
+func newOTLPSender(t *testing.T, port int) *otlpSender {
+	t.Helper()
+	exp, err := otlptracehttp.New(context.Background(), otlptracehttp.WithEndpoint(fmt.Sprintf("127.0.0.1:%d", port)),
+		otlptracehttp.WithInsecure(), otlptracehttp.WithTimeout(10*time.Second),
+		otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = exp.Shutdown(context.Background()) })
+	return &otlpSender{exp: exp}
+}
+
+// send exports one request of execute_tool spans with the given call ids;
+// nil means the collector acknowledged it.
+func (s *otlpSender) send(ctx context.Context, session string, ids []string) error {
+	sess := agentsim.Session{ID: session, Source: "generic", Model: "gpt-5"}
+	for _, id := range ids {
+		sess.Calls = append(sess.Calls, agentsim.Call{ID: id, Tool: "shell", Args: `{"command":"ls ` + id + `"}`,
+			Attrs: []attribute.KeyValue{attribute.String("gen_ai.tool.call.result", "a\nb\n")}})
+	}
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	agentsim.EmitTraces(ctx, tp, sess, time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+	return s.exp.ExportSpans(ctx, rec.Ended())
+}
+
+// storedCalls is the set of call ids stored for sessions with the prefix,
+// and how many rows each has after FINAL (always 1 if stored).
+func storedCalls(t *testing.T, s *chstore.Store, sessionPrefix string) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	if count(t, s, "SELECT count() FROM system.tables WHERE database = ? AND name = 'tool_calls'", s.Database()) == 0 {
+		return out
+	}
+	rows, err := s.Conn().Query(context.Background(), "SELECT call_id, toUInt64(count()) FROM "+s.Database()+
+		".tool_calls FINAL WHERE startsWith(session_id, ?) GROUP BY call_id", sessionPrefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var n uint64
+		if err := rows.Scan(&id, &n); err != nil {
+			t.Fatal(err)
+		}
+		out[id] = int(n)
+	}
+	return out
+}
+
+// missing lists the acked ids that are not stored exactly once.
+func missing(acked map[string]bool, stored map[string]int) []string {
+	var out []string
+	for id := range acked {
+		if stored[id] != 1 {
+			out = append(out, id)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func ids(prefix string, from, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s-%06d", prefix, from+i)
+	}
+	return out
+}
+
+// TestAckedSpansSurviveKill: with the shipped configuration, spans whose
+// OTLP request was answered 200 survive a kill -9 right after the answer —
+// during a ClickHouse outage (they are only in the persistent queue) and
+// with ClickHouse up (they may be in a batch being formed) — and are stored
+// exactly once after a restart.
+func TestAckedSpansSurviveKill(t *testing.T) {
+	addr := chtest.Address(t)
+	s := chtest.OpenStore(t, addr)
+	d := newDurable(t)
+	ctx := context.Background()
+	acked := map[string]bool{}
+	sendAll := func(c *collector, round string) {
+		snd := newOTLPSender(t, d.otlpHTTP)
+		for r := range 10 {
+			batch := ids(round, r*50, 50)
+			if err := snd.send(ctx, "ack-"+round, batch); err != nil {
+				t.Fatalf("%s request %d refused: %v", round, r, err)
+			}
+			for _, id := range batch {
+				acked[id] = true
+			}
+		}
+		c.kill() // at once: the last answer was just received
+	}
+	sendAll(d.start(t, deadAddress(t, s.Database())), "outage")
+	sendAll(d.start(t, addr), "up")
+
+	c := d.start(t, addr)
+	waitFor(t, "every acked span stored", 2*time.Minute, func() (bool, string) {
+		m := missing(acked, storedCalls(t, s, "ack-"))
+		return len(m) == 0, fmt.Sprintf("%d of %d acked spans missing", len(m), len(acked))
+	})
+	c.stop()
+	stored := storedCalls(t, s, "ack-")
+	if m := missing(acked, stored); len(m) > 0 || len(stored) != len(acked) {
+		t.Fatalf("%d acked, %d stored, missing %v", len(acked), len(stored), m)
+	}
+	t.Logf("%d spans acked across two kill -9s, %d stored once", len(acked), len(stored))
+	if strings.Contains(c.logText(), "Dropping data") {
+		t.Error("the collector logged dropped data")
+	}
+}
+
+// TestFullQueueRefusesRetryably: when the persistent queue is full (a small
+// queue, ClickHouse down) OTLP requests are answered with a retryable 503,
+// not accepted and dropped; everything that was accepted is stored once
+// ClickHouse is back.
+func TestFullQueueRefusesRetryably(t *testing.T) {
+	addr := chtest.Address(t)
+	s := chtest.OpenStore(t, addr)
+	d := newDurable(t)
+	small := filepath.Join(t.TempDir(), "small-queue.yaml")
+	if err := os.WriteFile(small, []byte("exporters:\n  ctxaudit_clickhouse:\n    sending_queue: {queue_size: 5}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d.extra = []string{small}
+	c := d.start(t, deadAddress(t, s.Database()))
+	snd := newOTLPSender(t, d.otlpHTTP)
+	acked := map[string]bool{}
+	refused := 0
+	for r := range 40 {
+		batch := ids("full", r*20, 20)
+		err := snd.send(context.Background(), "full-q", batch)
+		switch {
+		case err == nil:
+			for _, id := range batch {
+				acked[id] = true
+			}
+		case strings.Contains(err.Error(), "retry-able request failure") && strings.Contains(err.Error(), "sending queue is full"):
+			refused++
+		default:
+			t.Fatalf("request %d: %v; want success or a retryable refusal (503)", r, err)
+		}
+	}
+	if refused == 0 || len(acked) == 0 {
+		t.Fatalf("%d requests refused, %d spans acked; want some of each with a 5-request queue", refused, len(acked))
+	}
+	c.kill()
+	c = d.start(t, addr)
+	waitFor(t, "every acked span stored", 2*time.Minute, func() (bool, string) {
+		m := missing(acked, storedCalls(t, s, "full-q"))
+		return len(m) == 0, fmt.Sprintf("%d of %d acked spans missing", len(m), len(acked))
+	})
+	c.stop()
+	t.Logf("40 requests of 20 spans: %d refused with 503, %d spans acked, all stored", refused, len(acked))
+}

@@ -1,0 +1,95 @@
+package chstore_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ctxaudit/ctxaudit/collector/redact"
+	"github.com/ctxaudit/ctxaudit/internal/chtest"
+	"github.com/ctxaudit/ctxaudit/schema"
+	"github.com/ctxaudit/ctxaudit/schema/chstore"
+)
+
+// Every text column is redacted on the way in — String and Array(String)
+// alike — with the store's rules (built-in plus configured), and the
+// record passed in is left as it was.
+func TestWriterRedactsEveryTextColumn(t *testing.T) {
+	ctx := context.Background()
+	base := chtest.NewStore(t)
+	red, err := redact.New([]redact.Pattern{{Name: "acme", Regex: `acme_[a-z0-9]{12}`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := chstore.Open(ctx, chtest.Address(t), chstore.Options{Database: base.Database(), Redactor: red})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const secret = "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB"
+	const custom = "acme_0123456789ab"
+	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	call := schema.ToolCall{SessionID: "s1", CallID: "c1", Tool: "Bash", Timestamp: at, Source: schema.HarnessClaudeCode,
+		Arguments: `{"command":"GITHUB_TOKEN=` + secret + ` gh pr list"}`, Target: "curl -H 'Authorization: bearer " + secret + "'",
+		Forensics: schema.Forensics{NextHint: "see " + custom, Kind: schema.KindNone}}
+	answer := schema.Answer{SessionID: "s1", MessageID: "m1", Timestamp: at, Text: "Use token " + secret + " and " + custom,
+		InputCallIDs: []string{"c1", custom}, Reasons: []string{"silent_truncation"},
+		ReasonCalls: map[string][]string{"silent_truncation": {custom}}}
+	out := schema.ToolOutput{SHA256: "ab", Bytes: 10, Text: "export API_KEY=" + custom + " " + secret, FirstSeen: at}
+	if err := s.WriteToolCalls(ctx, []schema.ToolCall{call}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WriteAnswers(ctx, []schema.Answer{answer}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WriteToolOutputs(ctx, []schema.ToolOutput{out}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(call.Arguments, secret) || !strings.Contains(answer.InputCallIDs[1], custom) || out.Redactions != 0 {
+		t.Fatal("the writer changed the caller's records")
+	}
+	var all string
+	for _, q := range []string{
+		"SELECT concat(arguments, target, next_hint) FROM DB.tool_calls",
+		"SELECT concat(text, arrayStringConcat(input_call_ids, ' '), arrayStringConcat(arrayMap(x -> arrayStringConcat(x, ' '), reason_calls), ' ')) FROM DB.answers",
+		"SELECT concat(text, ' ', toString(redactions)) FROM DB.tool_outputs",
+	} {
+		var v string
+		if err := s.Conn().QueryRow(ctx, strings.ReplaceAll(q, "DB.", s.Database()+".")).Scan(&v); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		all += v + "\n"
+	}
+	if strings.Contains(all, secret) || strings.Contains(all, custom) {
+		t.Fatalf("stored text holds a secret:\n%s", all)
+	}
+	if !strings.Contains(all, "GITHUB_TOKEN=[REDACTED]") || !strings.Contains(all, "[REDACTED] 2\n") {
+		t.Fatalf("stored text lacks the placeholders or the output's redaction count:\n%s", all)
+	}
+}
+
+// A tool-call row that knows its session analysis is not replaced by a
+// pass-through row of the same call written later (a replay from a
+// persistent queue after a crash).
+func TestAnalysedRowOutranksLaterPassThrough(t *testing.T) {
+	ctx := context.Background()
+	s := chtest.NewStore(t)
+	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	read := schema.ToolCall{SessionID: "s1", CallID: "c1", Tool: "Read", Timestamp: at, Forensics: schema.Forensics{Kind: schema.KindNone}}
+	analysed := read
+	analysed.SessionCoverage, analysed.FollowedUp = schema.KnownRatio(0.4), true
+	for _, rows := range [][]schema.ToolCall{{read}, {analysed}, {read}} {
+		if err := s.WriteToolCalls(ctx, rows); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got string
+	if err := s.Conn().QueryRow(ctx, "SELECT concat(ifNull(toString(session_coverage), 'null'), ' ', toString(followed_up)) FROM "+
+		s.Database()+".tool_calls FINAL WHERE call_id = 'c1'").Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if got != "0.4 1" {
+		t.Fatalf("row after replay: %q, want the analysed row (0.4 1)", got)
+	}
+}
