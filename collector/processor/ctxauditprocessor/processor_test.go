@@ -20,8 +20,8 @@ import (
 
 	"github.com/ctxaudit/ctxaudit/collector/forensics"
 	"github.com/ctxaudit/ctxaudit/collector/otelconv"
-	"github.com/ctxaudit/ctxaudit/schema"
 	"github.com/ctxaudit/ctxaudit/collector/redact"
+	"github.com/ctxaudit/ctxaudit/schema"
 )
 
 func TestConfig(t *testing.T) {
