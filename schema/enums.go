@@ -83,7 +83,7 @@ var OriginalSources = []OriginalSource{
 	SourceSDK, SourceEstimate, SourceUnknown,
 }
 
-// Precision says how exact an original size is (DESIGN §4). The empty value
+// Precision says how exact an original size is (docs/design.md §4.1). The empty value
 // means no original size is known; it is null in JSON and 'unknown' in
 // ClickHouse (as are rows written before sizes carried a precision).
 type Precision string

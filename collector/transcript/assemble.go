@@ -58,7 +58,7 @@ func Assemble(calls []schema.ToolCall, answers []schema.Answer, spawnedTurn map[
 }
 
 // addSubAgentInputs makes the calls a sub-agent made before a main-thread
-// answer inputs of that answer when they sit in its turn (DESIGN §5: an
+// answer inputs of that answer when they sit in its turn (docs/design.md §5.1: an
 // answer's inputs are the calls of its turn before it). The main thread
 // sees only the sub-agent's report, which was built on them, so a cut the
 // sub-agent never recovered from is an incomplete input of the answer that

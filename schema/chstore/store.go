@@ -171,21 +171,7 @@ func (s *Store) table(name string) string {
 type execer struct{ s *Store }
 
 func (e execer) Exec(ctx context.Context, query string, args ...any) error {
-	err := e.s.conn.Exec(ctx, query, args...)
-	var ex *clickhouse.Exception
-	if errors.As(err, &ex) && columnExists(ex) {
-		return fmt.Errorf("%w: %w", migrations.ErrColumnExists, err)
-	}
-	return err
-}
-
-// columnExists recognises ADD COLUMN of a column the table has: current
-// servers say DUPLICATE_COLUMN (15); 18.16 says ILLEGAL_COLUMN (44), which
-// covers other faults too, so there the message decides.
-func columnExists(ex *clickhouse.Exception) bool {
-	const duplicateColumn, illegalColumn = 15, 44
-	return ex.Code == duplicateColumn ||
-		ex.Code == illegalColumn && strings.Contains(ex.Message, "column with this name already exists")
+	return e.s.conn.Exec(ctx, query, args...)
 }
 
 func (e execer) AppliedVersions(ctx context.Context, db string) (map[uint32]string, error) {

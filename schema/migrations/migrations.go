@@ -152,45 +152,6 @@ type Execer interface {
 	RecordVersion(ctx context.Context, db string, m Migration, at time.Time) error
 }
 
-// ErrColumnExists is what an Execer's error wraps when an ALTER TABLE … ADD
-// COLUMN names a column the table already has. ClickHouse 18.16 has no ADD
-// COLUMN IF NOT EXISTS, so Apply treats this error on a statement that adds
-// one column as that statement having been applied by an interrupted run.
-var ErrColumnExists = errors.New("column already exists")
-
-// addColumn matches the start of a statement that adds a column.
-var addColumn = regexp.MustCompile(`(?is)^ALTER\s+TABLE\s+\S+\s+ADD\s+COLUMN\s`)
-
-// AddsOneColumn reports whether stmt is an ALTER TABLE that adds one column
-// and does nothing else (no comma outside parentheses and quotes): the one
-// statement form that may lack IF NOT EXISTS (see ErrColumnExists).
-func AddsOneColumn(stmt string) bool {
-	stmt = strings.TrimSpace(stmt)
-	if !addColumn.MatchString(stmt) {
-		return false
-	}
-	depth, quoted := 0, false
-	for i := 0; i < len(stmt); i++ {
-		switch c := stmt[i]; {
-		case quoted:
-			if c == '\\' {
-				i++
-			} else if c == '\'' {
-				quoted = false
-			}
-		case c == '\'':
-			quoted = true
-		case c == '(':
-			depth++
-		case c == ')':
-			depth--
-		case c == ',' && depth == 0:
-			return false
-		}
-	}
-	return true
-}
-
 // ErrDatabaseNewer is returned when the database was migrated by a newer ctxaudit.
 var ErrDatabaseNewer = errors.New("database schema is newer than this ctxaudit binary")
 
@@ -248,11 +209,10 @@ func Apply(ctx context.Context, x Execer, db string) (Result, error) {
 		}
 		for i, stmt := range stmts {
 			// An ADD COLUMN that finds its column is the trace of an earlier,
-			// interrupted run: either form of the statement (with IF NOT
-			// EXISTS, rewritten for 18.16, or a single plain ADD COLUMN) is done.
+			// interrupted run: that statement is done.
 			sql, column := portableAddColumn(stmt)
 			if err := x.Exec(ctx, sql); err != nil {
-				if columnExists(err, column) || (errors.Is(err, ErrColumnExists) && AddsOneColumn(stmt)) {
+				if columnExists(err, column) {
 					continue
 				}
 				return res, fmt.Errorf("migration %04d_%s statement %d: %w", m.Version, m.Name, i+1, err)

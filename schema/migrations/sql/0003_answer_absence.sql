@@ -9,12 +9,12 @@
 --   absence_clause  the clause that makes the claim, as the answer wrote it.
 --   absence_scope   the scope phrase of a scoped claim ("in the first 2,000 lines").
 --
--- ClickHouse 18.16 has no ADD COLUMN IF NOT EXISTS, so each statement adds
--- one column and the migrator treats "column already exists" on an ADD COLUMN
--- as done: a run interrupted half-way can be repeated.
+-- Each statement adds one column. ClickHouse 18.16 has no ADD COLUMN IF NOT
+-- EXISTS: the migrator runs the plain ADD COLUMN there and takes "column
+-- already exists" as done, so a run interrupted half-way can be repeated.
 
-ALTER TABLE {{ident .Database}}.answers ADD COLUMN absence Enum8('unknown' = 0, 'none' = 1, 'scoped' = 2, 'unscoped' = 3) DEFAULT 'unknown' AFTER absence_claim;
+ALTER TABLE {{ident .Database}}.answers ADD COLUMN IF NOT EXISTS absence Enum8('unknown' = 0, 'none' = 1, 'scoped' = 2, 'unscoped' = 3) DEFAULT 'unknown' AFTER absence_claim;
 
-ALTER TABLE {{ident .Database}}.answers ADD COLUMN absence_clause String AFTER absence;
+ALTER TABLE {{ident .Database}}.answers ADD COLUMN IF NOT EXISTS absence_clause String AFTER absence;
 
-ALTER TABLE {{ident .Database}}.answers ADD COLUMN absence_scope String AFTER absence_clause;
+ALTER TABLE {{ident .Database}}.answers ADD COLUMN IF NOT EXISTS absence_scope String AFTER absence_clause;
