@@ -1,0 +1,301 @@
+package migrations
+
+// Rendering per server version.
+//
+// The migration files are written once, in the SQL ClickHouse 18.16
+// understands. Every server from ModernSince on also gets a "modern"
+// rendering of the same logical schema: the same tables, columns, keys and
+// partitions, with storage choices 18.16 lacks: LowCardinality for strings
+// of few distinct values, DateTime64(3) for the event time, column codecs,
+// and data-skipping indices on columns that queries filter on outside the
+// primary key. The modern rendering is derived from the 18.16 text by the
+// rules in this file, applied by column name, so a new migration needs no
+// second copy: an ALTER TABLE … ADD COLUMN is rendered by the same rules as
+// a CREATE TABLE column.
+//
+// A migration's checksum is the SHA-256 of its file, not of a rendering, so
+// the record in schema_migrations means "this file was applied" whatever
+// the server version: a database created on 18.16 keeps migrating cleanly
+// after the server is upgraded (its existing tables keep their 18.16 types,
+// and new migrations are rendered for the server they run on). Queries are
+// written to give the same results on both renderings.
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// ServerVersion is a ClickHouse release, major.minor.
+type ServerVersion struct{ Major, Minor int }
+
+// Classic is the oldest supported server and the rendering the files are written in.
+var Classic = ServerVersion{18, 16}
+
+// ModernSince is the first version that gets the modern rendering. Every
+// feature it uses (LowCardinality, DateTime64, Delta/T64/ZSTD codecs,
+// bloom_filter indices, TTL … ttl_only_drop_parts) is generally available
+// there; the rendering is tested on 26.7. Older servers get the 18.16
+// rendering.
+var ModernSince = ServerVersion{22, 8}
+
+// ParseServerVersion reads "26.7", "26.7.2.1" or "18.16.1".
+func ParseServerVersion(s string) (ServerVersion, error) {
+	parts := strings.Split(strings.TrimSpace(s), ".")
+	if len(parts) < 2 {
+		return ServerVersion{}, fmt.Errorf("invalid ClickHouse version %q: want major.minor, e.g. 26.7 or 18.16", s)
+	}
+	major, err1 := strconv.Atoi(parts[0])
+	minor, err2 := strconv.Atoi(parts[1])
+	if err1 != nil || err2 != nil || major <= 0 || minor < 0 {
+		return ServerVersion{}, fmt.Errorf("invalid ClickHouse version %q: want major.minor, e.g. 26.7 or 18.16", s)
+	}
+	return ServerVersion{major, minor}, nil
+}
+
+func (v ServerVersion) String() string { return fmt.Sprintf("%d.%d", v.Major, v.Minor) }
+
+// AtLeast reports whether v is o or newer.
+func (v ServerVersion) AtLeast(o ServerVersion) bool {
+	return v.Major > o.Major || (v.Major == o.Major && v.Minor >= o.Minor)
+}
+
+// Modern reports whether v gets the modern rendering.
+func (v ServerVersion) Modern() bool { return v.AtLeast(ModernSince) }
+
+// Rendering names the rendering a server gets: "18.16" or "modern".
+func (v ServerVersion) Rendering() string {
+	if v.Modern() {
+		return "modern"
+	}
+	return "18.16"
+}
+
+// The logical-schema rules of the modern rendering, by column name.
+var (
+	// lowCardinality: strings with a handful to a few thousand distinct
+	// values. (Kinds and strategies are Enum8 already, one byte each.)
+	lowCardinality = map[string]bool{
+		"tool": true, "source": true, "harness_version": true, "model": true, "project": true,
+		"git_branch": true, "shown_unit": true, "detector": true,
+	}
+	// lowCardinalitySuffix catches later columns of the same nature.
+	lowCardinalitySuffix = []string{"_kind", "_unit", "_source", "_precision", "_strategy"}
+	// bigText: free text and JSON, compressed harder.
+	bigText = map[string]bool{"marker": true, "arguments": true, "text": true, "reason": true, "next_hint": true, "cwd": true, "source_file": true}
+	// eventTime: the record's own time, paired with a nanosecond column; on
+	// modern servers it keeps milliseconds itself.
+	eventTime = map[string]bool{"ts": true}
+	// skipIndex: columns that queries filter on outside the primary key.
+	skipIndex = map[string]string{
+		"call_id":   "bloom_filter(0.01) GRANULARITY 4",
+		"saved_ref": "bloom_filter(0.01) GRANULARITY 4",
+		"target":    "bloom_filter(0.01) GRANULARITY 4",
+	}
+)
+
+// modernType returns the modern type (with codec) for column name of
+// classic type typ.
+func modernType(name, typ string) string {
+	switch {
+	case typ == "String" && isLowCardinality(name):
+		return "LowCardinality(String)"
+	case typ == "String" && bigText[name]:
+		return "String CODEC(ZSTD(3))"
+	case typ == "DateTime" && eventTime[name]:
+		return "DateTime64(3) CODEC(Delta, ZSTD(1))"
+	case typ == "DateTime":
+		return "DateTime CODEC(Delta, ZSTD(1))"
+	case name == "version" && typ == "UInt64":
+		// A write time in nanoseconds, the same for a whole batch.
+		return "UInt64 CODEC(Delta, ZSTD(1))"
+	case (typ == "UInt32" || typ == "UInt64") && !strings.HasSuffix(name, "_ns"):
+		// Counters and line numbers: T64 keeps only the bits in use.
+		return typ + " CODEC(T64, ZSTD(1))"
+	}
+	return typ
+}
+
+func isLowCardinality(name string) bool {
+	if lowCardinality[name] {
+		return true
+	}
+	for _, s := range lowCardinalitySuffix {
+		if strings.HasSuffix(name, s) {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	createTable = regexp.MustCompile(`(?is)^CREATE TABLE IF NOT EXISTS\s+(\S+)\s*\(`)
+	alterTable  = regexp.MustCompile(`(?is)^ALTER TABLE\s+(\S+)\s+`)
+	columnDef   = regexp.MustCompile(`^(\s*)([A-Za-z_][A-Za-z0-9_]*)(\s+)`)
+	addColumn   = regexp.MustCompile(`(?i)ADD COLUMN\s+(IF NOT EXISTS\s+)?([A-Za-z_][A-Za-z0-9_]*)\s+`)
+)
+
+// render returns stmt as it should run on a server of version v.
+func render(stmt string, v ServerVersion) (string, error) {
+	if !v.Modern() {
+		return stmt, nil
+	}
+	if m := createTable.FindStringSubmatchIndex(stmt); m != nil {
+		return renderCreate(stmt, m[1])
+	}
+	if m := alterTable.FindStringSubmatch(stmt); m != nil {
+		return renderAlter(stmt, m[1])
+	}
+	return stmt, nil
+}
+
+// renderCreate rewrites the column list of a CREATE TABLE whose "(" ends at open.
+func renderCreate(stmt string, open int) (string, error) {
+	end, err := matchParen(stmt, open-1)
+	if err != nil {
+		return "", err
+	}
+	body := stmt[open:end]
+	lines := strings.Split(body, "\n")
+	var indices []string
+	indent := "    "
+	for i, line := range lines {
+		m := columnDef.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		name := m[2]
+		rest := line[len(m[0]):]
+		typEnd, err := typeEnd(rest)
+		if err != nil {
+			return "", fmt.Errorf("column %s: %w", name, err)
+		}
+		typ := rest[:typEnd]
+		indent = m[1]
+		lines[i] = m[1] + name + m[3] + modernType(name, typ) + rest[typEnd:]
+		if spec, ok := skipIndex[name]; ok {
+			indices = append(indices, indent+"INDEX idx_"+name+" "+name+" TYPE "+spec)
+		}
+	}
+	if len(indices) > 0 {
+		// The last column line has no trailing comma: give it one.
+		last := len(lines) - 1
+		for last >= 0 && strings.TrimSpace(lines[last]) == "" {
+			last--
+		}
+		lines[last] = strings.TrimRight(lines[last], " \t") + ","
+		tail := strings.Join(indices, ",\n")
+		lines = append(lines[:last+1], append([]string{tail}, lines[last+1:]...)...)
+	}
+	return stmt[:open] + strings.Join(lines, "\n") + stmt[end:], nil
+}
+
+// renderAlter rewrites the type of every ADD COLUMN and adds the skipping
+// index of an indexed column.
+func renderAlter(stmt, table string) (string, error) {
+	var b strings.Builder
+	var indices []string
+	rest := stmt
+	for {
+		m := addColumn.FindStringSubmatchIndex(rest)
+		if m == nil {
+			b.WriteString(rest)
+			break
+		}
+		b.WriteString(rest[:m[1]])
+		name := rest[m[4]:m[5]]
+		after := rest[m[1]:]
+		n, err := typeEnd(after)
+		if err != nil {
+			return "", fmt.Errorf("column %s: %w", name, err)
+		}
+		b.WriteString(modernType(name, after[:n]))
+		if spec, ok := skipIndex[name]; ok {
+			indices = append(indices, "ADD INDEX IF NOT EXISTS idx_"+name+" "+name+" TYPE "+spec)
+		}
+		rest = after[n:]
+	}
+	out := b.String()
+	if len(indices) > 0 {
+		out += ",\n    " + strings.Join(indices, ",\n    ")
+	}
+	return out, nil
+}
+
+// typeEnd returns the length of the type expression at the start of s: a
+// name and an optional balanced parenthesis (quotes inside respected).
+func typeEnd(s string) (int, error) {
+	i := 0
+	for i < len(s) && (isIdent(s[i])) {
+		i++
+	}
+	if i == 0 {
+		return 0, fmt.Errorf("no type in %q", s)
+	}
+	if i < len(s) && s[i] == '(' {
+		end, err := matchParen(s, i)
+		if err != nil {
+			return 0, err
+		}
+		i = end + 1
+	}
+	return i, nil
+}
+
+func isIdent(c byte) bool {
+	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+}
+
+// matchParen returns the index of the ')' closing the '(' at s[open].
+func matchParen(s string, open int) (int, error) {
+	depth := 0
+	var quote byte
+	for i := open; i < len(s); i++ {
+		c := s[i]
+		if quote != 0 {
+			switch c {
+			case '\\':
+				i++
+			case quote:
+				quote = 0
+			}
+			continue
+		}
+		switch c {
+		case '\'', '"', '`':
+			quote = c
+		case '(':
+			depth++
+		case ')':
+			depth--
+			if depth == 0 {
+				return i, nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("unbalanced parenthesis in %.60q", s[open:])
+}
+
+// retentionColumn is each audit table's own time column, which both its day
+// partitions and its TTL are computed from.
+var retentionColumn = map[string]string{
+	"tool_calls": "ts", "answers": "ts", "sessions": "started_at", "tool_outputs": "first_seen",
+}
+
+// RetentionStatements returns what sets a retention period of days on the
+// audit tables of db: on modern servers a table TTL that drops whole day
+// partitions once they are older (ttl_only_drop_parts, the same rule as
+// `ctxaudit prune`); none on 18.16, which has no TTL (there prune drops them).
+func RetentionStatements(db string, v ServerVersion, days int) []string {
+	if !v.Modern() || days <= 0 {
+		return nil
+	}
+	var out []string
+	for _, t := range []string{"tool_calls", "answers", "sessions", "tool_outputs"} {
+		out = append(out,
+			fmt.Sprintf("ALTER TABLE %s.%s MODIFY SETTING ttl_only_drop_parts = 1", QuoteIdent(db), QuoteIdent(t)),
+			fmt.Sprintf("ALTER TABLE %s.%s MODIFY TTL toDateTime(%s) + INTERVAL %d DAY", QuoteIdent(db), QuoteIdent(t), retentionColumn[t], days))
+	}
+	return out
+}
