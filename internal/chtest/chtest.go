@@ -40,6 +40,10 @@ func Main(m *testing.M) {
 	os.Exit(run(m))
 }
 
+// Run is Main without the exit: it returns the tests' exit code, so that a
+// TestMain can release other resources first.
+func Run(m *testing.M) int { return run(m) }
+
 func run(m *testing.M) int {
 	if addr := os.Getenv(EnvAddress); addr != "" {
 		u, err := url.Parse(addr)
