@@ -154,14 +154,14 @@ func (s *Store) AppliedMigrations(ctx context.Context) (map[uint32]string, error
 	return execer{s}.AppliedVersions(ctx, s.database)
 }
 
-// SetRetention gives the audit tables a TTL of days on servers that have
-// TTL (see migrations.RetentionStatements); it reports whether it did.
-func (s *Store) SetRetention(ctx context.Context, days int) (bool, error) {
+// SetRetention gives the audit tables a TTL of retention on servers that
+// have TTL (see migrations.RetentionStatements); it reports whether it did.
+func (s *Store) SetRetention(ctx context.Context, retention time.Duration) (bool, error) {
 	v, err := s.RenderingVersion()
 	if err != nil {
 		return false, err
 	}
-	stmts := migrations.RetentionStatements(s.database, v, days)
+	stmts := migrations.RetentionStatements(s.database, v, retention)
 	for _, q := range stmts {
 		if err := s.conn.Exec(ctx, q); err != nil {
 			return false, fmt.Errorf("set retention on %s: %w", s.database, err)

@@ -25,6 +25,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // ServerVersion is a ClickHouse release, major.minor.
@@ -283,19 +284,27 @@ var retentionColumn = map[string]string{
 	"tool_calls": "ts", "answers": "ts", "sessions": "started_at", "tool_outputs": "first_seen",
 }
 
-// RetentionStatements returns what sets a retention period of days on the
-// audit tables of db: on modern servers a table TTL that drops whole day
-// partitions once they are older (ttl_only_drop_parts, the same rule as
-// `ctxaudit prune`); none on 18.16, which has no TTL (there prune drops them).
-func RetentionStatements(db string, v ServerVersion, days int) []string {
-	if !v.Modern() || days <= 0 {
+// RetentionStatements returns what sets a retention period on the audit
+// tables of db: on modern servers a table TTL that drops whole parts once
+// every row in them is older (ttl_only_drop_parts: with day partitions, the
+// same rule as `ctxaudit prune`, applied by the server as it merges); none
+// on 18.16, which has no TTL (there `ctxaudit prune` drops the partitions).
+func RetentionStatements(db string, v ServerVersion, retention time.Duration) []string {
+	if !v.Modern() || retention <= 0 {
 		return nil
+	}
+	interval := fmt.Sprintf("INTERVAL %d SECOND", int64(retention/time.Second))
+	switch {
+	case retention%(24*time.Hour) == 0:
+		interval = fmt.Sprintf("INTERVAL %d DAY", int64(retention/(24*time.Hour)))
+	case retention%time.Hour == 0:
+		interval = fmt.Sprintf("INTERVAL %d HOUR", int64(retention/time.Hour))
 	}
 	var out []string
 	for _, t := range []string{"tool_calls", "answers", "sessions", "tool_outputs"} {
 		out = append(out,
 			fmt.Sprintf("ALTER TABLE %s.%s MODIFY SETTING ttl_only_drop_parts = 1", QuoteIdent(db), QuoteIdent(t)),
-			fmt.Sprintf("ALTER TABLE %s.%s MODIFY TTL toDateTime(%s) + INTERVAL %d DAY", QuoteIdent(db), QuoteIdent(t), retentionColumn[t], days))
+			fmt.Sprintf("ALTER TABLE %s.%s MODIFY TTL toDateTime(%s) + %s", QuoteIdent(db), QuoteIdent(t), retentionColumn[t], interval))
 	}
 	return out
 }

@@ -3,6 +3,7 @@ package migrations
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 var modern = ServerVersion{26, 7}
@@ -143,10 +144,14 @@ func TestEveryMigrationRendersForEveryVersion(t *testing.T) {
 }
 
 func TestRetentionStatements(t *testing.T) {
-	if got := RetentionStatements("db", Classic, 30); len(got) != 0 {
+	const month = 30 * 24 * time.Hour
+	if got := RetentionStatements("db", Classic, month); len(got) != 0 {
 		t.Errorf("18.16 has no TTL, got %q", got)
 	}
-	got := strings.Join(RetentionStatements("db", modern, 30), "\n")
+	if got := strings.Join(RetentionStatements("db", modern, 12*time.Hour), "\n"); !strings.Contains(got, "+ INTERVAL 12 HOUR") {
+		t.Errorf("12h retention: %s", got)
+	}
+	got := strings.Join(RetentionStatements("db", modern, month), "\n")
 	for _, want := range []string{"ALTER TABLE `db`.`tool_calls` MODIFY TTL toDateTime(ts) + INTERVAL 30 DAY", "ALTER TABLE `db`.`sessions` MODIFY TTL toDateTime(started_at) + INTERVAL 30 DAY", "ttl_only_drop_parts = 1"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("retention statements lack %q:\n%s", want, got)
