@@ -80,6 +80,7 @@ type Engine struct {
 	q       querier
 	dir     string
 	version string
+	current string // the session's current database
 }
 
 var shared struct {
@@ -112,7 +113,7 @@ func open() (*Engine, error) {
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("open chDB session in %s: %w", dir, err)
 	}
-	e := &Engine{q: q, dir: dir}
+	e := &Engine{q: q, dir: dir, current: "default"}
 	// Integers as JSON numbers, so that they scan exactly into Go
 	// integers; NaN and infinities as "nan", "inf" (JSON has neither).
 	for _, set := range []string{"SET output_format_json_quote_64bit_integers = 0", "SET output_format_json_quote_denormals = 1"} {
@@ -171,11 +172,26 @@ func (e *Engine) close() {
 // Version is the engine's version(), e.g. "26.7.2.1".
 func (e *Engine) Version() string { return e.version }
 
-func (e *Engine) query(sql, format string) ([]byte, error) {
+func (e *Engine) query(sql, format string) ([]byte, error) { return e.queryIn("", sql, format) }
+
+// queryIn runs sql with db as the current database when db is set: the
+// session's USE and the statement run under one lock, so that concurrent
+// tests with different databases do not interleave.
+func (e *Engine) queryIn(db, sql, format string) ([]byte, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.q == nil {
 		return nil, errors.New("chDB session is closed")
+	}
+	use := db
+	if use == "" {
+		use = "default"
+	}
+	if use != e.current {
+		if _, err := e.q.Query("USE "+use, "TSV"); err != nil {
+			return nil, fmt.Errorf("chDB: USE %s: %w", use, err)
+		}
+		e.current = use
 	}
 	out, err := e.q.Query(sql, format)
 	if err != nil {
@@ -203,7 +219,7 @@ func (e *Engine) NewDatabase(t testing.TB) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := e.Exec("DROP DATABASE IF EXISTS " + db); err != nil {
+		if _, err := e.queryIn("default", "DROP DATABASE IF EXISTS "+db, "TSV"); err != nil {
 			t.Logf("chdbtest: drop %s: %v", db, err)
 		}
 	})

@@ -76,6 +76,14 @@ func TestConnRoundTrip(t *testing.T) {
 	if s != "x'\"\\y" || en != "b" || np == nil || *np != 42 || fp != nil || len(a) != 2 || a[0][1] != "q" || u != 1 || !math.IsInf(inf, 1) {
 		t.Errorf("read back %q %q %v %v %v %d %v", s, en, np, fp, a, u, inf)
 	}
+	// Bare table names resolve in the connection's database, as in Grafana's.
+	var rows uint64
+	if err := e.ConnIn(db).QueryRow(ctx, "SELECT count() FROM t").Scan(&rows); err != nil || rows != 1 {
+		t.Errorf("count() FROM t in %s: %d, %v", db, rows, err)
+	}
+	if err := c.QueryRow(ctx, "SELECT count() FROM t").Scan(&rows); err == nil {
+		t.Error("a bare table name resolved outside the connection's database")
+	}
 	if !ts.Equal(at.Truncate(time.Second)) || !ms.Equal(at.Truncate(time.Millisecond)) {
 		t.Errorf("times read back as %s and %s, want %s and %s", ts, ms, at.Truncate(time.Second), at.Truncate(time.Millisecond))
 	}

@@ -21,9 +21,14 @@ import (
 // any other method panics through the nil embedded interface.
 func (e *Engine) Conn() driver.Conn { return &conn{e: e} }
 
+// ConnIn is Conn with db as the default database, as a client connected
+// with that database (Grafana's data source) sees bare table names.
+func (e *Engine) ConnIn(db string) driver.Conn { return &conn{e: e, db: db} }
+
 type conn struct {
 	driver.Conn // nil: methods ctxaudit does not call
 	e           *Engine
+	db          string
 }
 
 func (c *conn) ServerVersion() (*driver.ServerVersion, error) {
@@ -42,7 +47,8 @@ func (c *conn) Exec(ctx context.Context, query string, args ...any) error {
 	if err != nil {
 		return err
 	}
-	return c.e.Exec(q)
+	_, err = c.e.queryIn(c.db, q, "TSV")
+	return err
 }
 
 func (c *conn) Query(ctx context.Context, query string, args ...any) (driver.Rows, error) {
@@ -53,7 +59,7 @@ func (c *conn) Query(ctx context.Context, query string, args ...any) (driver.Row
 	if err != nil {
 		return nil, err
 	}
-	return c.e.rows(q)
+	return c.e.rows(c.db, q)
 }
 
 func (c *conn) QueryRow(ctx context.Context, query string, args ...any) driver.Row {
@@ -65,8 +71,8 @@ func (c *conn) QueryRow(ctx context.Context, query string, args ...any) driver.R
 }
 
 // rows runs q and decodes its JSONCompactEachRowWithNamesAndTypes output.
-func (e *Engine) rows(q string) (*rows, error) {
-	out, err := e.query(q, "JSONCompactEachRowWithNamesAndTypes")
+func (e *Engine) rows(db, q string) (*rows, error) {
+	out, err := e.queryIn(db, q, "JSONCompactEachRowWithNamesAndTypes")
 	if err != nil {
 		return nil, err
 	}
@@ -344,7 +350,10 @@ func decode(raw json.RawMessage, typ string, dst reflect.Value) error {
 		dst.SetInt(n)
 		return nil
 	case dst.CanFloat():
-		s := strings.Trim(string(raw), `"`)
+		s := strings.TrimPrefix(strings.Trim(string(raw), `"`), "-") // "-nan" is NaN too
+		if neg := strings.HasPrefix(strings.Trim(string(raw), `"`), "-"); neg && s != "nan" {
+			s = "-" + s
+		}
 		f, err := strconv.ParseFloat(s, dst.Type().Bits())
 		if err != nil {
 			return err
@@ -408,7 +417,7 @@ func (e *Engine) columnTypes(db, table string) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := e.rows(q)
+	r, err := e.rows("", q)
 	if err != nil {
 		return nil, err
 	}
