@@ -4,7 +4,8 @@
 //
 // A migration file is sql/NNNN_name.sql: statements separated by a line that
 // ends in ';', rendered with text/template where {{ident .Database}} is the
-// backtick-quoted database name. Every statement must be idempotent (IF NOT
+// backtick-quoted database name, written in the SQL ClickHouse 18.16
+// understands and rendered for the server's version (render.go). Every statement must be idempotent (IF NOT
 // EXISTS / IF EXISTS) so that a run interrupted half-way can simply be
 // repeated.
 package migrations

@@ -97,13 +97,20 @@ var (
 )
 
 // modernType returns the modern type (with codec) for column name of
-// classic type typ.
+// classic type typ. The codecs were chosen by measuring each column on
+// generated data (BenchmarkRenderingsOnChDB, docs/performance.md).
 func modernType(name, typ string) string {
 	switch {
 	case typ == "String" && isLowCardinality(name):
 		return "LowCardinality(String)"
 	case typ == "String" && bigText[name]:
 		return "String CODEC(ZSTD(3))"
+	case typ == "String" && name == "session_id":
+		// The key's first column: sorted, LZ4 already does best.
+		return typ
+	case typ == "String":
+		// Ids, hashes, paths: ZSTD finds their shared prefixes.
+		return "String CODEC(ZSTD(1))"
 	case typ == "DateTime" && eventTime[name]:
 		return "DateTime64(3) CODEC(Delta, ZSTD(1))"
 	case typ == "DateTime":
@@ -111,11 +118,42 @@ func modernType(name, typ string) string {
 	case name == "version" && typ == "UInt64":
 		// A write time in nanoseconds, the same for a whole batch.
 		return "UInt64 CODEC(Delta, ZSTD(1))"
-	case (typ == "UInt32" || typ == "UInt64") && !strings.HasSuffix(name, "_ns"):
-		// Counters and line numbers: T64 keeps only the bits in use.
+	case strings.HasSuffix(name, "_ns"):
+		// Sub-second digits: noise that no codec shrinks.
+		return typ
+	case typ == "UInt8" || typ == "UInt32" || typ == "UInt64" ||
+		typ == "Nullable(UInt32)" || typ == "Nullable(UInt64)":
+		// Flags, counters and sizes: T64 keeps only the bits in use
+		// (one for a flag, about twenty for a size).
 		return typ + " CODEC(T64, ZSTD(1))"
+	case strings.HasPrefix(typ, "Enum8(") || strings.HasPrefix(typ, "Nullable(Float"):
+		return typ + " CODEC(ZSTD(1))"
 	}
 	return typ
+}
+
+// modernColumn splits modernType into the type and the codec clause (with
+// its leading space, or empty): the codec goes after any DEFAULT or COMMENT.
+func modernColumn(name, typ string) (string, string) {
+	t := modernType(name, typ)
+	if i := strings.Index(t, " CODEC("); i >= 0 {
+		return t[:i], t[i:]
+	}
+	return t, ""
+}
+
+var placement = regexp.MustCompile(`(?is)\s+(AFTER\s+\S+|FIRST)\s*$`)
+
+// withCodec appends codec to a column definition's tail (DEFAULT, COMMENT
+// …), before an ALTER's AFTER/FIRST, unless it names a codec already.
+func withCodec(tail, codec string) string {
+	if codec == "" || strings.Contains(strings.ToUpper(tail), "CODEC(") {
+		return tail
+	}
+	if loc := placement.FindStringIndex(tail); loc != nil {
+		return tail[:loc[0]] + codec + tail[loc[0]:]
+	}
+	return tail + codec
 }
 
 func isLowCardinality(name string) bool {
@@ -134,7 +172,7 @@ var (
 	createTable = regexp.MustCompile(`(?is)^CREATE TABLE IF NOT EXISTS\s+(\S+)\s*\(`)
 	alterTable  = regexp.MustCompile(`(?is)^ALTER TABLE\s+(\S+)\s+`)
 	columnDef   = regexp.MustCompile(`^(\s*)([A-Za-z_][A-Za-z0-9_]*)(\s+)`)
-	addColumn   = regexp.MustCompile(`(?i)ADD COLUMN\s+(IF NOT EXISTS\s+)?([A-Za-z_][A-Za-z0-9_]*)\s+`)
+	addColumn   = regexp.MustCompile(`(?i)(?:ADD|MODIFY) COLUMN\s+(IF (?:NOT )?EXISTS\s+)?([A-Za-z_][A-Za-z0-9_]*)\s+`)
 )
 
 // render returns stmt as it should run on a server of version v.
@@ -174,7 +212,13 @@ func renderCreate(stmt string, open int) (string, error) {
 		}
 		typ := rest[:typEnd]
 		indent = m[1]
-		lines[i] = m[1] + name + m[3] + modernType(name, typ) + rest[typEnd:]
+		tail := strings.TrimRight(rest[typEnd:], " \t")
+		comma := ""
+		if strings.HasSuffix(tail, ",") {
+			tail, comma = tail[:len(tail)-1], ","
+		}
+		mt, codec := modernColumn(name, typ)
+		lines[i] = m[1] + name + m[3] + mt + withCodec(tail, codec) + comma
 		if spec, ok := skipIndex[name]; ok {
 			indices = append(indices, indent+"INDEX idx_"+name+" "+name+" TYPE "+spec)
 		}
@@ -192,8 +236,9 @@ func renderCreate(stmt string, open int) (string, error) {
 	return stmt[:open] + strings.Join(lines, "\n") + stmt[end:], nil
 }
 
-// renderAlter rewrites the type of every ADD COLUMN and adds the skipping
-// index of an indexed column.
+// renderAlter rewrites the type of every ADD COLUMN and MODIFY COLUMN (so
+// that a later migration cannot turn a modern column back into its 18.16
+// type) and adds the skipping index of an added indexed column.
 func renderAlter(stmt, table string) (string, error) {
 	var b strings.Builder
 	var indices []string
@@ -211,17 +256,51 @@ func renderAlter(stmt, table string) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("column %s: %w", name, err)
 		}
-		b.WriteString(modernType(name, after[:n]))
+		mt, codec := modernColumn(name, after[:n])
+		b.WriteString(mt)
+		end := n + clauseEnd(after[n:])
+		b.WriteString(withCodec(after[n:end], codec))
 		if spec, ok := skipIndex[name]; ok {
 			indices = append(indices, "ADD INDEX IF NOT EXISTS idx_"+name+" "+name+" TYPE "+spec)
 		}
-		rest = after[n:]
+		rest = after[end:]
 	}
 	out := b.String()
 	if len(indices) > 0 {
 		out += ",\n    " + strings.Join(indices, ",\n    ")
 	}
 	return out, nil
+}
+
+// clauseEnd returns the length of s up to the ',' that ends the current
+// ALTER clause (outside parentheses and quotes), or all of s.
+func clauseEnd(s string) int {
+	depth := 0
+	var quote byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if quote != 0 {
+			if c == '\\' {
+				i++
+			} else if c == quote {
+				quote = 0
+			}
+			continue
+		}
+		switch c {
+		case '\'', '"', '`':
+			quote = c
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case ',':
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return len(s)
 }
 
 // typeEnd returns the length of the type expression at the start of s: a

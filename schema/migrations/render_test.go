@@ -76,10 +76,14 @@ func TestModernRenderingOfTheAuditTables(t *testing.T) {
 		"    marker             String CODEC(ZSTD(3)),\n",
 		"    text       String CODEC(ZSTD(3)),\n",
 		"    source_line        UInt64 CODEC(T64, ZSTD(1)),\n",
+		"    original_bytes     Nullable(UInt64) CODEC(T64, ZSTD(1)),\n",
+		"    call_id            String CODEC(ZSTD(1)),\n",
+		"    ts_ns              UInt32,\n",
 		"    INDEX idx_call_id call_id TYPE bloom_filter(0.01) GRANULARITY 4,\n",
 		"    INDEX idx_saved_ref saved_ref TYPE bloom_filter(0.01) GRANULARITY 4\n)",
 		// Enums stay: one byte a value already.
 		"    strategy           Enum8('none' = 0, 'head' = 1,",
+		"'paginated' = 8) CODEC(ZSTD(1)),\n",
 		"ORDER BY (session_id, call_id)",
 		"PARTITION BY toYYYYMMDD(ts)",
 	} {
@@ -109,14 +113,18 @@ func columnNames(stmt string) []string {
 
 // Later migrations are plain 18.16 ALTERs; they get the same rules.
 func TestModernRenderingOfAnAlter(t *testing.T) {
-	in := "ALTER TABLE `db`.tool_calls ADD COLUMN IF NOT EXISTS size_precision Enum8('exact' = 0, 'lower_bound' = 1) AFTER total, ADD COLUMN IF NOT EXISTS context_unit String, ADD COLUMN IF NOT EXISTS saved_ref String DEFAULT ''"
+	in := "ALTER TABLE `db`.tool_calls ADD COLUMN IF NOT EXISTS size_precision Enum8('exact' = 0, 'lower_bound' = 1) AFTER total, ADD COLUMN IF NOT EXISTS context_unit String, ADD COLUMN IF NOT EXISTS saved_ref String DEFAULT 'a, b'"
 	got, err := render(in, modern)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "ALTER TABLE `db`.tool_calls ADD COLUMN IF NOT EXISTS size_precision Enum8('exact' = 0, 'lower_bound' = 1) AFTER total, ADD COLUMN IF NOT EXISTS context_unit LowCardinality(String), ADD COLUMN IF NOT EXISTS saved_ref String DEFAULT '',\n    ADD INDEX IF NOT EXISTS idx_saved_ref saved_ref TYPE bloom_filter(0.01) GRANULARITY 4"
+	want := "ALTER TABLE `db`.tool_calls ADD COLUMN IF NOT EXISTS size_precision Enum8('exact' = 0, 'lower_bound' = 1) CODEC(ZSTD(1)) AFTER total, ADD COLUMN IF NOT EXISTS context_unit LowCardinality(String), ADD COLUMN IF NOT EXISTS saved_ref String DEFAULT 'a, b' CODEC(ZSTD(1)),\n    ADD INDEX IF NOT EXISTS idx_saved_ref saved_ref TYPE bloom_filter(0.01) GRANULARITY 4"
 	if got != want {
 		t.Errorf("render =\n%s\nwant\n%s", got, want)
+	}
+	mod, err := render("ALTER TABLE `db`.answers MODIFY COLUMN IF EXISTS model String", modern)
+	if err != nil || mod != "ALTER TABLE `db`.answers MODIFY COLUMN IF EXISTS model LowCardinality(String)" {
+		t.Errorf("MODIFY COLUMN rendered as %q (%v)", mod, err)
 	}
 	if same, _ := render(in, Classic); same != in {
 		t.Errorf("18.16 rendering changed the statement: %s", same)
