@@ -291,7 +291,7 @@ func TestModernRenderingOnChDB(t *testing.T) {
 		}
 		codecs[col] = codec
 	}
-	for col, want := range map[string]string{"tool_calls.marker": "CODEC(ZSTD(3))", "tool_calls.arguments": "CODEC(ZSTD(3))", "tool_outputs.text": "CODEC(ZSTD(3))", "tool_calls.ts": "CODEC(Delta(8), ZSTD(1))"} {
+	for col, want := range map[string]string{"tool_calls.marker": "CODEC(ZSTD(3))", "tool_calls.arguments": "CODEC(ZSTD(3))", "tool_outputs.text": "CODEC(ZSTD(3))", "tool_calls.ts": "CODEC(Delta(8), LZ4)", "tool_calls.original_bytes": "CODEC(T64, LZ4)", "tool_calls.target": "CODEC(ZSTD(1))"} {
 		if codecs[col] != want {
 			t.Errorf("%s codec is %q, want %q", col, codecs[col], want)
 		}

@@ -85,6 +85,8 @@ var (
 	lowCardinalitySuffix = []string{"_kind", "_unit", "_source", "_precision", "_strategy"}
 	// bigText: free text and JSON, compressed harder.
 	bigText = map[string]bool{"marker": true, "arguments": true, "text": true, "reason": true, "next_hint": true, "cwd": true, "source_file": true}
+	// keyColumn: ids in a table's sorting key, read by every FINAL.
+	keyColumn = map[string]bool{"session_id": true, "call_id": true, "message_id": true, "sha256": true}
 	// eventTime: the record's own time, paired with a nanosecond column; on
 	// modern servers it keeps milliseconds itself.
 	eventTime = map[string]bool{"ts": true}
@@ -97,37 +99,37 @@ var (
 )
 
 // modernType returns the modern type (with codec) for column name of
-// classic type typ. The codecs were chosen by measuring each column on
-// generated data (BenchmarkRenderingsOnChDB, docs/performance.md).
+// classic type typ. The codecs were chosen by measuring each column and
+// every dashboard query on generated data (BenchmarkRenderingsOnChDB,
+// docs/performance.md): T64 and Delta shrink numbers and times to the bits
+// in use and stay as cheap to read as LZ4; ZSTD goes only where text is
+// large or repetitive, and not on the key columns every FINAL reads.
 func modernType(name, typ string) string {
 	switch {
 	case typ == "String" && isLowCardinality(name):
 		return "LowCardinality(String)"
 	case typ == "String" && bigText[name]:
 		return "String CODEC(ZSTD(3))"
-	case typ == "String" && name == "session_id":
-		// The key's first column: sorted, LZ4 already does best.
+	case typ == "String" && keyColumn[name]:
 		return typ
 	case typ == "String":
-		// Ids, hashes, paths: ZSTD finds their shared prefixes.
+		// Targets, references, hashes: ZSTD finds their shared prefixes.
 		return "String CODEC(ZSTD(1))"
 	case typ == "DateTime" && eventTime[name]:
-		return "DateTime64(3) CODEC(Delta, ZSTD(1))"
+		return "DateTime64(3) CODEC(Delta, LZ4)"
 	case typ == "DateTime":
-		return "DateTime CODEC(Delta, ZSTD(1))"
+		return "DateTime CODEC(Delta, LZ4)"
 	case name == "version" && typ == "UInt64":
 		// A write time in nanoseconds, the same for a whole batch.
-		return "UInt64 CODEC(Delta, ZSTD(1))"
+		return "UInt64 CODEC(Delta, LZ4)"
 	case strings.HasSuffix(name, "_ns"):
 		// Sub-second digits: noise that no codec shrinks.
 		return typ
 	case typ == "UInt8" || typ == "UInt32" || typ == "UInt64" ||
 		typ == "Nullable(UInt32)" || typ == "Nullable(UInt64)":
-		// Flags, counters and sizes: T64 keeps only the bits in use
-		// (one for a flag, about twenty for a size).
-		return typ + " CODEC(T64, ZSTD(1))"
-	case strings.HasPrefix(typ, "Enum8(") || strings.HasPrefix(typ, "Nullable(Float"):
-		return typ + " CODEC(ZSTD(1))"
+		// Flags, counters and sizes: T64 keeps only the bits in use (one
+		// for a flag, about twenty for a size).
+		return typ + " CODEC(T64, LZ4)"
 	}
 	return typ
 }
