@@ -22,7 +22,9 @@ import (
 // is run benchtime times on each, keeping the best. Figures in
 // docs/performance.md come from:
 //
-//	CTXAUDIT_BENCH_ROWS=1000000 make bench BENCH=RenderingsOnChDB
+//	CTXAUDIT_BENCH_ROWS=1000000 go test -tags chdb -run '^$' -bench RenderingsOnChDB -benchtime 3x ./dashboards/
+//
+// (with CHDB_LIB_PATH set, as make sets it)
 //
 // The environment is BenchmarkPanels'.
 func BenchmarkRenderingsOnChDB(b *testing.B) {
