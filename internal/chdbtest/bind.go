@@ -94,8 +94,9 @@ func formatArg(v any) (string, error) {
 	case float64:
 		return formatFloat(v, 64), nil
 	case time.Time:
-		// The driver's default for a time.Time at second scale.
-		return fmt.Sprintf("toDateTime('%s', '%s')", v.Format("2006-01-02 15:04:05"), v.Location().String()), nil
+		// The driver's text for a time depends on the server's time zone;
+		// ctxaudit binds times as Unix seconds instead (toDateTime(?)).
+		return "", fmt.Errorf("time.Time parameter: bind Unix seconds with toDateTime(?)")
 	case clickhouse.GroupSet:
 		parts := make([]string, len(v.Value))
 		for i, x := range v.Value {
@@ -129,14 +130,19 @@ func formatArg(v any) (string, error) {
 	return "", fmt.Errorf("unsupported parameter type %T", v)
 }
 
+// formatFloat is the driver's: a cast that keeps the float's width.
 func formatFloat(f float64, bits int) string {
+	typ := "Float64"
+	if bits == 32 {
+		typ = "Float32"
+	}
 	switch {
 	case math.IsNaN(f):
-		return "nan"
+		return fmt.Sprintf("cast('nan', '%s')", typ)
 	case math.IsInf(f, 1):
-		return "inf"
+		return fmt.Sprintf("cast('inf', '%s')", typ)
 	case math.IsInf(f, -1):
-		return "-inf"
+		return fmt.Sprintf("cast('-inf', '%s')", typ)
 	}
-	return strconv.FormatFloat(f, 'g', -1, bits)
+	return fmt.Sprintf("cast(%s, '%s')", strconv.FormatFloat(f, 'g', -1, bits), typ)
 }

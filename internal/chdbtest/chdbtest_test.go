@@ -10,9 +10,11 @@ import (
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
+
+	"github.com/ctxaudit/ctxaudit/internal/chtest"
 )
 
-func TestMain(m *testing.M) { os.Exit(Done(m.Run())) }
+func TestMain(m *testing.M) { os.Exit(Done(chtest.Run(m))) }
 
 func TestEngineIsTheCurrentRelease(t *testing.T) {
 	e := Open(t)
@@ -27,7 +29,7 @@ func TestBindQuotesAsTheDriverDoes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "SELECT '?', `a?`, 'it\\'s \\\\ here' -- ?\n, 7, -3, ('a', 1), 0.5 ?"
+	want := "SELECT '?', `a?`, 'it\\'s \\\\ here' -- ?\n, 7, -3, ('a', 1), cast(0.5, 'Float64') ?"
 	if got != want {
 		t.Errorf("Bind =\n%s\nwant\n%s", got, want)
 	}
