@@ -16,6 +16,14 @@ CTXAUDIT_CLICKHOUSE  ?= clickhouse://default@127.0.0.1:$(CLICKHOUSE_PORT)/ctxaud
 # Debian installs clickhouse-server into /usr/sbin.
 export PATH := $(PATH):/usr/sbin
 
+# chDB, the second engine the tests run every statement on (ClickHouse 26.7
+# in process; scripts/install-chdb.sh). Its Go binding is built with the chdb
+# tag and loads the library named by CHDB_LIB_PATH when a test binary starts.
+CHDB_DIR      ?= $(or $(CTXAUDIT_CHDB_DIR),/var/cache/ctxaudit/chdb)
+export CTXAUDIT_CHDB_DIR := $(CHDB_DIR)
+export CHDB_LIB_PATH     := $(CHDB_DIR)/node_modules/@chdb/lib-linux-x64-gnu/libchdb.so
+TEST_TAGS     ?= chdb
+
 COLLECTOR_CONFIG ?= examples/collector.yaml
 
 TEST_TIMEOUT  ?= 20m
@@ -47,15 +55,18 @@ install: build
 	@echo "installed $(DESTDIR)$(PREFIX)/bin/ctxaudit"
 
 ## deps: install what the tests and the dev server need (clickhouse-server and
-##   chromium, for the HTML report's browser test, from Debian).
+##   chromium, for the HTML report's browser test, from Debian; chDB from npm
+##   into CHDB_DIR).
 deps:
 	@bash scripts/install-clickhouse.sh
 	@bash scripts/install-chromium.sh
+	@bash scripts/install-chdb.sh
 
 ## test: lint, then every test; integration tests use a real ClickHouse
-##   (CTXAUDIT_TEST_CLICKHOUSE, or one started per package from clickhouse-server).
+##   (CTXAUDIT_TEST_CLICKHOUSE, or one started per package from clickhouse-server)
+##   and run the same statements on chDB 26.7.
 test: deps lint
-	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+	$(GO) test -tags '$(TEST_TAGS)' -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 ## run: start the local ClickHouse, create the schema, load the bundled example
 ##   sessions, then run the collector in the foreground (OTLP on 127.0.0.1:4317/4318).
@@ -82,7 +93,7 @@ lab:
 
 ## bench: run the benchmarks (BENCH=regexp).
 bench:
-	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem ./...
+	$(GO) test -tags '$(TEST_TAGS)' -run '^$$' -bench '$(BENCH)' -benchmem ./...
 
 ## fuzz: run each fuzz target for FUZZTIME.
 fuzz:
@@ -100,7 +111,7 @@ fmt:
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
 vet:
-	$(GO) vet ./...
+	$(GO) vet -tags '$(TEST_TAGS)' ./...
 
 ## clickhouse: start the local development server in the background (idempotent).
 clickhouse: deps build

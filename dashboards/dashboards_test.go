@@ -20,10 +20,11 @@ import (
 
 	"github.com/ctxaudit/ctxaudit/dashboards"
 	"github.com/ctxaudit/ctxaudit/dashboards/internal/grafana"
+	"github.com/ctxaudit/ctxaudit/internal/chdbtest"
 	"github.com/ctxaudit/ctxaudit/internal/chtest"
 )
 
-func TestMain(m *testing.M) { chtest.Main(m) }
+func TestMain(m *testing.M) { os.Exit(chdbtest.Done(chtest.Run(m))) }
 
 const (
 	overviewUID   = "ctxaudit-overview"

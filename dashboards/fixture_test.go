@@ -50,7 +50,13 @@ func orig(bytes uint64, src schema.OriginalSource) schema.Original {
 // them here and widen From/To and the expected figures accordingly.
 func loadFixture(t testing.TB, ctx context.Context, store *chstore.Store) fixture {
 	t.Helper()
-	now := time.Now().UTC().Truncate(time.Hour)
+	return loadFixtureAt(t, ctx, store, time.Now().UTC().Truncate(time.Hour))
+}
+
+// loadFixtureAt is loadFixture relative to now (a whole hour), so that two
+// stores can hold the very same rows.
+func loadFixtureAt(t testing.TB, ctx context.Context, store *chstore.Store, now time.Time) fixture {
+	t.Helper()
 	base := now.Add(-30 * time.Hour)
 	at := func(minutes int) time.Time { return base.Add(time.Duration(minutes) * time.Minute) }
 

@@ -40,8 +40,8 @@ func Main(m *testing.M) {
 	os.Exit(Run(m))
 }
 
-// Run is Main for a TestMain that has more to clean up after the tests: it
-// returns the exit code instead of exiting.
+// Run is Main without the exit: it returns the tests' exit code, so that a
+// TestMain can release other resources first.
 func Run(m *testing.M) int { return run(m) }
 
 func run(m *testing.M) int {

@@ -9,11 +9,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ctxaudit/ctxaudit/internal/chdbtest"
 	"github.com/ctxaudit/ctxaudit/internal/chtest"
 	"github.com/ctxaudit/ctxaudit/schema/migrations"
 )
 
-func TestMain(m *testing.M) { chtest.Main(m) }
+func TestMain(m *testing.M) { os.Exit(chdbtest.Done(chtest.Run(m))) }
 
 // run executes the CLI in-process and returns its exit code and output.
 func run(t *testing.T, args ...string) (int, string, string) {

@@ -88,7 +88,9 @@ func (s *Store) SessionSpan(ctx context.Context, sessionID string) (SessionSpan,
 		if err := rows.Scan(&what, &from, &to, &n); err != nil {
 			return sp, fmt.Errorf("scan time span of session %s: %w", sessionID, err)
 		}
-		r := TimeRange{From: from.UTC(), To: to.UTC(), Rows: n}
+		// Whole seconds on every rendering (ts is DateTime64(3) on modern
+		// servers): the span is a bound for partition pruning, not a value.
+		r := TimeRange{From: from.UTC().Truncate(time.Second), To: to.UTC().Truncate(time.Second), Rows: n}
 		if n == 0 {
 			r = TimeRange{}
 		}
@@ -301,9 +303,15 @@ func (q pagedQuery) from(s *Store, extra []string, extraArgs ...any) (string, []
 	args := []any{q.sessionID}
 	if !q.variant.noSpan {
 		// ts is bound as Unix seconds: toDateTime(UInt32) means the same
-		// on every server version, whatever its time zone.
+		// on every server version, whatever its time zone. The bound only
+		// prunes partitions (session_id selects the rows), so its upper end
+		// is the second after the span: a DateTime64(3) ts in the span's
+		// last second is inside it, as a DateTime one is. It is "<=", not
+		// "< next second": ClickHouse 26.7 prunes a partition wrongly for
+		// a DateTime64 column "<" a DateTime constant (seen on chDB
+		// 26.7.2.1: the row at 11:31:15.050 was missed by ts < 11:31:16).
 		conds = append(conds, "ts >= toDateTime(?)", "ts <= toDateTime(?)")
-		args = append(args, q.span.From.Unix(), q.span.To.Unix())
+		args = append(args, q.span.From.Unix(), q.span.To.Unix()+1)
 	}
 	conds = append(append(conds, q.where...), extra...)
 	args = append(append(args, q.args...), extraArgs...)

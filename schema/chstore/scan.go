@@ -37,7 +37,7 @@ func scanToolCall(rows driver.Rows) (schema.ToolCall, error) {
 		&r.OriginalSHA256, &r.ContextSHA256, &r.SourceFile, &line, &version); err != nil {
 		return r, err
 	}
-	r.Timestamp = ts.Add(time.Duration(tsNs)).UTC()
+	r.Timestamp = ts.Truncate(time.Second).Add(time.Duration(tsNs)).UTC() // ts may hold milliseconds
 	r.Source = schema.Harness(source)
 	r.Sidechain, r.IsError, r.Truncated, r.PartialByRequest = sidechain == 1, isError == 1, truncated == 1, partial == 1
 	r.Turn = int(turn)
@@ -74,7 +74,7 @@ func scanAnswer(rows driver.Rows) (schema.Answer, error) {
 		&r.Verdict, &version); err != nil {
 		return r, err
 	}
-	r.Timestamp = ts.Add(time.Duration(tsNs)).UTC()
+	r.Timestamp = ts.Truncate(time.Second).Add(time.Duration(tsNs)).UTC() // ts may hold milliseconds
 	r.Turn, r.Source, r.Risk = int(turn), schema.Harness(source), schema.Risk(risk)
 	r.Sidechain, r.AbsenceClaim = sidechain == 1, absenceClaim == 1
 	r.Absence = schema.Absence(absence)

@@ -128,9 +128,55 @@ func (s *Store) ServerVersion() (string, error) {
 	return fmt.Sprintf("%d.%d.%d", v.Version.Major, v.Version.Minor, v.Version.Patch), nil
 }
 
-// Migrate applies pending migrations to the store's database.
+// New binds an open connection to database db (Open does this for an
+// address). The connection is closed by Close.
+func New(conn driver.Conn, db string) (*Store, error) {
+	if err := migrations.ValidDatabaseName(db); err != nil {
+		return nil, err
+	}
+	return &Store{conn: conn, database: db}, nil
+}
+
+// RenderingVersion is the server's version as the migrations see it: which
+// rendering of the schema it gets.
+func (s *Store) RenderingVersion() (migrations.ServerVersion, error) {
+	v, err := s.ServerVersion()
+	if err != nil {
+		return migrations.ServerVersion{}, err
+	}
+	return migrations.ParseServerVersion(v)
+}
+
+// Migrate applies pending migrations to the store's database, rendered for
+// the connected server's version.
 func (s *Store) Migrate(ctx context.Context) (migrations.Result, error) {
-	return migrations.Apply(ctx, execer{s}, s.database)
+	v, err := s.RenderingVersion()
+	if err != nil {
+		return migrations.Result{Database: s.database}, err
+	}
+	return migrations.Apply(ctx, execer{s}, s.database, v)
+}
+
+// AppliedMigrations returns version → checksum of the migrations applied to
+// the store's database (empty when it has none yet).
+func (s *Store) AppliedMigrations(ctx context.Context) (map[uint32]string, error) {
+	return execer{s}.AppliedVersions(ctx, s.database)
+}
+
+// SetRetention gives the audit tables a TTL of retention on servers that
+// have TTL (see migrations.RetentionStatements); it reports whether it did.
+func (s *Store) SetRetention(ctx context.Context, retention time.Duration) (bool, error) {
+	v, err := s.RenderingVersion()
+	if err != nil {
+		return false, err
+	}
+	stmts := migrations.RetentionStatements(s.database, v, retention)
+	for _, q := range stmts {
+		if err := s.conn.Exec(ctx, q); err != nil {
+			return false, fmt.Errorf("set retention on %s: %w", s.database, err)
+		}
+	}
+	return len(stmts) > 0, nil
 }
 
 // SchemaVersion returns the highest applied migration, 0 for an empty database.

@@ -3,18 +3,20 @@ package chstore_test
 import (
 	"context"
 	"errors"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ctxaudit/ctxaudit/internal/chdbtest"
 	"github.com/ctxaudit/ctxaudit/internal/chtest"
 	"github.com/ctxaudit/ctxaudit/schema"
 	"github.com/ctxaudit/ctxaudit/schema/chstore"
 	"github.com/ctxaudit/ctxaudit/schema/migrations"
 )
 
-func TestMain(m *testing.M) { chtest.Main(m) }
+func TestMain(m *testing.M) { os.Exit(chdbtest.Done(chtest.Run(m))) }
 
 func count(t *testing.T, s *chstore.Store, query string, args ...any) uint64 {
 	t.Helper()

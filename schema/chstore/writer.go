@@ -24,8 +24,14 @@ func b2u(b bool) uint8 {
 	return 0
 }
 
-// seconds truncates to the DateTime column's resolution; the rest goes in ts_ns.
+// seconds truncates to the DateTime column's resolution.
 func seconds(t time.Time) time.Time { return t.UTC().Truncate(time.Second) }
+
+// eventTime is a record's ts: the driver stores it at the column's
+// resolution, whole seconds in the 18.16 rendering (DateTime) and
+// milliseconds in the modern one (DateTime64(3)). ts_ns always holds the
+// nanoseconds of the second, so a record reads back the same from both.
+func eventTime(t time.Time) time.Time { return t.UTC() }
 
 func nanos(t time.Time) uint32 { return uint32(t.Nanosecond()) }
 
@@ -39,7 +45,7 @@ func nonEmpty[E ~string](v, def E) E {
 var toolCallColumns = []column[schema.ToolCall]{
 	{"session_id", func(r *schema.ToolCall, _ uint64) any { return r.SessionID }},
 	{"call_id", func(r *schema.ToolCall, _ uint64) any { return r.CallID }},
-	{"ts", func(r *schema.ToolCall, _ uint64) any { return seconds(r.Timestamp) }},
+	{"ts", func(r *schema.ToolCall, _ uint64) any { return eventTime(r.Timestamp) }},
 	{"ts_ns", func(r *schema.ToolCall, _ uint64) any { return nanos(r.Timestamp) }},
 	{"tool", func(r *schema.ToolCall, _ uint64) any { return r.Tool }},
 	{"source", func(r *schema.ToolCall, _ uint64) any { return string(r.Source) }},
@@ -119,7 +125,7 @@ func analysedBit(r *schema.ToolCall) uint64 {
 var answerColumns = []column[schema.Answer]{
 	{"session_id", func(r *schema.Answer, _ uint64) any { return r.SessionID }},
 	{"message_id", func(r *schema.Answer, _ uint64) any { return r.MessageID }},
-	{"ts", func(r *schema.Answer, _ uint64) any { return seconds(r.Timestamp) }},
+	{"ts", func(r *schema.Answer, _ uint64) any { return eventTime(r.Timestamp) }},
 	{"ts_ns", func(r *schema.Answer, _ uint64) any { return nanos(r.Timestamp) }},
 	{"turn", func(r *schema.Answer, _ uint64) any { return uint32(max(r.Turn, 0)) }},
 	{"source", func(r *schema.Answer, _ uint64) any { return string(r.Source) }},

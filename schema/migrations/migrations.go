@@ -4,7 +4,8 @@
 //
 // A migration file is sql/NNNN_name.sql: statements separated by a line that
 // ends in ';', rendered with text/template where {{ident .Database}} is the
-// backtick-quoted database name. Every statement must be idempotent (IF NOT
+// backtick-quoted database name, written in the SQL ClickHouse 18.16
+// understands and rendered for the server's version (render.go). Every statement must be idempotent (IF NOT
 // EXISTS / IF EXISTS) so that a run interrupted half-way can simply be
 // repeated.
 package migrations
@@ -38,8 +39,15 @@ type Migration struct {
 	text     string
 }
 
-// Statements renders the migration for database db and splits it into statements.
+// Statements renders the migration for database db as written (the 18.16
+// rendering) and splits it into statements.
 func (m Migration) Statements(db string) ([]string, error) {
+	return m.StatementsFor(db, Classic)
+}
+
+// StatementsFor renders the migration for database db on a server of
+// version v and splits it into statements.
+func (m Migration) StatementsFor(db string, v ServerVersion) ([]string, error) {
 	tmpl, err := template.New(m.Name).Funcs(template.FuncMap{"ident": QuoteIdent}).Parse(m.text)
 	if err != nil {
 		return nil, fmt.Errorf("migration %04d %s: %w", m.Version, m.Name, err)
@@ -48,7 +56,15 @@ func (m Migration) Statements(db string) ([]string, error) {
 	if err := tmpl.Execute(&b, struct{ Database string }{db}); err != nil {
 		return nil, fmt.Errorf("migration %04d %s: %w", m.Version, m.Name, err)
 	}
-	return splitStatements(b.String()), nil
+	stmts := splitStatements(b.String())
+	for i, s := range stmts {
+		r, err := render(s, v)
+		if err != nil {
+			return nil, fmt.Errorf("migration %04d %s statement %d: render for ClickHouse %s: %w", m.Version, m.Name, i+1, v, err)
+		}
+		stmts[i] = r
+	}
+	return stmts, nil
 }
 
 var fileName = regexp.MustCompile(`^(\d{4})_([a-z0-9_]+)\.sql$`)
@@ -162,9 +178,20 @@ type Result struct {
 	Current  uint32      // schema version after the run
 }
 
+// Bootstrap is what Apply runs before reading the applied versions: the
+// database and the migrations table (the same on every server version).
+func Bootstrap(db string) []string {
+	q := QuoteIdent(db)
+	return []string{
+		"CREATE DATABASE IF NOT EXISTS " + q,
+		"CREATE TABLE IF NOT EXISTS " + q + ".schema_migrations (version UInt32, name String, checksum String, applied_at DateTime) ENGINE = MergeTree() ORDER BY version",
+	}
+}
+
 // Apply creates the database and the migrations table if needed, refuses a
-// database newer than the binary, and applies pending migrations in order.
-func Apply(ctx context.Context, x Execer, db string) (Result, error) {
+// database newer than the binary, and applies pending migrations in order,
+// rendered for a server of version v.
+func Apply(ctx context.Context, x Execer, db string, v ServerVersion) (Result, error) {
 	res := Result{Database: db}
 	if err := ValidDatabaseName(db); err != nil {
 		return res, err
@@ -173,12 +200,7 @@ func Apply(ctx context.Context, x Execer, db string) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	q := QuoteIdent(db)
-	bootstrap := []string{
-		"CREATE DATABASE IF NOT EXISTS " + q,
-		"CREATE TABLE IF NOT EXISTS " + q + ".schema_migrations (version UInt32, name String, checksum String, applied_at DateTime) ENGINE = MergeTree() ORDER BY version",
-	}
-	for _, stmt := range bootstrap {
+	for _, stmt := range Bootstrap(db) {
 		if err := x.Exec(ctx, stmt); err != nil {
 			return res, fmt.Errorf("bootstrap %s: %w", db, err)
 		}
@@ -203,14 +225,14 @@ func Apply(ctx context.Context, x Execer, db string) (Result, error) {
 			}
 			continue
 		}
-		stmts, err := m.Statements(db)
+		stmts, err := m.StatementsFor(db, v)
 		if err != nil {
 			return res, err
 		}
 		for i, stmt := range stmts {
 			// An ADD COLUMN that finds its column is the trace of an earlier,
 			// interrupted run: that statement is done.
-			sql, column := portableAddColumn(stmt)
+			sql, column := addColumnFor(stmt, v)
 			if err := x.Exec(ctx, sql); err != nil {
 				if columnExists(err, column) {
 					continue
@@ -229,6 +251,16 @@ func Apply(ctx context.Context, x Execer, db string) (Result, error) {
 
 // addColumnRe matches a statement that adds one column idempotently.
 var addColumnRe = regexp.MustCompile("(?is)^(ALTER\\s+TABLE\\s+\\S+\\s+ADD\\s+COLUMN)\\s+IF\\s+NOT\\s+EXISTS\\s+(`[^`]+`|[A-Za-z_][A-Za-z0-9_]*)(\\s.*)$")
+
+// addColumnFor is stmt as a server of version v runs it: servers with the
+// modern rendering take ADD COLUMN IF NOT EXISTS as written; older ones get
+// the plain form (portableAddColumn) and the column to check for.
+func addColumnFor(stmt string, v ServerVersion) (sql, column string) {
+	if v.Modern() {
+		return stmt, ""
+	}
+	return portableAddColumn(stmt)
+}
 
 // portableAddColumn rewrites "ALTER TABLE t ADD COLUMN IF NOT EXISTS c …",
 // which ClickHouse 18.16 cannot parse, into the plain ADD COLUMN every
@@ -253,6 +285,53 @@ func columnExists(err error, column string) bool {
 	msg := err.Error()
 	return strings.Contains(msg, "column with this name already exists") &&
 		(strings.Contains(msg, "Cannot add column "+column+":") || strings.Contains(msg, "Cannot add column `"+column+"`:"))
+}
+
+// Step is one statement of a migration plan.
+type Step struct {
+	Migration Migration // zero for the bootstrap statements
+	SQL       string
+}
+
+// Plan lists the statements Apply would run on a server of version v for a
+// database whose schema_migrations holds applied (nil for a new database):
+// the bootstrap, then every pending migration's statements in order. It
+// refuses what Apply refuses (a newer or an edited database).
+func Plan(db string, v ServerVersion, applied map[uint32]string) ([]Step, error) {
+	if err := ValidDatabaseName(db); err != nil {
+		return nil, err
+	}
+	all, err := All()
+	if err != nil {
+		return nil, err
+	}
+	var out []Step
+	for _, s := range Bootstrap(db) {
+		out = append(out, Step{SQL: s})
+	}
+	latest := all[len(all)-1].Version
+	for av := range applied {
+		if av > latest {
+			return nil, fmt.Errorf("%w: database %s is at version %d, this binary knows up to %d; upgrade ctxaudit", ErrDatabaseNewer, db, av, latest)
+		}
+	}
+	for _, m := range all {
+		if sum, ok := applied[m.Version]; ok {
+			if sum != m.Checksum {
+				return nil, fmt.Errorf("migration %04d_%s was changed after it was applied to %s (checksum %s, now %s)", m.Version, m.Name, db, short(sum), short(m.Checksum))
+			}
+			continue
+		}
+		stmts, err := m.StatementsFor(db, v)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range stmts {
+			sql, _ := addColumnFor(s, v)
+			out = append(out, Step{Migration: m, SQL: sql})
+		}
+	}
+	return out, nil
 }
 
 func short(sum string) string {

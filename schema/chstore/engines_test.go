@@ -1,0 +1,361 @@
+package chstore_test
+
+// Every query chstore issues, on both engines: the ClickHouse 18.16 server
+// with the 18.16 rendering of the schema, written through the real driver,
+// and chDB 26.7 with the modern rendering (DateTime64(3), LowCardinality,
+// codecs, skipping indices), written as INSERT … FORMAT JSONEachRow. The same
+// records go into both, with sub-second times, unknown sizes, rewrites that
+// leave duplicates on disk and a session that crosses midnight; every read
+// must return the same result from both.
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ctxaudit/ctxaudit/internal/chdbtest"
+	"github.com/ctxaudit/ctxaudit/internal/chtest"
+	"github.com/ctxaudit/ctxaudit/schema"
+	"github.com/ctxaudit/ctxaudit/schema/chstore"
+)
+
+type engines struct{ classic, modern *chstore.Store }
+
+// both returns a migrated store on each engine.
+func both(t *testing.T) engines {
+	t.Helper()
+	e := chdbtest.Open(t)
+	return engines{classic: chtest.NewStore(t), modern: e.NewStore(t)}
+}
+
+func (en engines) each(t *testing.T, fn func(s *chstore.Store) error) {
+	t.Helper()
+	for _, s := range []*chstore.Store{en.classic, en.modern} {
+		if err := fn(s); err != nil {
+			t.Fatalf("%s: %v", engineName(en, s), err)
+		}
+	}
+}
+
+func engineName(en engines, s *chstore.Store) string {
+	if s == en.classic {
+		return "ClickHouse 18.16"
+	}
+	return "chDB 26.7"
+}
+
+// same runs read on both engines and requires equal results.
+func same[T any](t *testing.T, en engines, what string, read func(s *chstore.Store) (T, error)) T {
+	t.Helper()
+	a, err := read(en.classic)
+	if err != nil {
+		t.Fatalf("%s on ClickHouse 18.16: %v", what, err)
+	}
+	b, err := read(en.modern)
+	if err != nil {
+		t.Fatalf("%s on chDB 26.7: %v", what, err)
+	}
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("%s differs between engines:\n18.16: %+v\n26.7:  %+v", what, a, b)
+	}
+	return a
+}
+
+// crossData is what loadCross wrote.
+type crossData struct {
+	sessions []string
+	big      string // a session of more calls than the page size used below
+	hashes   []string
+}
+
+func loadCross(t *testing.T, en engines) crossData {
+	t.Helper()
+	ctx := context.Background()
+	// 23:59:58.4 on 19 Jan: the midnight session's calls land in two day partitions.
+	base := time.Date(2026, 1, 19, 23, 59, 58, 400_000_000, time.UTC)
+	d := crossData{big: "sess-big"}
+	var calls []schema.ToolCall
+	var answers []schema.Answer
+	var sessions []schema.Session
+	kinds := []schema.TruncationKind{schema.KindNone, schema.KindExplicit, schema.KindSilent, schema.KindSuspected, schema.KindUnknown}
+	for k, id := range []string{"sess-ünïcode-会话", "sess-midnight", "sess-big", "sess-o'brien"} {
+		d.sessions = append(d.sessions, id)
+		n := 5
+		if id == d.big {
+			n = 23
+		}
+		for i := range n {
+			c := fullCall(fmt.Sprintf("toolu_%02d_%02d", k, i), base.Add(time.Duration(i*700+k*37)*time.Millisecond+time.Duration(i*131)*time.Microsecond))
+			c.SessionID, c.Turn, c.SourceLine = id, i/4, int64(i+1)
+			c.Kind = kinds[i%len(kinds)]
+			c.Truncated = c.Kind != schema.KindNone
+			c.FollowedUp = i%3 == 0
+			c.Tool = []string{"Read", "Bash", "WebFetch"}[i%3]
+			if i%4 == 1 {
+				c.Original = schema.Original{Source: schema.SourceUnknown}
+				c.Context, c.Total, c.SessionCoverage = schema.Sizes{}, schema.Unknown, schema.Ratio{}
+			}
+			c.OriginalSHA256 = fmt.Sprintf("%064d", k*100+i)
+			calls = append(calls, c)
+		}
+		for turn := range 3 {
+			a := fullAnswer(id, fmt.Sprintf("msg_%d_%d", k, turn), base.Add(time.Duration(turn)*1500*time.Millisecond+999*time.Millisecond), []schema.Risk{schema.RiskNone, schema.RiskMedium, schema.RiskHigh}[turn])
+			a.Turn = turn
+			answers = append(answers, a)
+		}
+		sessions = append(sessions, schema.Session{
+			SessionID: id, Source: []schema.Harness{schema.HarnessClaudeCode, schema.HarnessCodex, schema.HarnessPi}[k%3],
+			HarnessVersion: "2.1.6", Model: "claude-opus-4-5", Project: "p'" + id, Cwd: "/w", GitBranch: "main",
+			StartedAt: base.Add(-time.Minute).Truncate(time.Second), EndedAt: base.Add(time.Duration(k) * time.Hour).Truncate(time.Second),
+			SourceFile: "/data/" + id + ".jsonl", Turns: 3, ToolCalls: n, Answers: 3, MaxRisk: []schema.Risk{schema.RiskLow, schema.RiskHigh}[k%2],
+		})
+	}
+	outputs := []schema.ToolOutput{
+		{SHA256: "aa", Bytes: 30, Text: "line 1\nUPLOAD_DISABLED=1\nline 3", FirstSeen: base},
+		{SHA256: "bb", Bytes: 9000, Text: "a capped prefix", Capped: true, FirstSeen: base},
+		{SHA256: "cc", Bytes: 12, Text: "upload_disabled — 省略", Redactions: 2, FirstSeen: base.Add(-48 * time.Hour)},
+	}
+	d.hashes = []string{"aa", "bb", "cc", "missing", ""}
+	// A later version of some rows: re-analysis changed them, both versions
+	// are on disk until a merge, and every read must see only the later one.
+	rewritten := append([]schema.ToolCall(nil), calls[:3]...)
+	for i := range rewritten {
+		rewritten[i].FollowedUp, rewritten[i].ContinuationOf = !rewritten[i].FollowedUp, "re-analysed"
+	}
+	reSession := sessions[0]
+	reSession.MaxRisk, reSession.RiskyAnswers = schema.RiskMedium, 1
+	reAnswer := answers[0]
+	reAnswer.Risk, reAnswer.Verdict = schema.RiskLow, "re-graded"
+	en.each(t, func(s *chstore.Store) error {
+		for _, w := range []func() error{
+			func() error { return s.WriteToolCalls(ctx, calls) },
+			func() error { return s.WriteAnswers(ctx, answers) },
+			func() error { return s.WriteSessions(ctx, sessions) },
+			func() error { return s.WriteToolOutputs(ctx, outputs) },
+			func() error { return s.WriteToolOutputs(ctx, outputs[:1]) },
+			func() error { return s.WriteToolCalls(ctx, rewritten) },
+			func() error { return s.WriteSessions(ctx, []schema.Session{reSession}) },
+			func() error { return s.WriteAnswers(ctx, []schema.Answer{reAnswer}) },
+		} {
+			if err := w(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return d
+}
+
+func TestEveryQueryOnBothEngines(t *testing.T) {
+	ctx := context.Background()
+	en := both(t)
+	d := loadCross(t, en)
+	for _, id := range append(d.sessions, "no-such-session") {
+		sp := same(t, en, "SessionSpan "+id, func(s *chstore.Store) (chstore.SessionSpan, error) { return s.SessionSpan(ctx, id) })
+		same(t, en, "SessionRow "+id, func(s *chstore.Store) (any, error) {
+			sess, ok, err := s.SessionRow(ctx, id)
+			return []any{sess, ok}, err
+		})
+		same(t, en, "Session "+id, func(s *chstore.Store) (any, error) {
+			sess, ok, err := s.Session(ctx, id)
+			return []any{sess, ok}, err
+		})
+		for name, f := range map[string]chstore.CallFilter{
+			"all":       {},
+			"turns":     {Turns: []int{0, 2}},
+			"call ids":  {CallIDs: []string{"toolu_00_01", "toolu_02_07", "toolu_02_22", "toolu_01_00", "nope"}},
+			"paged":     {PageSize: 4},
+			"paged ids": {PageSize: 2, CallIDs: []string{"toolu_02_03", "toolu_02_04", "toolu_02_05", "toolu_02_06"}, Turns: []int{1}},
+		} {
+			calls := same(t, en, "SessionToolCalls "+id+" "+name, func(s *chstore.Store) ([]schema.ToolCall, error) {
+				return s.SessionToolCalls(ctx, sp, f)
+			})
+			// FINAL must deduplicate the same way LIMIT 1 BY does.
+			final := same(t, en, "SessionToolCalls FINAL "+id+" "+name, func(s *chstore.Store) ([]schema.ToolCall, error) {
+				return s.SessionToolCallsShaped(ctx, sp, f, chstore.ReadShape{Final: true})
+			})
+			if !reflect.DeepEqual(calls, final) {
+				t.Errorf("%s %s: FINAL and LIMIT 1 BY disagree", id, name)
+			}
+		}
+		same(t, en, "ToolCalls "+id, func(s *chstore.Store) ([]schema.ToolCall, error) { return s.ToolCalls(ctx, id) })
+		same(t, en, "SessionAnswers "+id, func(s *chstore.Store) ([]schema.Answer, error) { return s.SessionAnswers(ctx, sp) })
+		same(t, en, "Answers "+id, func(s *chstore.Store) ([]schema.Answer, error) { return s.Answers(ctx, id) })
+	}
+	// The rewritten rows read back at their later version, and the times
+	// keep their nanoseconds on both renderings.
+	calls := same(t, en, "ToolCalls first", func(s *chstore.Store) ([]schema.ToolCall, error) { return s.ToolCalls(ctx, d.sessions[0]) })
+	if len(calls) != 5 || calls[0].ContinuationOf != "re-analysed" || calls[3].ContinuationOf == "re-analysed" || calls[1].Timestamp.Nanosecond() == 0 {
+		t.Errorf("first session's calls: %+v", calls)
+	}
+	big := same(t, en, "ToolCalls big", func(s *chstore.Store) ([]schema.ToolCall, error) { return s.ToolCalls(ctx, d.big) })
+	if len(big) != 23 {
+		t.Errorf("big session: %d calls, want 23", len(big))
+	}
+	for name, f := range map[string]chstore.SessionFilter{
+		"all":          {},
+		"limit":        {Limit: 2},
+		"source":       {Source: schema.HarnessCodex},
+		"risk":         {MinRisk: schema.RiskHigh},
+		"risk medium":  {MinRisk: schema.RiskMedium},
+		"active since": {ActiveSince: time.Date(2026, 1, 20, 1, 0, 0, 0, time.UTC)},
+	} {
+		same(t, en, "ListSessions "+name, func(s *chstore.Store) ([]schema.Session, error) { return s.ListSessions(ctx, f) })
+	}
+	for _, needle := range []string{"UPLOAD_DISABLED", "省略", "a capped", "absent", "it's"} {
+		same(t, en, "SearchToolOutputs "+needle, func(s *chstore.Store) (map[string]chstore.TextMatch, error) {
+			return s.SearchToolOutputs(ctx, d.hashes, needle)
+		})
+	}
+	// FINAL over whole tables counts each record once on both.
+	for _, table := range []string{"tool_calls", "answers", "sessions", "tool_outputs"} {
+		same(t, en, "count FINAL "+table, func(s *chstore.Store) (uint64, error) {
+			var n uint64
+			err := s.Conn().QueryRow(ctx, "SELECT count() FROM "+s.Database()+"."+table+" FINAL").Scan(&n)
+			return n, err
+		})
+	}
+	same(t, en, "SchemaVersion", func(s *chstore.Store) (uint32, error) { return s.SchemaVersion(ctx) })
+	en.each(t, func(s *chstore.Store) error { return s.CheckSchema(ctx) })
+}
+
+func TestPruneOnBothEngines(t *testing.T) {
+	ctx := context.Background()
+	en := both(t)
+	loadCross(t, en)
+	cutoff := time.Date(2026, 1, 20, 0, 0, 0, 0, time.UTC)
+	planned := same(t, en, "Prune dry run", func(s *chstore.Store) ([]chstore.Dropped, error) { return s.Prune(ctx, cutoff, true) })
+	if len(planned) == 0 {
+		t.Fatal("nothing to prune before 20 Jan")
+	}
+	// Rows counts stored rows: merges may differ, so compare partitions only.
+	parts := func(ds []chstore.Dropped) []string {
+		var out []string
+		for _, d := range ds {
+			out = append(out, d.Table+"/"+d.Partition)
+		}
+		return out
+	}
+	same(t, en, "Prune", func(s *chstore.Store) ([]string, error) {
+		ds, err := s.Prune(ctx, cutoff, false)
+		return parts(ds), err
+	})
+	for _, table := range []string{"tool_calls", "answers", "sessions", "tool_outputs"} {
+		same(t, en, "after prune "+table, func(s *chstore.Store) (uint64, error) {
+			var n uint64
+			err := s.Conn().QueryRow(ctx, "SELECT count() FROM "+s.Database()+"."+table+" FINAL").Scan(&n)
+			return n, err
+		})
+	}
+	same(t, en, "Prune again", func(s *chstore.Store) ([]chstore.Dropped, error) { return s.Prune(ctx, cutoff, true) })
+}
+
+// The modern rendering is what chDB created: the column types read back.
+func TestModernRenderingOnChDB(t *testing.T) {
+	ctx := context.Background()
+	s := chdbtest.Open(t).NewStore(t)
+	types := map[string]string{}
+	rows, err := s.Conn().Query(ctx, "SELECT concat(table, '.', name), type FROM system.columns WHERE database = ?", s.Database())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var col, typ string
+		if err := rows.Scan(&col, &typ); err != nil {
+			t.Fatal(err)
+		}
+		types[col] = typ
+	}
+	for col, want := range map[string]string{
+		"tool_calls.ts": "DateTime64(3)", "tool_calls.tool": "LowCardinality(String)", "tool_calls.source": "LowCardinality(String)",
+		"tool_calls.model": "LowCardinality(String)", "tool_calls.harness_version": "LowCardinality(String)",
+		"tool_calls.shown_unit": "LowCardinality(String)", "answers.ts": "DateTime64(3)", "sessions.source": "LowCardinality(String)",
+		"tool_calls.marker": "String", "tool_outputs.text": "String", "tool_calls.original_bytes": "Nullable(UInt64)",
+	} {
+		if types[col] != want {
+			t.Errorf("%s is %q, want %q", col, types[col], want)
+		}
+	}
+	codecs := map[string]string{}
+	rows, err = s.Conn().Query(ctx, "SELECT concat(table, '.', name), compression_codec FROM system.columns WHERE database = ?", s.Database())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var col, codec string
+		if err := rows.Scan(&col, &codec); err != nil {
+			t.Fatal(err)
+		}
+		codecs[col] = codec
+	}
+	for col, want := range map[string]string{"tool_calls.marker": "CODEC(ZSTD(3))", "tool_calls.arguments": "CODEC(ZSTD(3))", "tool_outputs.text": "CODEC(ZSTD(3))", "tool_calls.ts": "CODEC(Delta(8), LZ4)", "tool_calls.original_bytes": "CODEC(T64, LZ4)", "tool_calls.target": "CODEC(ZSTD(1))"} {
+		if codecs[col] != want {
+			t.Errorf("%s codec is %q, want %q", col, codecs[col], want)
+		}
+	}
+	var indices []string
+	rows, err = s.Conn().Query(ctx, "SELECT concat(table, '.', name, ' ', type) FROM system.data_skipping_indices WHERE database = ? ORDER BY table, name", s.Database())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var ix string
+		if err := rows.Scan(&ix); err != nil {
+			t.Fatal(err)
+		}
+		indices = append(indices, ix)
+	}
+	if got := strings.Join(indices, ", "); got != "tool_calls.idx_call_id bloom_filter, tool_calls.idx_saved_ref bloom_filter, tool_calls.idx_target bloom_filter" {
+		t.Errorf("skipping indices: %s", got)
+	}
+}
+
+// Retention is a TTL where the server has one, and prune's job on 18.16.
+func TestSetRetentionOnBothEngines(t *testing.T) {
+	ctx := context.Background()
+	en := both(t)
+	for _, s := range []*chstore.Store{en.classic, en.modern} {
+		set, err := s.SetRetention(ctx, 30*24*time.Hour)
+		if err != nil {
+			t.Fatalf("%s: %v", engineName(en, s), err)
+		}
+		if want := s == en.modern; set != want {
+			t.Errorf("%s: SetRetention set a TTL: %v, want %v", engineName(en, s), set, want)
+		}
+	}
+	var engine string
+	if err := en.modern.Conn().QueryRow(ctx, "SELECT engine_full FROM system.tables WHERE database = ? AND name = 'answers'", en.modern.Database()).Scan(&engine); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(engine, "TTL toDateTime(ts) + toIntervalDay(30)") {
+		t.Errorf("answers on chDB: %s", engine)
+	}
+	// The same retention, by TTL on one and by prune on the other, leaves
+	// the same rows: the cross data is from January 2026, months older.
+	loadCross(t, en)
+	recent := fullCall("toolu_recent", time.Now().UTC().Add(-time.Hour))
+	en.each(t, func(s *chstore.Store) error { return s.WriteToolCalls(ctx, []schema.ToolCall{recent}) })
+	if _, err := en.classic.Prune(ctx, time.Now().Add(-30*24*time.Hour), false); err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range []string{"tool_calls", "answers", "sessions", "tool_outputs"} {
+		// TTL is applied as parts merge; OPTIMIZE makes that happen now.
+		if err := en.modern.Conn().Exec(ctx, "OPTIMIZE TABLE "+en.modern.Database()+"."+table+" FINAL"); err != nil {
+			t.Fatal(err)
+		}
+		same(t, en, "rows after retention "+table, func(s *chstore.Store) (uint64, error) {
+			var n uint64
+			err := s.Conn().QueryRow(ctx, "SELECT count() FROM "+s.Database()+"."+table+" FINAL").Scan(&n)
+			return n, err
+		})
+	}
+	calls := same(t, en, "ToolCalls after retention", func(s *chstore.Store) ([]schema.ToolCall, error) {
+		return s.ToolCalls(ctx, recent.SessionID)
+	})
+	if len(calls) != 1 || calls[0].CallID != recent.CallID {
+		t.Errorf("after retention: %+v, want only the recent call", calls)
+	}
+}
