@@ -83,6 +83,26 @@ func PutToolCall(m pcommon.Map, c *schema.ToolCall) {
 		m.PutDouble(AttrSessionCoverage, c.SessionCoverage.V)
 	}
 	m.PutBool(AttrSearched, c.Searched)
+	putAnalysis(m, c.Analysis)
+}
+
+// putAnalysis writes what analysis a record reflects; nothing for a record
+// no analysis has filled.
+func putAnalysis(m pcommon.Map, a schema.Analysis) {
+	if !a.Done {
+		return
+	}
+	m.PutInt(AttrAnalysisRecords, int64(max(a.Records, 0)))
+	m.PutBool(AttrAnalysisPartial, a.Partial)
+}
+
+// analysisOf is the inverse of putAnalysis.
+func analysisOf(m pcommon.Map) schema.Analysis {
+	n := count(m, AttrAnalysisRecords)
+	if !n.Known {
+		return schema.Analysis{}
+	}
+	return schema.Analysis{Done: true, Partial: boolean(m, AttrAnalysisPartial), Records: int(min(n.N, 1<<31-1))}
 }
 
 // PutForensics writes the ctxaudit.output.* attributes of f.
@@ -149,6 +169,7 @@ func AppendAnswer(spans ptrace.SpanSlice, a *schema.Answer) ptrace.Span {
 	}
 	putStrings(m, AttrAnswerReasonCalls, rc)
 	putNonEmpty(m, AttrAnswerVerdict, a.Verdict)
+	putAnalysis(m, a.Analysis)
 	return sp
 }
 
@@ -181,6 +202,7 @@ func AppendSession(spans ptrace.SpanSlice, s *schema.Session) ptrace.Span {
 	putNonEmpty(m, AttrSessionMaxRisk, string(s.MaxRisk))
 	m.PutInt(AttrUsageInputTokens, int64(s.InputTokens))
 	m.PutInt(AttrUsageOutputTokens, int64(s.OutputTokens))
+	putAnalysis(m, s.Analysis)
 	return sp
 }
 
@@ -337,6 +359,7 @@ func ToolCallFromAttributes(m, resource pcommon.Map, t time.Time) schema.ToolCal
 		c.SessionCoverage = schema.KnownRatio(v.Double())
 	}
 	c.Forensics = ForensicsFromAttributes(m)
+	c.Analysis = analysisOf(m)
 	return c
 }
 
@@ -399,6 +422,7 @@ func AnswerFromAttributes(m pcommon.Map, t time.Time) schema.Answer {
 		Risk:             schema.Risk(str(m, AttrAnswerRisk)),
 		Reasons:          stringSlice(m, AttrAnswerReasons),
 		Verdict:          str(m, AttrAnswerVerdict),
+		Analysis:         analysisOf(m),
 	}
 	a.ReasonCalls = map[string][]string{}
 	for _, rc := range stringSlice(m, AttrAnswerReasonCalls) {
@@ -435,6 +459,7 @@ func SessionFromAttributes(m pcommon.Map, start, end time.Time) schema.Session {
 		MaxRisk:        schema.Risk(str(m, AttrSessionMaxRisk)),
 		InputTokens:    uint64(integer(m, AttrUsageInputTokens)),
 		OutputTokens:   uint64(integer(m, AttrUsageOutputTokens)),
+		Analysis:       analysisOf(m),
 	}
 }
 

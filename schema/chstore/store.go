@@ -33,6 +33,8 @@ type Store struct {
 	conn     driver.Conn
 	database string
 	addr     string
+	// clock versions this Store's writes (see version.go).
+	clock *versionClock
 }
 
 // Options tune Open. The zero value is sensible.
@@ -95,7 +97,7 @@ func Open(ctx context.Context, addr string, o Options) (*Store, error) {
 		_ = conn.Close()
 		return nil, fmt.Errorf("connect to ClickHouse at %s: %w", strings.Join(opts.Addr, ","), err)
 	}
-	return &Store{conn: conn, database: db, addr: strings.Join(opts.Addr, ",")}, nil
+	return &Store{conn: conn, database: db, addr: strings.Join(opts.Addr, ","), clock: &versionClock{}}, nil
 }
 
 // Database is the ctxaudit database this store reads and writes.

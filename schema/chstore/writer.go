@@ -172,50 +172,68 @@ func columnNames[T any](cols []column[T]) string {
 	return strings.Join(names, ", ")
 }
 
-// insert sends rows as one native batch with an explicit column list.
-func insert[T any](ctx context.Context, s *Store, table string, cols []column[T], rows []T) error {
+// table describes how rows of one record type are written: the columns,
+// the record's stable id and what a row knows (see version.go).
+type table[T any] struct {
+	name string
+	cols []column[T]
+	key  func(*T) string
+	rank func(*T) uint64
+}
+
+var (
+	toolCallsTable   = table[schema.ToolCall]{"tool_calls", toolCallColumns, toolCallKey, toolCallRank}
+	answersTable     = table[schema.Answer]{"answers", answerColumns, answerKey, answerRank}
+	sessionsTable    = table[schema.Session]{"sessions", sessionColumns, sessionKey, sessionRank}
+	toolOutputsTable = table[schema.ToolOutput]{"tool_outputs", toolOutputColumns, toolOutputKey, toolOutputRank}
+)
+
+// insert sends rows as one native batch with an explicit column list, one
+// row per id, each versioned by what it knows and this write's clock value.
+func insert[T any](ctx context.Context, s *Store, t table[T], rows []T) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	query := "INSERT INTO " + s.table(table) + " (" + columnNames(cols) + ")"
+	rows = bestPerKey(rows, t.key, t.rank)
+	query := "INSERT INTO " + s.table(t.name) + " (" + columnNames(t.cols) + ")"
 	batch, err := s.conn.PrepareBatch(ctx, query)
 	if err != nil {
-		return fmt.Errorf("insert into %s.%s: prepare: %w", s.database, table, err)
+		return fmt.Errorf("insert into %s.%s: prepare: %w", s.database, t.name, err)
 	}
-	// One version per write: a later write of the same id replaces this one.
-	version := uint64(time.Now().UnixNano())
-	vals := make([]any, len(cols))
+	clock := s.clock.tick()
+	vals := make([]any, len(t.cols))
 	for i := range rows {
-		for j, c := range cols {
-			vals[j] = c.value(&rows[i], version)
+		v := version(t.rank(&rows[i]), clock)
+		for j, c := range t.cols {
+			vals[j] = c.value(&rows[i], v)
 		}
 		if err := batch.Append(vals...); err != nil {
 			_ = batch.Abort()
-			return fmt.Errorf("insert into %s.%s: row %d: %w", s.database, table, i, err)
+			return fmt.Errorf("insert into %s.%s: row %d: %w", s.database, t.name, i, err)
 		}
 	}
 	if err := batch.Send(); err != nil {
-		return fmt.Errorf("insert into %s.%s: send %d rows: %w", s.database, table, len(rows), err)
+		return fmt.Errorf("insert into %s.%s: send %d rows: %w", s.database, t.name, len(rows), err)
 	}
 	return nil
 }
 
 // WriteToolCalls inserts tool-call rows.
 func (s *Store) WriteToolCalls(ctx context.Context, rows []schema.ToolCall) error {
-	return insert(ctx, s, "tool_calls", toolCallColumns, rows)
+	return insert(ctx, s, toolCallsTable, rows)
 }
 
 // WriteAnswers inserts answer rows.
 func (s *Store) WriteAnswers(ctx context.Context, rows []schema.Answer) error {
-	return insert(ctx, s, "answers", answerColumns, rows)
+	return insert(ctx, s, answersTable, rows)
 }
 
 // WriteSessions inserts session rows.
 func (s *Store) WriteSessions(ctx context.Context, rows []schema.Session) error {
-	return insert(ctx, s, "sessions", sessionColumns, rows)
+	return insert(ctx, s, sessionsTable, rows)
 }
 
 // WriteToolOutputs inserts stored output texts.
 func (s *Store) WriteToolOutputs(ctx context.Context, rows []schema.ToolOutput) error {
-	return insert(ctx, s, "tool_outputs", toolOutputColumns, rows)
+	return insert(ctx, s, toolOutputsTable, rows)
 }

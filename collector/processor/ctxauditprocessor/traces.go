@@ -34,6 +34,10 @@ type tracesProcessor struct {
 	mu       sync.Mutex
 	sessions map[string]*list.Element // of *sessionBuffer, most recent at the front
 	lru      *list.List
+	// dropped are sessions whose buffer was dropped (evicted or restarted
+	// past max_calls_per_session): a buffer started again for one of them
+	// does not hold the session from its start, and says so.
+	dropped *recentSet
 
 	stop chan struct{}
 	done chan struct{}
@@ -47,6 +51,9 @@ type sessionBuffer struct {
 	answers  map[string]schema.Answer
 	lastSeen time.Time
 	dirty    bool
+	// partial: the buffer was started after an earlier one of the same
+	// session was dropped, so it lacks the session's first records.
+	partial bool
 }
 
 func newTracesProcessor(set processor.Settings, cfg *Config, next consumer.Traces) (*tracesProcessor, error) {
@@ -57,6 +64,7 @@ func newTracesProcessor(set processor.Settings, cfg *Config, next consumer.Trace
 	return &tracesProcessor{
 		cfg: cfg, logger: set.Logger, next: next, tel: tel, now: time.Now,
 		sessions: map[string]*list.Element{}, lru: list.New(),
+		dropped: newRecentSet(max(8*cfg.MaxSessions, 1024)),
 	}, nil
 }
 
@@ -208,11 +216,13 @@ func (p *tracesProcessor) buffer(id string, source schema.Harness) (*sessionBuff
 		delete(p.sessions, b.id)
 		p.tel.sessionsHeld.Add(context.Background(), -1)
 		p.tel.sessionsEvicted.Add(context.Background(), 1)
+		p.dropped.add(b.id)
 		if b.dirty {
 			evicted = append(evicted, b)
 		}
 	}
-	b := &sessionBuffer{id: id, source: source, calls: map[string]schema.ToolCall{}, answers: map[string]schema.Answer{}}
+	b := &sessionBuffer{id: id, source: source, calls: map[string]schema.ToolCall{}, answers: map[string]schema.Answer{},
+		partial: p.dropped.has(id)}
 	p.sessions[id] = p.lru.PushFront(b)
 	p.tel.sessionsHeld.Add(context.Background(), 1)
 	return b, evicted
@@ -233,6 +243,7 @@ func (p *tracesProcessor) addCall(c schema.ToolCall) []*sessionBuffer {
 		delete(p.sessions, c.SessionID)
 		p.tel.sessionsHeld.Add(context.Background(), -1)
 		p.tel.sessionsEvicted.Add(context.Background(), 1)
+		p.dropped.add(c.SessionID)
 		evicted = append(evicted, b)
 		var more []*sessionBuffer
 		b, more = p.buffer(c.SessionID, c.Source)
@@ -304,7 +315,7 @@ func (p *tracesProcessor) emit(ctx context.Context, bufs []*sessionBuffer) error
 
 func (p *tracesProcessor) analyse(b *sessionBuffer) analysis.Session {
 	p.mu.Lock()
-	s := analysis.Session{Meta: schema.Session{SessionID: b.id, Source: b.source}}
+	s := analysis.Session{Meta: schema.Session{SessionID: b.id, Source: b.source}, Partial: b.partial}
 	for _, c := range b.calls {
 		s.Calls = append(s.Calls, c)
 	}
@@ -339,4 +350,27 @@ func (p *tracesProcessor) analyse(b *sessionBuffer) analysis.Session {
 	}
 	analysis.Analyze(&s)
 	return s
+}
+
+// recentSet remembers up to n ids, forgetting the oldest first.
+type recentSet struct {
+	n     int
+	ids   map[string]struct{}
+	order []string
+}
+
+func newRecentSet(n int) *recentSet { return &recentSet{n: n, ids: map[string]struct{}{}} }
+
+func (r *recentSet) has(id string) bool { _, ok := r.ids[id]; return ok }
+
+func (r *recentSet) add(id string) {
+	if r.has(id) {
+		return
+	}
+	if len(r.order) >= r.n {
+		delete(r.ids, r.order[0])
+		r.order = r.order[1:]
+	}
+	r.ids[id] = struct{}{}
+	r.order = append(r.order, id)
 }
