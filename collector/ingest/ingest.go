@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 	"unicode/utf8"
 
@@ -245,7 +246,13 @@ func (r *run) file(ctx context.Context, f file, st *unitState) error {
 
 	r.sum.Files++
 	r.sum.Formats[f.format]++
-	popts := transcript.Options{SourceFile: f.path, KeepOriginalText: r.opts.Outputs.Store && r.opts.Outputs.Originals}
+	// Records name their file by its absolute path, as the receiver (which
+	// tails absolute patterns) does: the same input gives the same rows.
+	source := f.path
+	if abs, err := filepath.Abs(f.path); err == nil {
+		source = abs
+	}
+	popts := transcript.Options{SourceFile: source, KeepOriginalText: r.opts.Outputs.Store && r.opts.Outputs.Originals}
 	// The session id is needed to resolve saved outputs; for Claude Code the
 	// main thread's file name is it.
 	popts.ReadSaved = newSavedReader(f, layoutSessionID(f.path), r.opts.MaxSavedBytes)
