@@ -111,7 +111,12 @@ func PutForensics(m pcommon.Map, f *schema.Forensics) {
 	putCount(m, forensics.AttrOriginalChars, f.Original.Chars)
 	putCount(m, forensics.AttrOriginalLines, f.Original.Lines)
 	putCount(m, forensics.AttrOriginalTokens, f.Original.Tokens)
-	putNonEmpty(m, AttrOriginalSource, string(f.Original.Source))
+	// Always written: absent means the source reported none (see reportedFigures).
+	src := f.Original.Source
+	if src == "" {
+		src = schema.SourceUnknown
+	}
+	m.PutStr(AttrOriginalSource, string(src))
 	putCount(m, forensics.AttrContextBytes, f.Context.Bytes)
 	putCount(m, forensics.AttrContextChars, f.Context.Chars)
 	putCount(m, forensics.AttrContextLines, f.Context.Lines)
@@ -391,10 +396,52 @@ func ForensicsFromAttributes(m pcommon.Map) schema.Forensics {
 		MarkerUnderstated: boolean(m, AttrMarkerUnderstated),
 		Detector:          str(m, AttrDetector),
 	}
-	if f.Original.Source == "" {
-		f.Original.Source = schema.SourceUnknown
-	}
+	reportedFigures(m, &f)
 	return f
+}
+
+// reportedFigures gives figures a source reported without saying everything
+// about them their meaning: original sizes it reported are credited to the
+// attribute, a "how to continue" hint it reported means the model was told
+// how to continue, and Claude Code's tool_result_size_bytes is the size of
+// what entered the context (for a spilled output, the preview), never the
+// original. Attributes the source set explicitly are left as they are.
+func reportedFigures(m pcommon.Map, f *schema.Forensics) {
+	o := &f.Original
+	if o.Source == "" || o.Source == schema.SourceUnknown {
+		o.Source = schema.SourceUnknown
+		if _, set := m.Get(AttrOriginalSource); !set && (o.Bytes.Known || o.Chars.Known || o.Lines.Known || o.Tokens.Known) {
+			o.Source = schema.SourceOTelAttribute
+		}
+	}
+	if _, set := m.Get(AttrDisclosureNext); !set && f.NextHint != "" {
+		f.Disclosure.Next = true
+	}
+	c := &f.Context
+	if !c.Bytes.Known && !c.Chars.Known && !c.Lines.Known && !c.Tokens.Known {
+		c.Bytes = count(m, forensics.AttrClaudeCodeToolResultSize)
+	}
+}
+
+// ClaudeCodeEventForensics is the verdict on a claude_code.tool_result log
+// event that carries no output text: the event reports the size of what
+// entered the context in bytes and nothing else, so every other size and the
+// original are unknown, and size alone decides no truncation. ok is false
+// when the record carries text or a verdict, which detection then reads.
+func ClaudeCodeEventForensics(m pcommon.Map) (f schema.Forensics, ok bool) {
+	if HasForensics(m) {
+		return f, false
+	}
+	if _, text := m.Get(AttrToolCallResult); text {
+		return f, false
+	}
+	return schema.Forensics{
+		Original: schema.Original{Source: schema.SourceUnknown},
+		Context:  schema.Sizes{Bytes: count(m, forensics.AttrClaudeCodeToolResultSize)},
+		Kind:     schema.KindUnknown,
+		Strategy: schema.StrategyNone,
+		Detector: "claude_code.tool_result_event",
+	}, true
 }
 
 // HasForensics reports whether the attributes already carry a verdict, so

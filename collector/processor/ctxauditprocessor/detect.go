@@ -45,9 +45,13 @@ func detectInto(attrs pcommon.Map, harness schema.Harness) schema.Forensics {
 	if args != "" {
 		in.Arguments = []byte(args)
 	}
-	// gen_ai.tool.call.result, when present, is what the model saw.
+	// gen_ai.tool.call.result, when present, is what the model saw; without
+	// it the text is unknown (its size, if reported, comes from the
+	// ctxaudit.output.context.* attributes), never empty.
 	if s, ok := raw[otelconv.AttrToolCallResult].(string); ok {
 		in.Context = s
+	} else if _, ok := raw[otelconv.AttrToolCallResult]; !ok {
+		in.ContextUnavailable = true
 	}
 	f := forensics.Detect(in)
 	otelconv.PutForensics(attrs, &f)

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/ctxaudit/ctxaudit/collector/forensics"
 	"github.com/ctxaudit/ctxaudit/collector/otelconv"
+	"github.com/ctxaudit/ctxaudit/schema"
 )
 
 func TestConfig(t *testing.T) {
@@ -233,6 +235,19 @@ func TestClaudeCodeLogEvent(t *testing.T) {
 	}
 	if v, _ := out.Get(otelconv.AttrSource); v.AsString() != "claude_code" {
 		t.Errorf("source %q, want claude_code", v.AsString())
+	}
+	// The event reports the size of what entered the context, in bytes, and
+	// nothing else: no other size, no original, and no verdict from size alone.
+	c := otelconv.ToolCallFromAttributes(out, pcommon.NewMap(), time.Time{})
+	want := schema.Sizes{Bytes: schema.Known(12345)}
+	if c.Context != want {
+		t.Errorf("context = %+v, want bytes 12345 and nothing else", c.Context)
+	}
+	if c.Original != (schema.Original{Source: schema.SourceUnknown}) {
+		t.Errorf("original = %+v, want unknown", c.Original)
+	}
+	if c.Kind != schema.KindUnknown || c.Truncated || c.Strategy != schema.StrategyNone {
+		t.Errorf("verdict = %s/%v/%s, want unknown, not truncated, no strategy", c.Kind, c.Truncated, c.Strategy)
 	}
 }
 
