@@ -279,3 +279,67 @@ func TestReceiverSpansAreNotReanalysed(t *testing.T) {
 		t.Fatalf("%d batches downstream, want only the pass-through one", n)
 	}
 }
+
+// analysedSessions returns the analysis stamped on each session span the
+// processor emitted, in order.
+func analysedSessions(sink *consumertest.TracesSink) []schema.Session {
+	var out []schema.Session
+	for _, td := range sink.AllTraces() {
+		otelconv.EachSpan(td, func(_ pcommon.Map, scope string, sp ptrace.Span) {
+			if scope == ScopeName && otelconv.Operation(sp.Attributes()) == otelconv.OperationInvokeAgent {
+				out = append(out, otelconv.SessionFromAttributes(sp.Attributes(), sp.StartTimestamp().AsTime(), sp.EndTimestamp().AsTime()))
+			}
+		})
+	}
+	return out
+}
+
+// A session's buffer restarted past max_calls_per_session, or started again
+// after an eviction, does not hold the session from its start: its analysis
+// says so, so that the store never puts it over the complete one.
+func TestRestartedBufferIsPartial(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	cfg.SessionIdle = time.Hour
+	cfg.MaxCallsPerSession = 2
+	cfg.MaxSessions = 1
+	sink := new(consumertest.TracesSink)
+	p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(componentType), cfg, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	send := func(session, id string) {
+		td := ptrace.NewTraces()
+		shellSpan(td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans(), session, id, "ok\n", at)
+		at = at.Add(time.Second)
+		if err := p.ConsumeTraces(context.Background(), td); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send("a", "c1")
+	send("a", "c2")
+	send("a", "c3") // past the limit: c1, c2 analysed, the buffer starts again
+	send("b", "c1") // evicts a's second buffer
+	send("a", "c4") // a again, after its eviction
+	if err := p.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got := analysedSessions(sink)
+	want := []schema.Analysis{
+		{Done: true, Records: 2},                // a: c1, c2 — from the start
+		{Done: true, Partial: true, Records: 1}, // a: c3, restarted
+		{Done: true, Records: 1},                // b, evicted by a's return
+		{Done: true, Partial: true, Records: 1}, // a: c4, after eviction
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d sessions analysed, want %d: %+v", len(got), len(want), got)
+	}
+	for i := range want {
+		if got[i].Analysis != want[i] {
+			t.Errorf("session %d (%s): analysis %+v, want %+v", i, got[i].SessionID, got[i].Analysis, want[i])
+		}
+	}
+}
