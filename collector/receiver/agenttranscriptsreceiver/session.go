@@ -31,8 +31,11 @@ type session struct {
 	elem       *list.Element
 }
 
-// followThrough is the part of a call that session analysis fills; the
-// rest is fixed by the parser, so a call's span changes only when this does.
+// followThrough is the part of a call that session analysis fills, and the
+// analysis it reflects; the rest is fixed by the parser, so a call's span
+// changes only when this does. An analysis over more of the session is a
+// change even when it concludes the same: the stored row must say how much
+// of the session it reflects, as the one-shot ingest's does.
 type followThrough struct {
 	turn           int
 	target         string
@@ -40,12 +43,14 @@ type followThrough struct {
 	continuationOf string
 	coverage       schema.Ratio
 	searched       bool
+	analysis       schema.Analysis
 }
 
 func followOf(c *schema.ToolCall) followThrough {
 	return followThrough{
 		turn: c.Turn, target: c.Target, followedUp: c.FollowedUp,
 		continuationOf: c.ContinuationOf, coverage: c.SessionCoverage, searched: c.Searched,
+		analysis: c.Analysis,
 	}
 }
 
