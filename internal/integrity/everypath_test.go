@@ -317,4 +317,3 @@ func postOTLP(t *testing.T, port int, td ptrace.Traces) {
 		t.Fatalf("OTLP export: %s", resp.Status)
 	}
 }
-
