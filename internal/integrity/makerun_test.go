@@ -98,3 +98,62 @@ func excerptMissing(out, excerpt string) string {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestIngestThenGrowingSession: a session loaded with `ingest
+// --store-content all` goes on growing, and the collector (which stores no
+// content) re-analyses it. Its rows must say what an ingest of the whole
+// session says — follow-through over all of it — and keep the links to the
+// texts the first ingest stored.
+func TestIngestThenGrowingSession(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "projects")
+	copyTree(t, filepath.Join(transcripttest.FixturesDir(t), "claude-code", "session-2.1.6-637ef6e7"), dir)
+	full := readTranscripts(t, dir)
+	mainFile := filepath.Join(dir, "637ef6e7-e740-4503-8ff8-5780d7c0918f.jsonl")
+	upTo := map[string]int{}
+	for p, lines := range full {
+		upTo[p] = len(lines)
+	}
+	upTo[mainFile] = 60
+	writeTranscripts(t, full, upTo)
+
+	addr, s := freshStore(t)
+	runCLI(t, "ingest", "--clickhouse", addr, "--store-content", "all", dir)
+	linked := map[string]string{}
+	for id, r := range stored(t, s)["tool_calls"] {
+		if r["context_sha256"] != "" {
+			linked[id] = r["original_sha256"] + r["context_sha256"]
+		}
+	}
+	if len(linked) == 0 {
+		t.Fatal("the first ingest stored no links")
+	}
+
+	writeTranscripts(t, full, nil)
+	wantAddr, wantStore := freshStore(t)
+	runCLI(t, "ingest", "--clickhouse", wantAddr, "--store-content", "all", dir)
+	want := stored(t, wantStore)
+
+	c := startCollector(t, receiverConfig(dir, t.TempDir(), addr))
+	waitCounts(t, s, countsOf(want))
+	c.stop(t)
+	got := stored(t, s)
+	for id, w := range want["tool_calls"] {
+		g, ok := got["tool_calls"][id]
+		if !ok {
+			t.Errorf("%s: missing", id)
+			continue
+		}
+		for col, wv := range w {
+			if col == "version" {
+				continue
+			}
+			if _, had := linked[id]; !had && (col == "original_sha256" || col == "context_sha256" || col == knowledge) {
+				continue // the collector stores no content: these calls have no links
+			}
+			if g[col] != wv {
+				t.Errorf("%s %s: %q, want %q", id, col, clip(g[col]), clip(wv))
+			}
+		}
+	}
+	compareStored(t, "sessions and answers", want, got, "tool_calls", "tool_outputs")
+}

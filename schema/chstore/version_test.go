@@ -86,9 +86,10 @@ func TestPoorerWriteNeverWins(t *testing.T) {
 		t.Errorf("original_sha256 after poorer writes = %q, want the ingested link %q", got["c1"], rich.OriginalSHA256)
 	}
 
-	// An analysis that saw more of the session does replace it; one of
-	// equal knowledge written later does too.
-	grown := rich
+	// An analysis that saw more of the session does replace it, and keeps
+	// the links it did not know; one of equal knowledge written later
+	// replaces it too.
+	grown := analysedNoLinks
 	grown.Analysis.Records = 9
 	grown.ContinuationOf = "grown"
 	if err := s.WriteToolCalls(ctx, []schema.ToolCall{grown}); err != nil {
@@ -96,6 +97,9 @@ func TestPoorerWriteNeverWins(t *testing.T) {
 	}
 	if got := survivors(t, s, "tool_calls", "call_id", "continuation_of"); got["c1"] != "grown" {
 		t.Errorf("continuation_of after a fuller analysis = %q, want grown", got["c1"])
+	}
+	if got := survivors(t, s, "tool_calls", "call_id", "concat(original_sha256, context_sha256)"); got["c1"] != rich.OriginalSHA256+rich.ContextSHA256 {
+		t.Errorf("links after a fuller analysis without them = %q, want the stored ones carried over", got["c1"])
 	}
 	again := grown
 	again.ContinuationOf = "again"

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2"
+
 	"github.com/ctxaudit/ctxaudit/schema"
 )
 
@@ -218,9 +220,97 @@ func insert[T any](ctx context.Context, s *Store, t table[T], rows []T) error {
 	return nil
 }
 
-// WriteToolCalls inserts tool-call rows.
+// WriteToolCalls inserts tool-call rows. A row without content links gets
+// those the stored row of the same call has (see carryLinks).
 func (s *Store) WriteToolCalls(ctx context.Context, rows []schema.ToolCall) error {
+	rows, err := s.carryLinks(ctx, rows)
+	if err != nil {
+		return err
+	}
 	return insert(ctx, s, toolCallsTable, rows)
+}
+
+// carryLinks fills the content links (original_sha256, context_sha256) a
+// row lacks from the stored rows of the same call. The links name the texts
+// of the call's own output, which a later write of the call — a collector
+// that stores no content re-analysing a session an ingest with
+// --store-content loaded — does not change; without this, that write, which
+// knows more of the session, would drop them. rows is not modified.
+func (s *Store) carryLinks(ctx context.Context, rows []schema.ToolCall) ([]schema.ToolCall, error) {
+	var missing []int
+	for i := range rows {
+		if rows[i].OriginalSHA256 == "" || rows[i].ContextSHA256 == "" {
+			missing = append(missing, i)
+		}
+	}
+	var out []schema.ToolCall
+	q := "SELECT session_id, call_id, argMaxIf(original_sha256, version, original_sha256 != ''), " +
+		"argMaxIf(context_sha256, version, context_sha256 != '') FROM " + s.table("tool_calls") +
+		" PREWHERE session_id IN ? WHERE call_id IN ? AND (original_sha256 != '' OR context_sha256 != '')" +
+		" GROUP BY session_id, call_id"
+	for start := 0; start < len(missing); start += maxIDsPerQuery {
+		chunk := missing[start:min(start+maxIDsPerQuery, len(missing))]
+		var sessions, calls []any
+		seenSession, seenCall := map[string]bool{}, map[string]bool{}
+		for _, i := range chunk {
+			r := &rows[i]
+			if !seenSession[r.SessionID] {
+				seenSession[r.SessionID] = true
+				sessions = append(sessions, r.SessionID)
+			}
+			if !seenCall[r.CallID] {
+				seenCall[r.CallID] = true
+				calls = append(calls, r.CallID)
+			}
+		}
+		stored, err := s.storedLinks(ctx, q, sessions, calls)
+		if err != nil {
+			return nil, err
+		}
+		for _, i := range chunk {
+			l, ok := stored[toolCallKey(&rows[i])]
+			if !ok {
+				continue
+			}
+			if out == nil {
+				out = append([]schema.ToolCall(nil), rows...)
+			}
+			r := &out[i]
+			if r.OriginalSHA256 == "" {
+				r.OriginalSHA256 = l[0]
+			}
+			if r.ContextSHA256 == "" {
+				r.ContextSHA256 = l[1]
+			}
+		}
+	}
+	if out == nil {
+		return rows, nil
+	}
+	return out, nil
+}
+
+// storedLinks runs carryLinks' query: session and call id -> the stored
+// original and context hashes.
+func (s *Store) storedLinks(ctx context.Context, q string, sessions, calls []any) (map[string][2]string, error) {
+	res, err := s.conn.Query(ctx, q, clickhouse.GroupSet{Value: sessions}, clickhouse.GroupSet{Value: calls})
+	if err != nil {
+		return nil, fmt.Errorf("read stored content links of %d calls: %w", len(calls), err)
+	}
+	defer res.Close()
+	out := map[string][2]string{}
+	for res.Next() {
+		var sid, cid string
+		var l [2]string
+		if err := res.Scan(&sid, &cid, &l[0], &l[1]); err != nil {
+			return nil, fmt.Errorf("read stored content links: %w", err)
+		}
+		out[sid+"\x00"+cid] = l
+	}
+	if err := res.Err(); err != nil {
+		return nil, fmt.Errorf("read stored content links: %w", err)
+	}
+	return out, nil
 }
 
 // WriteAnswers inserts answer rows.
