@@ -40,6 +40,14 @@ import (
 // every INSERT of a Store its own value. FINAL, argMax(…, version) and
 // LIMIT 1 BY therefore always pick the same row.
 //
+// Extent ranks above links because an analysis over more of the session
+// says more about every call (a later call may have read the rest). So that
+// such a write does not drop the links an earlier one stored, WriteToolCalls
+// first carries the stored links over to rows that lack them: the links name
+// the call's own output texts, which no later write changes. (Two writers
+// racing on one call can still miss each other's links; the rank then keeps
+// the linked row among rows of equal extent.)
+//
 // Answers and sessions carry no links and no sizes; their rank is analysed,
 // complete and extent. A stored tool output ranks an uncapped text over a
 // capped one.
