@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -101,9 +100,6 @@ const (
 	modeFlush
 )
 
-// detectLines is how many non-blank lines format detection looks at.
-const detectLines = 20
-
 // readFile reads the file's new complete lines into b, detecting its format
 // and loading its parser first when needed.
 func (r *agentReceiver) readFile(ctx context.Context, f *trackedFile, b *batch) error {
@@ -132,7 +128,7 @@ func (r *agentReceiver) readFile(ctx context.Context, f *trackedFile, b *batch) 
 		if format == "" {
 			f.unknownFormat, f.drainedAt = true, size
 			r.logger.Warn("No known transcript format in the file's first lines; not tailing it (set source to force one)",
-				zap.String("path", f.path), zap.Int("lines", detectLines))
+				zap.String("path", f.path), zap.Int("lines", transcript.DetectMaxLines))
 			return nil
 		}
 		f.format, f.dirty = format, true
@@ -214,34 +210,11 @@ func (r *agentReceiver) detect(fh *os.File, size int64) (transcript.Format, bool
 	if size == 0 {
 		return "", false, nil
 	}
-	complete, err := endsWithNewline(fh, size)
+	d, err := transcript.Detect(io.NewSectionReader(fh, 0, size), r.cfg.MaxLineBytes, true)
 	if err != nil {
 		return "", false, err
 	}
-	lr := transcript.NewLineReader(io.NewSectionReader(fh, 0, size), r.cfg.MaxLineBytes)
-	var off int64
-	seen := 0
-	for seen < detectLines {
-		l, err := lr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return "", false, err
-		}
-		off += l.Size
-		if off == size && !complete {
-			break
-		}
-		if l.TooLong || strings.TrimSpace(string(l.Bytes)) == "" {
-			continue
-		}
-		seen++
-		if format, ok := transcript.DetectLine(l.Bytes); ok {
-			return format, true, nil
-		}
-	}
-	return "", seen >= detectLines, nil
+	return d.Format, d.Decided(), nil
 }
 
 func endsWithNewline(fh *os.File, size int64) (bool, error) {
