@@ -24,9 +24,7 @@ import (
 
 	"github.com/ctxaudit/ctxaudit/collector/analysis"
 	"github.com/ctxaudit/ctxaudit/collector/transcript"
-	"github.com/ctxaudit/ctxaudit/collector/transcript/claudecode"
-	"github.com/ctxaudit/ctxaudit/collector/transcript/codex"
-	"github.com/ctxaudit/ctxaudit/collector/transcript/pi"
+	"github.com/ctxaudit/ctxaudit/collector/transcript/parsers"
 	"github.com/ctxaudit/ctxaudit/schema"
 )
 
@@ -257,17 +255,9 @@ func (r *run) file(ctx context.Context, f file, st *unitState) error {
 	// main thread's file name is it.
 	popts.ReadSaved = newSavedReader(f, layoutSessionID(f.path), r.opts.MaxSavedBytes)
 
-	emit := func(rec transcript.Record) { r.record(f, rec, st) }
-	var p transcript.Parser
-	switch f.format {
-	case transcript.FormatClaudeCode:
-		p = claudecode.New(popts, emit)
-	case transcript.FormatCodex:
-		p = codex.New(popts, emit)
-	case transcript.FormatPi:
-		p = pi.New(popts, emit)
-	default:
-		return &InputError{Path: f.path, Err: fmt.Errorf("%w %q", transcript.ErrUnknownFormat, f.format)}
+	p, err := parsers.New(f.format, popts, func(rec transcript.Record) { r.record(f, rec, st) })
+	if err != nil {
+		return &InputError{Path: f.path, Err: err}
 	}
 
 	lr := transcript.NewLineReader(fh, r.opts.MaxLineBytes)

@@ -13,9 +13,7 @@ import (
 	"github.com/ctxaudit/ctxaudit/collector/ingest"
 	"github.com/ctxaudit/ctxaudit/collector/receiver/agenttranscriptsreceiver/internal/checkpoint"
 	"github.com/ctxaudit/ctxaudit/collector/transcript"
-	"github.com/ctxaudit/ctxaudit/collector/transcript/claudecode"
-	"github.com/ctxaudit/ctxaudit/collector/transcript/codex"
-	"github.com/ctxaudit/ctxaudit/collector/transcript/pi"
+	"github.com/ctxaudit/ctxaudit/collector/transcript/parsers"
 	"github.com/ctxaudit/ctxaudit/schema"
 )
 
@@ -256,16 +254,11 @@ func (r *agentReceiver) newParser(f *trackedFile) (transcript.Parser, error) {
 		SourceFile: f.path,
 		ReadSaved:  ingest.SavedFileReader(f.path, f.format, 0),
 	}
-	emit := func(rec transcript.Record) { r.onRecord(f, rec) }
-	switch f.format {
-	case transcript.FormatClaudeCode:
-		return claudecode.New(opts, emit), nil
-	case transcript.FormatCodex:
-		return codex.New(opts, emit), nil
-	case transcript.FormatPi:
-		return pi.New(opts, emit), nil
+	p, err := parsers.New(f.format, opts, func(rec transcript.Record) { r.onRecord(f, rec) })
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f.path, err)
 	}
-	return nil, fmt.Errorf("%s: %w %q", f.path, transcript.ErrUnknownFormat, f.format)
+	return p, nil
 }
 
 // ctxCheckLines is how many lines pass between cancellation checks.
