@@ -22,7 +22,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/ctxaudit/ctxaudit/collector/analysis"
+	"github.com/ctxaudit/ctxaudit/collector/session"
 	"github.com/ctxaudit/ctxaudit/collector/transcript"
 	"github.com/ctxaudit/ctxaudit/collector/transcript/parsers"
 	"github.com/ctxaudit/ctxaudit/schema"
@@ -179,58 +179,53 @@ type run struct {
 
 // unitState gathers one session's records across its files.
 type unitState struct {
-	calls       []schema.ToolCall
-	answers     []schema.Answer
-	meta        schema.Session
-	haveMeta    bool
-	spawnedTurn map[string]int // sub-agent id -> turn of the call that spawned it
+	b     *session.Builder
+	metas []schema.Session // per file, main thread first
 }
 
 func (r *run) unit(ctx context.Context, u unit) error {
-	st := &unitState{spawnedTurn: map[string]int{}}
+	st := &unitState{b: session.New(u.key)}
 	for _, f := range u.files {
 		if err := r.file(ctx, f, st); err != nil {
 			return err
 		}
 	}
-	transcript.Assemble(st.calls, st.answers, st.spawnedTurn)
-
-	s := analysis.Session{Meta: st.meta, Calls: st.calls, Answers: st.answers}
-	analysis.Analyze(&s)
-	if len(s.Calls) == 0 && len(s.Answers) == 0 && s.Meta.Turns == 0 {
+	meta := session.MergeMeta(st.metas...)
+	if st.b.Empty(&meta) {
 		// Nothing in these files makes a session (a file of stray lines):
 		// its lines are counted, but an empty session row would be noise.
 		return nil
 	}
+	res := st.b.Analyze(meta)
 
 	r.sum.Sessions++
-	r.sum.Turns += s.Meta.Turns
-	r.sum.Compactions += s.Meta.Compactions
-	r.sum.ToolCalls += len(s.Calls)
-	r.sum.Answers += len(s.Answers)
-	for i := range s.Calls {
-		if c := &s.Calls[i]; c.Truncated {
+	r.sum.Turns += res.Meta.Turns
+	r.sum.Compactions += res.Meta.Compactions
+	r.sum.ToolCalls += len(res.Calls)
+	r.sum.Answers += len(res.Answers)
+	for i := range res.Calls {
+		if c := &res.Calls[i]; c.Truncated {
 			r.sum.Truncated++
 			r.sum.TruncatedByKind[c.Kind]++
 		}
 	}
-	for i := range s.Answers {
-		r.sum.AnswersByRisk[s.Answers[i].Risk]++
+	for i := range res.Answers {
+		r.sum.AnswersByRisk[res.Answers[i].Risk]++
 	}
 
 	if r.opts.DryRun != nil {
 		enc := json.NewEncoder(r.opts.DryRun)
 		enc.SetEscapeHTML(false)
-		for i := range s.Calls {
-			if err := enc.Encode(&s.Calls[i]); err != nil {
+		for i := range res.Calls {
+			if err := enc.Encode(&res.Calls[i]); err != nil {
 				return fmt.Errorf("write dry-run record: %w", err)
 			}
 		}
 		return nil
 	}
-	r.sessions = append(r.sessions, s.Meta)
-	r.calls = append(r.calls, s.Calls...)
-	r.answers = append(r.answers, s.Answers...)
+	r.sessions = append(r.sessions, res.Meta)
+	r.calls = append(r.calls, res.Calls...)
+	r.answers = append(r.answers, res.Answers...)
 	return r.flush(ctx, false)
 }
 
@@ -284,27 +279,14 @@ func (r *run) file(ctx context.Context, f file, st *unitState) error {
 	}
 	p.Flush()
 	r.sum.Bytes += lr.BytesRead()
-	mergeMeta(st, p.Session())
+	st.metas = append(st.metas, p.Session())
 	return nil
-}
-
-// mergeMeta folds one file's session metadata into the unit's: the first
-// file (the main thread) names the session.
-func mergeMeta(st *unitState, m schema.Session) {
-	if !st.haveMeta {
-		st.meta, st.haveMeta = m, true
-		return
-	}
-	transcript.MergeSession(&st.meta, m)
 }
 
 // record takes one parser record.
 func (r *run) record(f file, rec transcript.Record, st *unitState) {
 	switch v := rec.(type) {
 	case *transcript.Call:
-		if v.SpawnedAgentID != "" {
-			st.spawnedTurn[v.SpawnedAgentID] = v.Call.Turn
-		}
 		if r.opts.Outputs.Store && r.opts.DryRun == nil {
 			v.Call.ContextSHA256 = r.keepOutput(v.ContextText, v.Call.Timestamp)
 			switch {
@@ -319,9 +301,9 @@ func (r *run) record(f file, rec transcript.Record, st *unitState) {
 		}
 		// Only the row is kept: the texts are not needed past this point,
 		// so memory holds records, not outputs.
-		st.calls = append(st.calls, v.Call)
+		st.b.AddCall(v.Call, v.SpawnedAgentID, false)
 	case *transcript.Answer:
-		st.answers = append(st.answers, v.Answer)
+		st.b.AddAnswer(v.Answer)
 	case *transcript.Skip:
 		r.skip(f.path, v)
 	}

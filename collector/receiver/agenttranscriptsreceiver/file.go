@@ -349,7 +349,7 @@ func (r *agentReceiver) onRecord(f *trackedFile, rec transcript.Record) {
 		}
 		s := r.session(v.Call.SessionID)
 		emit := f.mode != modeRebuild && r.cur != nil
-		c := s.addCall(v.Call, v.SpawnedAgentID, emit)
+		c := s.AddCall(v.Call, v.SpawnedAgentID, emit)
 		if emit {
 			r.cur.addCall(c)
 			r.tel.ToolCall(context.Background(), string(c.Kind), string(f.format))
@@ -358,7 +358,7 @@ func (r *agentReceiver) onRecord(f *trackedFile, rec transcript.Record) {
 		if v.Answer.SessionID == "" {
 			v.Answer.SessionID = transcript.SessionIDFromPath(f.path)
 		}
-		r.session(v.Answer.SessionID).addAnswer(v.Answer)
+		r.session(v.Answer.SessionID).AddAnswer(v.Answer)
 	case *transcript.Skip:
 		// Skips while re-reading were counted when first read; those from
 		// an idle flush (calls still waiting for a result) are not final.
