@@ -250,10 +250,11 @@ func (r *run) file(ctx context.Context, f file, st *unitState) error {
 	// main thread's file name is it.
 	popts.ReadSaved = newSavedReader(f, layoutSessionID(f.path), r.opts.MaxSavedBytes)
 
-	p, err := parsers.New(f.format, popts, func(rec transcript.Record) { r.record(f, rec, st) })
+	p, err := parsers.New(f.format, popts)
 	if err != nil {
 		return &InputError{Path: f.path, Err: err}
 	}
+	emit := func(rec transcript.Record) { r.record(f, rec, st) }
 
 	lr := transcript.NewLineReader(fh, r.opts.MaxLineBytes)
 	for {
@@ -275,9 +276,9 @@ func (r *run) file(ctx context.Context, f file, st *unitState) error {
 				Detail: fmt.Sprintf("%d bytes, limit %d", l.Size, r.opts.MaxLineBytes)})
 			continue
 		}
-		p.Feed(l.No, l.Bytes)
+		p.Feed(l.No, l.Bytes, emit)
 	}
-	p.Flush()
+	p.Flush(emit)
 	r.sum.Bytes += lr.BytesRead()
 	st.metas = append(st.metas, p.Session())
 	return nil

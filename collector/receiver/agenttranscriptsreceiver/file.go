@@ -49,7 +49,6 @@ type trackedFile struct {
 	sessionID string
 
 	parser  transcript.Parser
-	mode    feedMode
 	meta    schema.Session
 	agentID string // Claude Code sub-agent id; "" for a main thread
 
@@ -82,7 +81,8 @@ func (f *trackedFile) needsAnalysis() bool {
 	return f.format != "" && f.sessionID != "" && f.analyzed < f.read.line
 }
 
-// feedMode says what the records a parser produces right now are.
+// feedMode says what the records of one Feed or Flush call are; it is
+// given with the call's sink (see sink), never kept between calls.
 type feedMode uint8
 
 const (
@@ -254,7 +254,7 @@ func (r *agentReceiver) newParser(f *trackedFile) (transcript.Parser, error) {
 		SourceFile: f.path,
 		ReadSaved:  ingest.SavedFileReader(f.path, f.format, 0),
 	}
-	p, err := parsers.New(f.format, opts, func(rec transcript.Record) { r.onRecord(f, rec) })
+	p, err := parsers.New(f.format, opts)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", f.path, err)
 	}
@@ -277,12 +277,11 @@ func (r *agentReceiver) advance(ctx context.Context, f *trackedFile, fh *os.File
 		return fmt.Errorf("read %s: %w", f.path, err)
 	}
 	lr := transcript.NewLineReader(io.NewSectionReader(fh, f.read.offset, end-f.read.offset), r.cfg.MaxLineBytes)
+	mode := modeRebuild
 	if b != nil {
-		f.mode = modeNew
+		mode = modeNew
 	}
-	prev := r.cur
-	r.cur = b
-	defer func() { f.mode, r.cur = modeRebuild, prev }()
+	sink := r.sink(f, mode, b)
 
 	var n int64
 	for b == nil || !b.full() {
@@ -301,10 +300,10 @@ func (r *agentReceiver) advance(ctx context.Context, f *trackedFile, fh *os.File
 		}
 		no := f.read.line + 1
 		if l.TooLong {
-			r.onRecord(f, &transcript.Skip{Line: no, Reason: transcript.SkipTooLong,
+			sink(&transcript.Skip{Line: no, Reason: transcript.SkipTooLong,
 				Detail: fmt.Sprintf("%d bytes, limit %d", l.Size, r.cfg.MaxLineBytes)})
 		} else {
-			f.parser.Feed(no, l.Bytes)
+			f.parser.Feed(no, l.Bytes, sink)
 		}
 		f.read = position{offset: f.read.offset + l.Size, line: no}
 		if n++; n%ctxCheckLines == 0 {
@@ -340,18 +339,25 @@ func (r *agentReceiver) snapshot(f *trackedFile) {
 	r.setSession(f, sid)
 }
 
+// sink is where the records of one Feed or Flush call of f's parser go:
+// always to the session; with a batch, and unless they only rebuild what was
+// read before, also emitted into it.
+func (r *agentReceiver) sink(f *trackedFile, mode feedMode, b *batch) transcript.Emit {
+	return func(rec transcript.Record) { r.onRecord(f, mode, b, rec) }
+}
+
 // onRecord takes one parser record of file f.
-func (r *agentReceiver) onRecord(f *trackedFile, rec transcript.Record) {
+func (r *agentReceiver) onRecord(f *trackedFile, mode feedMode, b *batch, rec transcript.Record) {
 	switch v := rec.(type) {
 	case *transcript.Call:
 		if v.Call.SessionID == "" {
 			v.Call.SessionID = transcript.SessionIDFromPath(f.path)
 		}
 		s := r.session(v.Call.SessionID)
-		emit := f.mode != modeRebuild && r.cur != nil
+		emit := mode != modeRebuild && b != nil
 		c := s.AddCall(v.Call, v.SpawnedAgentID, emit)
 		if emit {
-			r.cur.addCall(c)
+			b.addCall(c)
 			r.tel.ToolCall(context.Background(), string(c.Kind), string(f.format))
 		}
 	case *transcript.Answer:
@@ -362,7 +368,7 @@ func (r *agentReceiver) onRecord(f *trackedFile, rec transcript.Record) {
 	case *transcript.Skip:
 		// Skips while re-reading were counted when first read; those from
 		// an idle flush (calls still waiting for a result) are not final.
-		if f.mode == modeNew {
+		if mode == modeNew {
 			r.tel.LineSkipped(context.Background(), v.Reason)
 			r.logger.Debug("Skipped transcript line", zap.String("path", f.path), zap.Int64("line", v.Line),
 				zap.String("reason", v.Reason), zap.String("detail", v.Detail))

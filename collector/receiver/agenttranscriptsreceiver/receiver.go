@@ -57,9 +57,8 @@ type agentReceiver struct {
 	firstScan  bool
 
 	// pending is the batch being sent; nothing else is read until the
-	// pipeline accepts it. cur is the batch records are emitted into.
+	// pipeline accepts it.
 	pending  *batch
-	cur      *batch
 	failures int
 }
 
@@ -410,18 +409,13 @@ func (r *agentReceiver) analyzeSession(ctx context.Context, id string, files []*
 		}
 	}
 	files = r.filesOf(id) // loading may have moved a file to another session
-	prev := r.cur
-	r.cur = b
 	for _, f := range files {
 		if f.parser != nil {
-			f.mode = modeFlush
-			f.parser.Flush()
-			f.mode = modeRebuild
+			f.parser.Flush(r.sink(f, modeFlush, b))
 			r.snapshot(f)
 			f.parser = nil
 		}
 	}
-	r.cur = prev
 	files = r.filesOf(id)
 	metas := make([]schema.Session, len(files))
 	for i, f := range files {

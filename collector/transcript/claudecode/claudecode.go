@@ -28,7 +28,8 @@ const syntheticModel = "<synthetic>"
 // Parser is the stateful parser of one Claude Code transcript file. It is not
 // safe for concurrent use.
 type Parser struct {
-	opts   transcript.Options
+	opts transcript.Options
+	// emit is the sink of the Feed or Flush call under way.
 	emit   transcript.Emit
 	detect func(forensics.Input) schema.Forensics
 
@@ -102,11 +103,12 @@ type envelope struct {
 	cMeta     []byte // compactMetadata
 }
 
-// New returns a parser that sends its records to emit.
-func New(opts transcript.Options, emit transcript.Emit) *Parser {
+// New returns a parser. Its records go to the sink each Feed and Flush
+// is given, so one parser can serve callers that route records differently
+// from one line to the next.
+func New(opts transcript.Options) *Parser {
 	return &Parser{
 		opts:      opts,
-		emit:      emit,
 		detect:    opts.DetectFunc(),
 		turn:      -1,
 		pending:   transcript.NewPending[*pendingCall](opts.PendingLimit()),
@@ -120,7 +122,13 @@ func New(opts transcript.Options, emit transcript.Emit) *Parser {
 }
 
 // Feed parses one line.
-func (p *Parser) Feed(lineNo int64, line []byte) {
+func (p *Parser) Feed(lineNo int64, line []byte, emit transcript.Emit) {
+	p.emit = emit
+	p.feed(lineNo, line)
+	p.emit = nil
+}
+
+func (p *Parser) feed(lineNo int64, line []byte) {
 	if len(line) == 0 || isBlank(line) {
 		return
 	}
@@ -596,7 +604,13 @@ func (p *Parser) addPending(pc *pendingCall) {
 }
 
 // Flush emits the last answer and reports calls that never got a result.
-func (p *Parser) Flush() {
+func (p *Parser) Flush(emit transcript.Emit) {
+	p.emit = emit
+	p.flush()
+	p.emit = nil
+}
+
+func (p *Parser) flush() {
 	p.finishMessage()
 	for _, pc := range p.pending.Drain() {
 		p.skip(pc.line, transcript.SkipUnpairedToolUse, pc.name+" "+pc.id+" has no tool_result")

@@ -26,7 +26,8 @@ const maxExecOutputs = 64
 // Parser is the stateful parser of one Codex rollout file. It is not safe for
 // concurrent use.
 type Parser struct {
-	opts   transcript.Options
+	opts transcript.Options
+	// emit is the sink of the Feed or Flush call under way.
 	emit   transcript.Emit
 	detect func(forensics.Input) schema.Forensics
 
@@ -51,11 +52,12 @@ type pendingCall struct {
 	cwd      string
 }
 
-// New returns a parser that sends its records to emit.
-func New(opts transcript.Options, emit transcript.Emit) *Parser {
+// New returns a parser. Its records go to the sink each Feed and Flush
+// is given, so one parser can serve callers that route records differently
+// from one line to the next.
+func New(opts transcript.Options) *Parser {
 	return &Parser{
 		opts:    opts,
-		emit:    emit,
 		detect:  opts.DetectFunc(),
 		pending: transcript.NewPending[*pendingCall](opts.PendingLimit()),
 		execOut: make(map[string]string),
@@ -68,7 +70,13 @@ func New(opts transcript.Options, emit transcript.Emit) *Parser {
 }
 
 // Feed parses one line.
-func (p *Parser) Feed(lineNo int64, line []byte) {
+func (p *Parser) Feed(lineNo int64, line []byte, emit transcript.Emit) {
+	p.emit = emit
+	p.feed(lineNo, line)
+	p.emit = nil
+}
+
+func (p *Parser) feed(lineNo int64, line []byte) {
 	raw, err := jsonscan.Value(line)
 	if err != nil {
 		if !isBlank(line) {
@@ -444,7 +452,13 @@ func (p *Parser) event(lineNo int64, ts time.Time, payload []byte) {
 }
 
 // Flush emits the last answer and reports calls that never got an output.
-func (p *Parser) Flush() {
+func (p *Parser) Flush(emit transcript.Emit) {
+	p.emit = emit
+	p.flush()
+	p.emit = nil
+}
+
+func (p *Parser) flush() {
 	p.finishAnswer()
 	for _, pc := range p.pending.Drain() {
 		p.skip(pc.line, transcript.SkipUnpairedToolUse, pc.name+" "+pc.id+" has no output")

@@ -13,15 +13,15 @@ import (
 	"github.com/ctxaudit/ctxaudit/collector/transcript/pi"
 )
 
-// New returns a parser of format f that emits into emit.
-func New(f transcript.Format, opts transcript.Options, emit transcript.Emit) (transcript.Parser, error) {
+// New returns a parser of format f.
+func New(f transcript.Format, opts transcript.Options) (transcript.Parser, error) {
 	switch f {
 	case transcript.FormatClaudeCode:
-		return claudecode.New(opts, emit), nil
+		return claudecode.New(opts), nil
 	case transcript.FormatCodex:
-		return codex.New(opts, emit), nil
+		return codex.New(opts), nil
 	case transcript.FormatPi:
-		return pi.New(opts, emit), nil
+		return pi.New(opts), nil
 	}
 	return nil, fmt.Errorf("%w %q", transcript.ErrUnknownFormat, f)
 }

@@ -21,7 +21,8 @@ import (
 // Parser is the stateful parser of one pi session file. It is not safe for
 // concurrent use.
 type Parser struct {
-	opts   transcript.Options
+	opts transcript.Options
+	// emit is the sink of the Feed or Flush call under way.
 	emit   transcript.Emit
 	detect func(forensics.Input) schema.Forensics
 
@@ -40,11 +41,12 @@ type pendingCall struct {
 	turn                       int
 }
 
-// New returns a parser that sends its records to emit.
-func New(opts transcript.Options, emit transcript.Emit) *Parser {
+// New returns a parser. Its records go to the sink each Feed and Flush
+// is given, so one parser can serve callers that route records differently
+// from one line to the next.
+func New(opts transcript.Options) *Parser {
 	return &Parser{
 		opts:    opts,
-		emit:    emit,
 		detect:  opts.DetectFunc(),
 		pending: transcript.NewPending[*pendingCall](opts.PendingLimit()),
 		sess: schema.Session{
@@ -66,7 +68,13 @@ type entry struct {
 }
 
 // Feed parses one line.
-func (p *Parser) Feed(lineNo int64, line []byte) {
+func (p *Parser) Feed(lineNo int64, line []byte, emit transcript.Emit) {
+	p.emit = emit
+	p.feed(lineNo, line)
+	p.emit = nil
+}
+
+func (p *Parser) feed(lineNo int64, line []byte) {
 	raw, err := jsonscan.Value(line)
 	if err != nil {
 		if !isBlank(line) {
@@ -376,7 +384,13 @@ func contentText(content []byte) string {
 }
 
 // Flush reports calls that never got a result.
-func (p *Parser) Flush() {
+func (p *Parser) Flush(emit transcript.Emit) {
+	p.emit = emit
+	p.flush()
+	p.emit = nil
+}
+
+func (p *Parser) flush() {
 	for _, pc := range p.pending.Drain() {
 		p.skip(pc.line, transcript.SkipUnpairedToolUse, pc.name+" "+pc.id+" has no toolResult")
 	}
