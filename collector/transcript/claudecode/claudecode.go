@@ -460,26 +460,16 @@ func (p *Parser) toolResult(env *envelope, block, result []byte) {
 		return
 	}
 
-	rec := &transcript.Call{ContextText: resultText(content)}
 	in := forensics.Input{
 		Harness:        schema.HarnessClaudeCode,
 		HarnessVersion: p.sess.HarnessVersion,
 		Tool:           pc.name,
 		Arguments:      pc.args,
-		Context:        rec.ContextText,
+		Context:        resultText(content),
 		IsError:        isError,
 		ToolUseResult:  result,
 	}
-	if p.opts.ReadSaved != nil {
-		in.ReadSaved = func(ref string) ([]byte, error) {
-			b, err := p.opts.ReadSaved(ref)
-			if err == nil {
-				rec.SavedText = b
-			}
-			return b, err
-		}
-	}
-	rec.Call = schema.ToolCall{
+	rec := transcript.BuildCall(p.opts, p.detect, schema.ToolCall{
 		SessionID:      p.sess.SessionID,
 		CallID:         id,
 		Tool:           pc.name,
@@ -494,13 +484,9 @@ func (p *Parser) toolResult(env *envelope, block, result []byte) {
 		Sidechain:      pc.sidechain,
 		Turn:           pc.turn,
 		MessageID:      pc.messageID,
-		Arguments:      string(pc.args),
-		Target:         transcript.Target(pc.args),
 		IsError:        isError,
-		Forensics:      p.detect(in),
-		SourceFile:     p.opts.SourceFile,
 		SourceLine:     env.line,
-	}
+	}, in)
 	if result != nil && result[0] == '{' {
 		rec.SpawnedAgentID = jsonscan.StringOr(jsonscan.Get(result, "agentId"))
 		if p.opts.KeepOriginalText && rec.Call.Truncated && rec.SavedText == nil {

@@ -305,28 +305,18 @@ func (p *Parser) output(lineNo int64, callID string, output []byte) {
 		return
 	}
 
-	rec := &transcript.Call{ContextText: outputText(output)}
 	in := forensics.Input{
 		Harness:        schema.HarnessCodex,
 		HarnessVersion: p.sess.HarnessVersion,
 		Tool:           pc.name,
 		Arguments:      pc.args,
-		Context:        rec.ContextText,
+		Context:        outputText(output),
 	}
 	if full, ok := p.execOut[callID]; ok {
 		delete(p.execOut, callID)
 		in.OriginalText = &full
 	}
-	if p.opts.ReadSaved != nil {
-		in.ReadSaved = func(ref string) ([]byte, error) {
-			b, err := p.opts.ReadSaved(ref)
-			if err == nil {
-				rec.SavedText = b
-			}
-			return b, err
-		}
-	}
-	rec.Call = schema.ToolCall{
+	rec := transcript.BuildCall(p.opts, p.detect, schema.ToolCall{
 		SessionID:      p.sess.SessionID,
 		CallID:         callID,
 		Tool:           pc.name,
@@ -338,12 +328,8 @@ func (p *Parser) output(lineNo int64, callID string, output []byte) {
 		Cwd:            pc.cwd,
 		GitBranch:      p.sess.GitBranch,
 		Turn:           pc.turn,
-		Arguments:      string(pc.args),
-		Target:         transcript.Target(pc.args),
-		Forensics:      p.detect(in),
-		SourceFile:     p.opts.SourceFile,
 		SourceLine:     lineNo,
-	}
+	}, in)
 	rec.Call.IsError = exitCodeNonZero(rec.ContextText)
 	if pc.turn == p.turnIndex() {
 		p.turnCalls = append(p.turnCalls, callID)

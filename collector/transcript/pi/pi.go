@@ -317,25 +317,15 @@ func (p *Parser) toolResult(e *entry, callID, toolName string, content, details 
 	if jsonscan.IsNull(details) {
 		details = nil
 	}
-	rec := &transcript.Call{ContextText: contentText(content)}
 	in := forensics.Input{
 		Harness:   schema.HarnessPi,
 		Tool:      pc.name,
 		Arguments: pc.args,
-		Context:   rec.ContextText,
+		Context:   contentText(content),
 		IsError:   isError,
 		Details:   details,
 	}
-	if p.opts.ReadSaved != nil {
-		in.ReadSaved = func(ref string) ([]byte, error) {
-			b, err := p.opts.ReadSaved(ref)
-			if err == nil {
-				rec.SavedText = b
-			}
-			return b, err
-		}
-	}
-	rec.Call = schema.ToolCall{
+	rec := transcript.BuildCall(p.opts, p.detect, schema.ToolCall{
 		SessionID:  p.sess.SessionID,
 		CallID:     callID,
 		Tool:       pc.name,
@@ -346,13 +336,9 @@ func (p *Parser) toolResult(e *entry, callID, toolName string, content, details 
 		Cwd:        p.sess.Cwd,
 		Turn:       pc.turn,
 		MessageID:  pc.messageID,
-		Arguments:  string(pc.args),
-		Target:     transcript.Target(pc.args),
 		IsError:    isError,
-		Forensics:  p.detect(in),
-		SourceFile: p.opts.SourceFile,
 		SourceLine: e.line,
-	}
+	}, in)
 	if pc.turn == p.turnIndex() {
 		p.turnCalls = append(p.turnCalls, callID)
 	}
