@@ -1,7 +1,10 @@
 package transcript
 
 import (
+	"strings"
+
 	"github.com/ctxaudit/ctxaudit/collector/forensics"
+	"github.com/ctxaudit/ctxaudit/collector/internal/jsonscan"
 	"github.com/ctxaudit/ctxaudit/schema"
 )
 
@@ -29,4 +32,30 @@ func BuildCall(opts Options, detect func(forensics.Input) schema.Forensics, call
 	call.SourceFile = opts.SourceFile
 	rec.Call = call
 	return rec
+}
+
+// TextBlocks is the text of a content value as the model saw it: a string
+// itself, or the text blocks of an array of {type, text} blocks joined by
+// newlines (images and other blocks carry no text). Claude Code tool_result
+// content and pi toolResult content both have this shape.
+func TextBlocks(content []byte) string {
+	if len(content) == 0 || jsonscan.IsNull(content) {
+		return ""
+	}
+	if content[0] == '"' {
+		return jsonscan.StringOr(content)
+	}
+	var b strings.Builder
+	it := jsonscan.Array(content)
+	for it.Next() {
+		blk := it.Value()
+		if jsonscan.StringOr(jsonscan.Get(blk, "type")) != "text" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(jsonscan.StringOr(jsonscan.Get(blk, "text")))
+	}
+	return b.String()
 }

@@ -465,7 +465,7 @@ func (p *Parser) toolResult(env *envelope, block, result []byte) {
 		HarnessVersion: p.sess.HarnessVersion,
 		Tool:           pc.name,
 		Arguments:      pc.args,
-		Context:        resultText(content),
+		Context:        transcript.TextBlocks(content),
 		IsError:        isError,
 		ToolUseResult:  result,
 	}
@@ -522,30 +522,6 @@ func metadataOriginal(result []byte, orig schema.Sizes) string {
 		}
 	}
 	return ""
-}
-
-// resultText is the text of a tool_result as the model saw it: the string
-// itself, or the text blocks joined by newlines (images carry no text).
-func resultText(content []byte) string {
-	if len(content) == 0 || jsonscan.IsNull(content) {
-		return ""
-	}
-	if content[0] == '"' {
-		return jsonscan.StringOr(content)
-	}
-	var b strings.Builder
-	it := jsonscan.Array(content)
-	for it.Next() {
-		blk := it.Value()
-		if jsonscan.StringOr(jsonscan.Get(blk, "type")) != "text" {
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteByte('\n')
-		}
-		b.WriteString(jsonscan.StringOr(jsonscan.Get(blk, "text")))
-	}
-	return b.String()
 }
 
 func (p *Parser) system(env *envelope) {

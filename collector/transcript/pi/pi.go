@@ -195,7 +195,7 @@ func (p *Parser) message(e *entry) {
 	}
 	switch role {
 	case "user":
-		if strings.TrimSpace(contentText(content)) == "" {
+		if strings.TrimSpace(transcript.TextBlocks(content)) == "" {
 			return
 		}
 		p.turn++
@@ -321,7 +321,7 @@ func (p *Parser) toolResult(e *entry, callID, toolName string, content, details 
 		Harness:   schema.HarnessPi,
 		Tool:      pc.name,
 		Arguments: pc.args,
-		Context:   contentText(content),
+		Context:   transcript.TextBlocks(content),
 		IsError:   isError,
 		Details:   details,
 	}
@@ -343,30 +343,6 @@ func (p *Parser) toolResult(e *entry, callID, toolName string, content, details 
 		p.turnCalls = append(p.turnCalls, callID)
 	}
 	p.emit(rec)
-}
-
-// contentText joins the text blocks of a pi content value (a string or an
-// array of {type:"text",text} and image blocks).
-func contentText(content []byte) string {
-	if len(content) == 0 || jsonscan.IsNull(content) {
-		return ""
-	}
-	if content[0] == '"' {
-		return jsonscan.StringOr(content)
-	}
-	var b strings.Builder
-	it := jsonscan.Array(content)
-	for it.Next() {
-		blk := it.Value()
-		if jsonscan.StringOr(jsonscan.Get(blk, "type")) != "text" {
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteByte('\n')
-		}
-		b.WriteString(jsonscan.StringOr(jsonscan.Get(blk, "text")))
-	}
-	return b.String()
 }
 
 // Flush reports calls that never got a result.
