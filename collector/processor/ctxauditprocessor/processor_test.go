@@ -343,3 +343,31 @@ func TestRestartedBufferIsPartial(t *testing.T) {
 		}
 	}
 }
+
+// With the text at hand, tool_result_size_bytes (the size of what entered the
+// context) is never taken for the original: a size alone is no truncation.
+func TestClaudeCodeResultSizeIsNeverTheOriginal(t *testing.T) {
+	sink := new(consumertest.LogsSink)
+	p, err := NewFactory().CreateLogs(context.Background(), processortest.NewNopSettings(componentType), createDefaultConfig(), sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ld := plog.NewLogs()
+	lr := ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords().AppendEmpty()
+	lr.Body().SetStr("claude_code.tool_result")
+	lr.Attributes().PutStr("session.id", "cc-2")
+	lr.Attributes().PutStr("tool_name", "Read")
+	lr.Attributes().PutStr("tool_result_size_bytes", "99999")
+	lr.Attributes().PutStr(otelconv.AttrToolCallResult, "a short result\n")
+	if err := p.ConsumeLogs(context.Background(), ld); err != nil {
+		t.Fatal(err)
+	}
+	out := sink.AllLogs()[0].ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0).Attributes()
+	c := otelconv.ToolCallFromAttributes(out, pcommon.NewMap(), time.Time{})
+	if c.Original.Chars == schema.Known(99999) || c.Original.Bytes == schema.Known(99999) || c.Kind == schema.KindSilent {
+		t.Errorf("original %+v kind %s: the reported context size was taken for the original", c.Original, c.Kind)
+	}
+	if c.Context.Bytes != schema.Known(15) {
+		t.Errorf("context bytes %v, want the 15 bytes of the text", c.Context.Bytes)
+	}
+}
