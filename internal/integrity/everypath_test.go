@@ -165,24 +165,7 @@ func TestEveryPathGivesTheSameRows(t *testing.T) {
 		spans := receiverSpans(t, dir, n)
 		addr, s := freshStore(t)
 		port := freePort(t)
-		c := startCollector(t, fmt.Sprintf(`
-receivers:
-  otlp:
-    protocols:
-      http: {endpoint: "127.0.0.1:%d"}
-processors:
-  ctxaudit: {session_idle: 200ms}
-  batch: {timeout: 100ms}
-exporters:
-  ctxaudit_clickhouse:
-    endpoint: %s
-    retry_on_failure: {initial_interval: 100ms, max_interval: 1s}
-service:
-  pipelines:
-    traces: {receivers: [otlp], processors: [ctxaudit, batch], exporters: [ctxaudit_clickhouse]}
-  telemetry:
-    metrics: {level: none}
-`, port, addr))
+		c := startCollector(t, otlpConfig(port, addr, true))
 		for _, td := range spans {
 			postOTLP(t, port, td)
 		}

@@ -4,18 +4,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/collector/otelcol"
-
 	"github.com/ctxaudit/ctxaudit/collector/distribution"
 	"github.com/ctxaudit/ctxaudit/internal/chtest"
 	"github.com/ctxaudit/ctxaudit/internal/cli"
+	"github.com/ctxaudit/ctxaudit/internal/collectortest"
 	"github.com/ctxaudit/ctxaudit/schema/chstore"
 )
 
@@ -31,118 +27,30 @@ func runCLI(t *testing.T, args ...string) string {
 	return out.String()
 }
 
-func freePort(t testing.TB) int {
+func freePort(t testing.TB) int { return collectortest.FreePort(t) }
+
+// startCollector runs the distribution in-process with the given YAML; stop
+// it with stop (a cleanup stops it too, if the test did not).
+func startCollector(t *testing.T, yaml string) *collector {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return &collector{collectortest.Start(t, distribution.Settings("test"), yaml)}
 }
 
 // collector is the distribution running in-process.
-type collector struct {
-	col  *otelcol.Collector
-	errc chan error
-}
+type collector struct{ c *collectortest.Collector }
 
-// startCollector runs the distribution with the given YAML; stop it with
-// stop (a cleanup stops it too, if the test did not).
-func startCollector(t *testing.T, yaml string) *collector {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "collector.yaml")
-	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	set := distribution.Settings("test")
-	set.ConfigProviderSettings.ResolverSettings.URIs = []string{"file:" + path}
-	col, err := otelcol.NewCollector(set)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &collector{col: col, errc: make(chan error, 1)}
-	go func() { c.errc <- col.Run(context.Background()) }()
-	deadline := time.Now().Add(60 * time.Second)
-	for col.GetState() != otelcol.StateRunning {
-		select {
-		case err := <-c.errc:
-			t.Fatalf("collector exited during start: %v", err)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("collector not running after 60s (state %v)", col.GetState())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Cleanup(func() { c.stop(t) })
-	return c
-}
-
-func (c *collector) stop(t *testing.T) {
-	t.Helper()
-	if c.col == nil {
-		return
-	}
-	c.col.Shutdown()
-	select {
-	case err := <-c.errc:
-		if err != nil {
-			t.Errorf("collector run: %v", err)
-		}
-	case <-time.After(60 * time.Second):
-		t.Error("collector did not stop within 60s")
-	}
-	c.col = nil
-}
+func (c *collector) stop(t *testing.T) { c.c.Stop(t) }
 
 func waitFor(t *testing.T, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(120 * time.Second)
-	var last string
-	for time.Now().Before(deadline) {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		last = state
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("timed out waiting for %s; last: %s", what, last)
+	collectortest.WaitFor(t, what, 120*time.Second, cond)
 }
 
-// copyTree copies a folder of transcripts into dst, keeping its layout.
-func copyTree(t *testing.T, src, dst string) {
-	t.Helper()
-	err := filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		if info.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
+func copyTree(t *testing.T, src, dst string) { collectortest.CopyTree(t, src, dst) }
 
-// scalar runs a query returning one value; DB. names the store's database.
 func scalar(t *testing.T, s *chstore.Store, query string, args ...any) string {
 	t.Helper()
-	var v string
-	q := strings.ReplaceAll(query, "DB.", s.Database()+".")
-	if err := s.Conn().QueryRow(context.Background(), "SELECT toString(("+q+"))", args...).Scan(&v); err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-	return v
+	return collectortest.Scalar(t, s, query, args...)
 }
 
 // stopMerges keeps every written row visible, so a test can see the rows a
