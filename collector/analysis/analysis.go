@@ -53,8 +53,7 @@ type Session struct {
 // Analyze is a pure function of the parser-set fields: it first clears every
 // field it fills, so analysing a session that grew by later calls and answers
 // — even one whose records carry the results of an earlier Analyze — gives
-// the same result as analysing the whole afresh. Use Analyzer to avoid
-// re-parsing old calls' arguments on every growth.
+// the same result as analysing the whole afresh.
 func Analyze(s *Session) {
 	infos := make([]callInfo, len(s.Calls))
 	for i := range s.Calls {
