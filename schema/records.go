@@ -165,6 +165,9 @@ type ToolCall struct {
 	// Where the call was read from, for error reports and re-ingestion.
 	SourceFile string `json:"source_file,omitempty"`
 	SourceLine int64  `json:"source_line,omitempty"`
+
+	// Analysis is what session analysis this row reflects (see Analysis).
+	Analysis Analysis `json:"-"`
 }
 
 // Answer is assistant text that follows tool results inside a turn, judged by
@@ -198,6 +201,8 @@ type Answer struct {
 	Reasons     []string            `json:"reasons"`
 	ReasonCalls map[string][]string `json:"reason_calls"`
 	Verdict     string              `json:"verdict"`
+
+	Analysis Analysis `json:"-"`
 }
 
 // Session summarises one agent session: one row of ctxaudit.sessions.
@@ -226,6 +231,8 @@ type Session struct {
 	// Usage, summed once per assistant message.
 	InputTokens  uint64 `json:"input_tokens"`
 	OutputTokens uint64 `json:"output_tokens"`
+
+	Analysis Analysis `json:"-"`
 }
 
 // ToolOutput is a stored tool output text, content-addressed by the SHA-256 of

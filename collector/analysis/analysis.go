@@ -38,6 +38,9 @@ type Session struct {
 	Calls []schema.ToolCall
 	// Answers in order, with Turn, Timestamp, Text and InputCallIDs set by the parser.
 	Answers []schema.Answer
+	// Partial says these records do not start at the session's first one
+	// (a bounded buffer that was restarted); it is stamped on every result.
+	Partial bool
 }
 
 // Analyze fills the follow-through fields of s.Calls (FollowedUp,
@@ -50,8 +53,7 @@ type Session struct {
 // Analyze is a pure function of the parser-set fields: it first clears every
 // field it fills, so analysing a session that grew by later calls and answers
 // — even one whose records carry the results of an earlier Analyze — gives
-// the same result as analysing the whole afresh. Use Analyzer to avoid
-// re-parsing old calls' arguments on every growth.
+// the same result as analysing the whole afresh.
 func Analyze(s *Session) {
 	infos := make([]callInfo, len(s.Calls))
 	for i := range s.Calls {
@@ -142,6 +144,20 @@ func analyze(s *Session, infos []callInfo) {
 		answers[j].Verdict = verdict(&answers[j], claims[j], lookup)
 	}
 	count(s)
+	stamp(s)
+}
+
+// stamp records on every result what analysis it reflects, so that a store
+// never lets it replace a result that knew more of the session.
+func stamp(s *Session) {
+	st := schema.Analysis{Done: true, Partial: s.Partial, Records: len(s.Calls) + len(s.Answers)}
+	for i := range s.Calls {
+		s.Calls[i].Analysis = st
+	}
+	for i := range s.Answers {
+		s.Answers[i].Analysis = st
+	}
+	s.Meta.Analysis = st
 }
 
 // count fills the session counts of s.Meta.

@@ -42,18 +42,6 @@ func BenchmarkAnalyze10k(b *testing.B) {
 	b.ReportMetric(float64(len(answers)), "answers")
 }
 
-// BenchmarkAnalyzerResult10k is the incremental path's cost per flush: the
-// calls' targets are already extracted, only the sweep runs.
-func BenchmarkAnalyzerResult10k(b *testing.B) {
-	calls, answers := benchSession()
-	z := NewAnalyzer(schema.Session{})
-	z.AddCalls(calls...)
-	z.AddAnswers(answers...)
-	for b.Loop() {
-		z.Result()
-	}
-}
-
 func BenchmarkAbsenceClaim(b *testing.B) {
 	text := "I read the first two pages of the documentation and the configuration reference. " +
 		"The retry policy is described in section 4, but there is no such setting as max_backoff in the page."

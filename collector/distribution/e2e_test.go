@@ -3,14 +3,12 @@ package distribution
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/collector/otelcol"
 	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploghttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
@@ -20,85 +18,26 @@ import (
 	"github.com/ctxaudit/ctxaudit/collector/transcript/transcripttest"
 	"github.com/ctxaudit/ctxaudit/examples/harness/agentsim"
 	"github.com/ctxaudit/ctxaudit/internal/chtest"
+	"github.com/ctxaudit/ctxaudit/internal/collectortest"
 	"github.com/ctxaudit/ctxaudit/schema/chstore"
 )
 
 func TestMain(m *testing.M) { chtest.Main(m) }
 
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
+func freePort(t testing.TB) int { return collectortest.FreePort(t) }
 
 // startCollector runs the distribution in-process with the given YAML and
 // stops it at the end of the test.
-func startCollector(t testing.TB, yaml string) {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "collector.yaml")
-	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	set := Settings("test")
-	set.ConfigProviderSettings.ResolverSettings.URIs = []string{"file:" + path}
-	col, err := otelcol.NewCollector(set)
-	if err != nil {
-		t.Fatal(err)
-	}
-	errc := make(chan error, 1)
-	go func() { errc <- col.Run(context.Background()) }()
-	deadline := time.Now().Add(30 * time.Second)
-	for col.GetState() != otelcol.StateRunning {
-		select {
-		case err := <-errc:
-			t.Fatalf("collector exited during start: %v", err)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("collector not running after 30s (state %v)", col.GetState())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Cleanup(func() {
-		col.Shutdown()
-		select {
-		case err := <-errc:
-			if err != nil {
-				t.Errorf("collector run: %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Error("collector did not stop within 30s")
-		}
-	})
-}
+func startCollector(t testing.TB, yaml string) { collectortest.Start(t, Settings("test"), yaml) }
 
 func waitFor(t testing.TB, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	var last string
-	for time.Now().Before(deadline) {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		last = state
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("timed out waiting for %s; last: %s", what, last)
+	collectortest.WaitFor(t, what, 30*time.Second, cond)
 }
 
 func scalar(t *testing.T, s *chstore.Store, query string, args ...any) string {
 	t.Helper()
-	var v string
-	q := strings.ReplaceAll(query, "DB.", s.Database()+".")
-	if err := s.Conn().QueryRow(context.Background(), "SELECT toString(("+q+"))", args...).Scan(&v); err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-	return v
+	return collectortest.Scalar(t, s, query, args...)
 }
 
 // TestOTLPToClickHouse sends the example harness's spans over OTLP gRPC and
@@ -210,28 +149,7 @@ func tableExists(s *chstore.Store) (bool, error) {
 	return n == 1, err
 }
 
-// copyTree copies a fixture folder into dst, keeping its layout.
-func copyTree(t *testing.T, src, dst string) {
-	t.Helper()
-	err := filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		if info.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
+func copyTree(t *testing.T, src, dst string) { collectortest.CopyTree(t, src, dst) }
 
 // TestTranscriptsToClickHouse tails a real Claude Code session folder through
 // agenttranscripts → ctxaudit → ctxaudit_clickhouse, grows the transcript

@@ -18,14 +18,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 	"unicode/utf8"
 
-	"github.com/ctxaudit/ctxaudit/collector/analysis"
+	"github.com/ctxaudit/ctxaudit/collector/session"
 	"github.com/ctxaudit/ctxaudit/collector/transcript"
-	"github.com/ctxaudit/ctxaudit/collector/transcript/claudecode"
-	"github.com/ctxaudit/ctxaudit/collector/transcript/codex"
-	"github.com/ctxaudit/ctxaudit/collector/transcript/pi"
+	"github.com/ctxaudit/ctxaudit/collector/transcript/parsers"
 	"github.com/ctxaudit/ctxaudit/schema"
 )
 
@@ -191,58 +190,53 @@ type run struct {
 
 // unitState gathers one session's records across its files.
 type unitState struct {
-	calls       []schema.ToolCall
-	answers     []schema.Answer
-	meta        schema.Session
-	haveMeta    bool
-	spawnedTurn map[string]int // sub-agent id -> turn of the call that spawned it
+	b     *session.Builder
+	metas []schema.Session // per file, main thread first
 }
 
 func (r *run) unit(ctx context.Context, u unit) error {
-	st := &unitState{spawnedTurn: map[string]int{}}
+	st := &unitState{b: session.New(u.key)}
 	for _, f := range u.files {
 		if err := r.file(ctx, f, st); err != nil {
 			return err
 		}
 	}
-	transcript.Assemble(st.calls, st.answers, st.spawnedTurn)
-
-	s := analysis.Session{Meta: st.meta, Calls: st.calls, Answers: st.answers}
-	analysis.Analyze(&s)
-	if len(s.Calls) == 0 && len(s.Answers) == 0 && s.Meta.Turns == 0 {
+	meta := session.MergeMeta(st.metas...)
+	if st.b.Empty(&meta) {
 		// Nothing in these files makes a session (a file of stray lines):
 		// its lines are counted, but an empty session row would be noise.
 		return nil
 	}
+	res := st.b.Analyze(meta)
 
 	r.sum.Sessions++
-	r.sum.Turns += s.Meta.Turns
-	r.sum.Compactions += s.Meta.Compactions
-	r.sum.ToolCalls += len(s.Calls)
-	r.sum.Answers += len(s.Answers)
-	for i := range s.Calls {
-		if c := &s.Calls[i]; c.Truncated {
+	r.sum.Turns += res.Meta.Turns
+	r.sum.Compactions += res.Meta.Compactions
+	r.sum.ToolCalls += len(res.Calls)
+	r.sum.Answers += len(res.Answers)
+	for i := range res.Calls {
+		if c := &res.Calls[i]; c.Truncated {
 			r.sum.Truncated++
 			r.sum.TruncatedByKind[c.Kind]++
 		}
 	}
-	for i := range s.Answers {
-		r.sum.AnswersByRisk[s.Answers[i].Risk]++
+	for i := range res.Answers {
+		r.sum.AnswersByRisk[res.Answers[i].Risk]++
 	}
 
 	if r.opts.DryRun != nil {
 		enc := json.NewEncoder(r.opts.DryRun)
 		enc.SetEscapeHTML(false)
-		for i := range s.Calls {
-			if err := enc.Encode(&s.Calls[i]); err != nil {
+		for i := range res.Calls {
+			if err := enc.Encode(&res.Calls[i]); err != nil {
 				return fmt.Errorf("write dry-run record: %w", err)
 			}
 		}
 		return nil
 	}
-	r.sessions = append(r.sessions, s.Meta)
-	r.calls = append(r.calls, s.Calls...)
-	r.answers = append(r.answers, s.Answers...)
+	r.sessions = append(r.sessions, res.Meta)
+	r.calls = append(r.calls, res.Calls...)
+	r.answers = append(r.answers, res.Answers...)
 	return r.flush(ctx, false)
 }
 
@@ -256,25 +250,24 @@ func (r *run) file(ctx context.Context, f file, st *unitState) error {
 
 	r.sum.Files++
 	r.sum.Formats[f.format]++
-	popts := transcript.Options{SourceFile: f.path, KeepOriginalText: r.opts.Outputs.Store && r.opts.Outputs.Originals}
+	// Records name their file by its absolute path, as the receiver (which
+	// tails absolute patterns) does: the same input gives the same rows.
+	source := f.path
+	if abs, err := filepath.Abs(f.path); err == nil {
+		source = abs
+	}
+	popts := transcript.Options{SourceFile: source, KeepOriginalText: r.opts.Outputs.Store && r.opts.Outputs.Originals}
 	// The session id is needed to resolve saved outputs; for Claude Code the
 	// main thread's file name is it.
 	var line int64 // the line being parsed, for refusal reports
 	popts.ReadSaved = newSavedReader(f, layoutSessionID(f.path), r.opts.MaxSavedBytes,
 		func(e *RefusalError) { r.refuseSaved(f.path, line, e) })
 
-	emit := func(rec transcript.Record) { r.record(f, rec, st) }
-	var p transcript.Parser
-	switch f.format {
-	case transcript.FormatClaudeCode:
-		p = claudecode.New(popts, emit)
-	case transcript.FormatCodex:
-		p = codex.New(popts, emit)
-	case transcript.FormatPi:
-		p = pi.New(popts, emit)
-	default:
-		return &InputError{Path: f.path, Err: fmt.Errorf("%w %q", transcript.ErrUnknownFormat, f.format)}
+	p, err := parsers.New(f.format, popts)
+	if err != nil {
+		return &InputError{Path: f.path, Err: err}
 	}
+	emit := func(rec transcript.Record) { r.record(f, rec, st) }
 
 	lr := transcript.NewLineReader(fh, r.opts.MaxLineBytes)
 	for {
@@ -297,34 +290,21 @@ func (r *run) file(ctx context.Context, f file, st *unitState) error {
 			continue
 		}
 		line = l.No
-		p.Feed(l.No, l.Bytes)
+		p.Feed(l.No, l.Bytes, emit)
 	}
-	p.Flush()
+	p.Flush(emit)
 	r.sum.Bytes += lr.BytesRead()
-	mergeMeta(st, p.Session())
+	st.metas = append(st.metas, p.Session())
 	if r.opts.Progress != nil {
-		r.opts.Progress(Progress{Files: r.sum.Files, Bytes: r.sum.Bytes, Calls: r.sum.ToolCalls + len(st.calls)})
+		r.opts.Progress(Progress{Files: r.sum.Files, Bytes: r.sum.Bytes, Calls: r.sum.ToolCalls + st.b.Calls()})
 	}
 	return nil
-}
-
-// mergeMeta folds one file's session metadata into the unit's: the first
-// file (the main thread) names the session.
-func mergeMeta(st *unitState, m schema.Session) {
-	if !st.haveMeta {
-		st.meta, st.haveMeta = m, true
-		return
-	}
-	transcript.MergeSession(&st.meta, m)
 }
 
 // record takes one parser record.
 func (r *run) record(f file, rec transcript.Record, st *unitState) {
 	switch v := rec.(type) {
 	case *transcript.Call:
-		if v.SpawnedAgentID != "" {
-			st.spawnedTurn[v.SpawnedAgentID] = v.Call.Turn
-		}
 		if r.opts.Outputs.Store && r.opts.DryRun == nil {
 			v.Call.ContextSHA256 = r.keepOutput(v.ContextText, v.Call.Timestamp)
 			switch {
@@ -339,9 +319,9 @@ func (r *run) record(f file, rec transcript.Record, st *unitState) {
 		}
 		// Only the row is kept: the texts are not needed past this point,
 		// so memory holds records, not outputs.
-		st.calls = append(st.calls, v.Call)
+		st.b.AddCall(v.Call, v.SpawnedAgentID, false)
 	case *transcript.Answer:
-		st.answers = append(st.answers, v.Answer)
+		st.b.AddAnswer(v.Answer)
 	case *transcript.Skip:
 		r.skip(f.path, v)
 	}

@@ -3,7 +3,6 @@ package ingest
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -151,9 +150,6 @@ func mainThreadOf(p string) (string, bool) {
 	return sessDir + ".jsonl", true
 }
 
-// detectLines is how many lines format detection reads at most.
-const detectLines = 20
-
 // detectFormat reads the first lines of a file to tell its format. empty
 // reports a file with no non-blank line.
 func detectFormat(path string, maxLineBytes int) (f transcript.Format, empty bool, err error) {
@@ -162,31 +158,18 @@ func detectFormat(path string, maxLineBytes int) (f transcript.Format, empty boo
 		return "", false, &InputError{Path: path, Err: unwrapPathError(err)}
 	}
 	defer fh.Close()
-	lr := transcript.NewLineReader(fh, maxLineBytes)
-	var lines [][]byte
-	for len(lines) < detectLines {
-		l, err := lr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return "", false, &InputError{Path: path, Err: err}
-		}
-		if l.TooLong || len(strings.TrimSpace(string(l.Bytes))) == 0 {
-			continue
-		}
-		lines = append(lines, append([]byte(nil), l.Bytes...))
-	}
-	if len(lines) == 0 {
+	d, err := transcript.Detect(fh, maxLineBytes, false)
+	switch {
+	case err != nil:
+		return "", false, &InputError{Path: path, Err: err}
+	case d.Lines == 0:
 		return "", true, nil
-	}
-	f, err = transcript.DetectLines(lines)
-	if err != nil {
+	case d.Format == "":
 		first := "line"
-		if len(lines) > 1 {
-			first = fmt.Sprintf("%d lines", len(lines))
+		if d.Lines > 1 {
+			first = fmt.Sprintf("%d lines", d.Lines)
 		}
-		return "", false, &InputError{Path: path, Err: fmt.Errorf("%w in its first %s (use --source)", err, first)}
+		return "", false, &InputError{Path: path, Err: fmt.Errorf("%w in its first %s (use --source)", transcript.ErrUnknownFormat, first)}
 	}
-	return f, false, nil
+	return d.Format, false, nil
 }

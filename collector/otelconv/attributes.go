@@ -98,6 +98,12 @@ const (
 	AttrCoverageMixedVersions = "ctxaudit.session_coverage.mixed_versions"
 	AttrSearched              = "ctxaudit.searched"
 
+	// What session analysis a record reflects (schema.Analysis): set on
+	// analysed calls, answers and sessions, absent on a call as read. The
+	// store ranks writes of one record by them.
+	AttrAnalysisRecords = "ctxaudit.analysis.records"
+	AttrAnalysisPartial = "ctxaudit.analysis.partial"
+
 	// Answers (chat spans).
 	AttrAnswerText         = "ctxaudit.answer.text"
 	AttrAnswerInputs       = "ctxaudit.answer.inputs"

@@ -85,6 +85,26 @@ func PutToolCall(m pcommon.Map, c *schema.ToolCall) {
 	m.PutBool(AttrSearched, c.Searched)
 	m.PutBool(AttrCoverageUpperBound, c.CoverageUpperBound)
 	m.PutBool(AttrCoverageMixedVersions, c.CoverageMixedVersions)
+	putAnalysis(m, c.Analysis)
+}
+
+// putAnalysis writes what analysis a record reflects; nothing for a record
+// no analysis has filled.
+func putAnalysis(m pcommon.Map, a schema.Analysis) {
+	if !a.Done {
+		return
+	}
+	m.PutInt(AttrAnalysisRecords, int64(max(a.Records, 0)))
+	m.PutBool(AttrAnalysisPartial, a.Partial)
+}
+
+// analysisOf is the inverse of putAnalysis.
+func analysisOf(m pcommon.Map) schema.Analysis {
+	n := count(m, AttrAnalysisRecords)
+	if !n.Known {
+		return schema.Analysis{}
+	}
+	return schema.Analysis{Done: true, Partial: boolean(m, AttrAnalysisPartial), Records: int(min(n.N, 1<<31-1))}
 }
 
 // PutForensics writes the ctxaudit.output.* attributes of f.
@@ -93,7 +113,12 @@ func PutForensics(m pcommon.Map, f *schema.Forensics) {
 	putCount(m, forensics.AttrOriginalChars, f.Original.Chars)
 	putCount(m, forensics.AttrOriginalLines, f.Original.Lines)
 	putCount(m, forensics.AttrOriginalTokens, f.Original.Tokens)
-	putNonEmpty(m, AttrOriginalSource, string(f.Original.Source))
+	// Always written: absent means the source reported none (see reportedFigures).
+	src := f.Original.Source
+	if src == "" {
+		src = schema.SourceUnknown
+	}
+	m.PutStr(AttrOriginalSource, string(src))
 	putNonEmpty(m, forensics.AttrOriginalPrecision, string(f.Original.Precision))
 	putCount(m, forensics.AttrContextBytes, f.Context.Bytes)
 	putCount(m, forensics.AttrContextChars, f.Context.Chars)
@@ -159,6 +184,7 @@ func AppendAnswer(spans ptrace.SpanSlice, a *schema.Answer) ptrace.Span {
 	}
 	putStrings(m, AttrAnswerReasonCalls, rc)
 	putNonEmpty(m, AttrAnswerVerdict, a.Verdict)
+	putAnalysis(m, a.Analysis)
 	return sp
 }
 
@@ -191,6 +217,7 @@ func AppendSession(spans ptrace.SpanSlice, s *schema.Session) ptrace.Span {
 	putNonEmpty(m, AttrSessionMaxRisk, string(s.MaxRisk))
 	m.PutInt(AttrUsageInputTokens, int64(s.InputTokens))
 	m.PutInt(AttrUsageOutputTokens, int64(s.OutputTokens))
+	putAnalysis(m, s.Analysis)
 	return sp
 }
 
@@ -349,6 +376,7 @@ func ToolCallFromAttributes(m, resource pcommon.Map, t time.Time) schema.ToolCal
 	c.CoverageUpperBound = boolean(m, AttrCoverageUpperBound)
 	c.CoverageMixedVersions = boolean(m, AttrCoverageMixedVersions)
 	c.Forensics = ForensicsFromAttributes(m)
+	c.Analysis = analysisOf(m)
 	return c
 }
 
@@ -381,16 +409,58 @@ func ForensicsFromAttributes(m pcommon.Map) schema.Forensics {
 		MarkerUnderstated: boolean(m, AttrMarkerUnderstated),
 		Detector:          str(m, AttrDetector),
 	}
-	if f.Original.Source == "" {
-		f.Original.Source = schema.SourceUnknown
-	}
 	f.ShownTailIsEnd = boolean(m, forensics.AttrShownTailIsEnd)
 	f.RefetchedSource = boolean(m, forensics.AttrRefetchedSource)
 	// The tail is in the shown unit; a tail is recorded only with positions.
 	if start, end := count(m, forensics.AttrShownTailStart), count(m, forensics.AttrShownTailEnd); start.Known || end.Known {
 		f.ShownTail = schema.Range{Start: start, End: end, Unit: f.Shown.Unit}
 	}
+	reportedFigures(m, &f)
 	return f
+}
+
+// reportedFigures gives figures a source reported without saying everything
+// about them their meaning: original sizes it reported are credited to the
+// attribute, a "how to continue" hint it reported means the model was told
+// how to continue, and Claude Code's tool_result_size_bytes is the size of
+// what entered the context (for a spilled output, the preview), never the
+// original. Attributes the source set explicitly are left as they are.
+func reportedFigures(m pcommon.Map, f *schema.Forensics) {
+	o := &f.Original
+	if o.Source == "" || o.Source == schema.SourceUnknown {
+		o.Source = schema.SourceUnknown
+		if _, set := m.Get(AttrOriginalSource); !set && (o.Bytes.Known || o.Chars.Known || o.Lines.Known || o.Tokens.Known) {
+			o.Source = schema.SourceOTelAttribute
+		}
+	}
+	if _, set := m.Get(AttrDisclosureNext); !set && f.NextHint != "" {
+		f.Disclosure.Next = true
+	}
+	c := &f.Context
+	if !c.Bytes.Known && !c.Chars.Known && !c.Lines.Known && !c.Tokens.Known {
+		c.Bytes = count(m, forensics.AttrClaudeCodeToolResultSize)
+	}
+}
+
+// ClaudeCodeEventForensics is the verdict on a claude_code.tool_result log
+// event that carries no output text: the event reports the size of what
+// entered the context in bytes and nothing else, so every other size and the
+// original are unknown, and size alone decides no truncation. ok is false
+// when the record carries text or a verdict, which detection then reads.
+func ClaudeCodeEventForensics(m pcommon.Map) (f schema.Forensics, ok bool) {
+	if HasForensics(m) {
+		return f, false
+	}
+	if _, text := m.Get(AttrToolCallResult); text {
+		return f, false
+	}
+	return schema.Forensics{
+		Original: schema.Original{Source: schema.SourceUnknown},
+		Context:  schema.Sizes{Bytes: count(m, forensics.AttrClaudeCodeToolResultSize)},
+		Kind:     schema.KindUnknown,
+		Strategy: schema.StrategyNone,
+		Detector: "claude_code.tool_result_event",
+	}, true
 }
 
 // HasForensics reports whether the attributes already carry a verdict, so
@@ -421,6 +491,7 @@ func AnswerFromAttributes(m pcommon.Map, t time.Time) schema.Answer {
 		Risk:             schema.Risk(str(m, AttrAnswerRisk)),
 		Reasons:          stringSlice(m, AttrAnswerReasons),
 		Verdict:          str(m, AttrAnswerVerdict),
+		Analysis:         analysisOf(m),
 	}
 	a.ReasonCalls = map[string][]string{}
 	for _, rc := range stringSlice(m, AttrAnswerReasonCalls) {
@@ -457,6 +528,7 @@ func SessionFromAttributes(m pcommon.Map, start, end time.Time) schema.Session {
 		MaxRisk:        schema.Risk(str(m, AttrSessionMaxRisk)),
 		InputTokens:    uint64(integer(m, AttrUsageInputTokens)),
 		OutputTokens:   uint64(integer(m, AttrUsageOutputTokens)),
+		Analysis:       analysisOf(m),
 	}
 }
 

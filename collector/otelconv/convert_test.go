@@ -127,3 +127,73 @@ func TestClaudeCodeLogAttributes(t *testing.T) {
 		t.Fatalf("got session %q tool %q call %q", c.SessionID, c.Tool, c.CallID)
 	}
 }
+
+// The round trips carry the analysis a record reflects, which the store
+// ranks writes by; a call as read carries none.
+func TestAnalysisRoundTrip(t *testing.T) {
+	c := sampleCall()
+	c.Analysis = schema.Analysis{Done: true, Partial: true, Records: 42}
+	spans := ptrace.NewSpanSlice()
+	sp := AppendToolCall(spans, &c)
+	if got := ToolCallFromAttributes(sp.Attributes(), pcommon.NewMap(), c.Timestamp); got.Analysis != c.Analysis {
+		t.Errorf("analysis %+v, want %+v", got.Analysis, c.Analysis)
+	}
+	c.Analysis = schema.Analysis{}
+	sp = AppendToolCall(spans, &c)
+	if _, ok := sp.Attributes().Get(AttrAnalysisRecords); ok {
+		t.Error("a call as read carries ctxaudit.analysis.records")
+	}
+}
+
+// Figures an instrumented harness reports (examples/harness, call read-1:
+// exact sizes, a verdict and a "how to continue" hint, no original source,
+// no disclosure flags) are used as reported and credited to the attribute.
+func TestReportedFiguresKeepTheirMeaning(t *testing.T) {
+	m := pcommon.NewMap()
+	m.PutInt("ctxaudit.output.original.bytes", 120_000)
+	m.PutInt("ctxaudit.output.original.lines", 5000)
+	m.PutInt("ctxaudit.output.context.bytes", 48_000)
+	m.PutStr("ctxaudit.output.truncation.kind", "explicit")
+	m.PutStr("ctxaudit.output.next", "Read with offset=2001 to continue")
+	f := ForensicsFromAttributes(m)
+	if f.Original.Source != schema.SourceOTelAttribute || f.Original.Bytes != schema.Known(120_000) {
+		t.Errorf("original = %+v, want 120000 bytes from otel_attribute", f.Original)
+	}
+	if !f.Disclosure.Next || f.NextHint == "" {
+		t.Errorf("disclosure = %+v hint %q: a reported hint tells how to continue", f.Disclosure, f.NextHint)
+	}
+	// A source that says so explicitly is not overridden.
+	m.PutStr(AttrOriginalSource, "sdk")
+	m.PutBool(AttrDisclosureNext, false)
+	f = ForensicsFromAttributes(m)
+	if f.Original.Source != schema.SourceSDK || f.Disclosure.Next {
+		t.Errorf("explicit source/disclosure overridden: %s, next %v", f.Original.Source, f.Disclosure.Next)
+	}
+	// Nothing reported: unknown, never credited.
+	if f := ForensicsFromAttributes(pcommon.NewMap()); f.Original.Source != schema.SourceUnknown || f.Disclosure.Next || f.Context.Bytes.Known {
+		t.Errorf("nothing reported gave %+v", f)
+	}
+}
+
+// Claude Code's tool_result_size_bytes is what entered the context, in
+// bytes; on an event with no text it decides no truncation.
+func TestClaudeCodeResultSize(t *testing.T) {
+	m := pcommon.NewMap()
+	m.PutStr("tool_name", "Bash")
+	m.PutStr("tool_result_size_bytes", "2048")
+	f, ok := ClaudeCodeEventForensics(m)
+	if !ok {
+		t.Fatal("an event without text or verdict should get the event verdict")
+	}
+	if f.Context != (schema.Sizes{Bytes: schema.Known(2048)}) || f.Original.Sizes != (schema.Sizes{}) || f.Kind != schema.KindUnknown || f.Truncated {
+		t.Errorf("event verdict = %+v", f)
+	}
+	// Read back without the processor, the exporter gets the same sizes.
+	if got := ForensicsFromAttributes(m); got.Context != f.Context || got.Original.Sizes != f.Original.Sizes {
+		t.Errorf("without the processor: context %+v original %+v", got.Context, got.Original)
+	}
+	m.PutStr(AttrToolCallResult, "text")
+	if _, ok := ClaudeCodeEventForensics(m); ok {
+		t.Error("an event with text is for detection")
+	}
+}

@@ -106,5 +106,9 @@ func callLess(a, b *schema.ToolCall) bool {
 	if a.SourceFile != b.SourceFile {
 		return a.SourceFile < b.SourceFile
 	}
-	return a.SourceLine < b.SourceLine
+	if a.SourceLine != b.SourceLine {
+		return a.SourceLine < b.SourceLine
+	}
+	// Spans name no file or line: the call id keeps their order stable.
+	return a.CallID < b.CallID
 }

@@ -1,8 +1,10 @@
 package transcript
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/ctxaudit/ctxaudit/collector/internal/jsonscan"
@@ -120,4 +122,50 @@ func DetectLines(lines [][]byte) (Format, error) {
 		}
 	}
 	return "", ErrUnknownFormat
+}
+
+// DetectMaxLines is how many non-blank lines Detect looks at.
+const DetectMaxLines = 20
+
+// Detection is what Detect learned from the first lines of a file.
+type Detection struct {
+	// Format is that of the first decisive line; "" when none was.
+	Format Format
+	// Lines is how many non-blank complete lines were looked at.
+	Lines int
+}
+
+// Decided reports whether more lines can change the answer: a format was
+// found, or DetectMaxLines lines were looked at without one.
+func (d Detection) Decided() bool { return d.Format != "" || d.Lines >= DetectMaxLines }
+
+// Detect reads the first lines of r — at most DetectMaxLines non-blank ones,
+// passing over lines longer than maxLineBytes — and returns the format of
+// the first decisive one. With growing set, r is a file still being written:
+// a last line without its newline is not complete yet and is not looked at.
+// Both `ctxaudit ingest` and the transcript receiver detect formats this way.
+func Detect(r io.Reader, maxLineBytes int, growing bool) (Detection, error) {
+	var d Detection
+	lr := NewLineReader(r, maxLineBytes)
+	for d.Lines < DetectMaxLines {
+		l, err := lr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return d, err
+		}
+		if growing && !l.TooLong && l.Size == int64(len(l.Bytes)) {
+			break // no newline: still being written
+		}
+		if l.TooLong || len(bytes.TrimSpace(l.Bytes)) == 0 {
+			continue
+		}
+		d.Lines++
+		if f, ok := DetectLine(l.Bytes); ok {
+			d.Format = f
+			return d, nil
+		}
+	}
+	return d, nil
 }

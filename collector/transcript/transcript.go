@@ -20,13 +20,15 @@ import (
 
 // Parser turns the lines of one transcript file into records.
 type Parser interface {
-	// Feed parses one line (without its newline). lineNo is 1-based and is
-	// what skipped-line reports and SourceLine carry. Bad lines are reported
-	// as Skip records, never as errors: a transcript is data, not code.
-	Feed(lineNo int64, line []byte)
-	// Flush ends the stream: it emits what was waiting for a later line (the
-	// last answer, tool calls that never got a result) and must be the last call.
-	Flush()
+	// Feed parses one line (without its newline) and sends the records it
+	// completes to emit. lineNo is 1-based and is what skipped-line reports
+	// and SourceLine carry. Bad lines are reported as Skip records, never as
+	// errors: a transcript is data, not code.
+	Feed(lineNo int64, line []byte, emit Emit)
+	// Flush ends the stream: it sends emit what was waiting for a later line
+	// (the last answer, tool calls that never got a result) and must be the
+	// last call.
+	Flush(emit Emit)
 	// Session is the session metadata gathered so far (ids, harness version,
 	// model, cwd, branch, time span, turns, compactions, usage summed once
 	// per assistant message). Counts that need analysis are left zero.

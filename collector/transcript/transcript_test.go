@@ -149,3 +149,28 @@ func TestTargetAndIDs(t *testing.T) {
 		t.Errorf("ProjectFromCwd = %q", got)
 	}
 }
+
+func TestDetect(t *testing.T) {
+	cc := `{"type":"user","sessionId":"s","uuid":"u"}`
+	for _, tc := range []struct {
+		name    string
+		in      string
+		growing bool
+		want    Detection
+		decided bool
+	}{
+		{"finished file", "\n\n" + cc + "\n", false, Detection{Format: FormatClaudeCode, Lines: 1}, true},
+		{"last line without newline, finished", cc, false, Detection{Format: FormatClaudeCode, Lines: 1}, true},
+		{"last line without newline, growing", cc, true, Detection{}, false},
+		{"empty", "\n \n", false, Detection{}, false},
+		{"nothing decisive yet", strings.Repeat("{}\n", 3), true, Detection{Lines: 3}, false},
+		{"nothing decisive in the first lines", strings.Repeat("{}\n", DetectMaxLines) + cc + "\n", false, Detection{Lines: DetectMaxLines}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Detect(strings.NewReader(tc.in), 0, tc.growing)
+			if err != nil || got != tc.want || got.Decided() != tc.decided {
+				t.Errorf("Detect = %+v (decided %v), %v; want %+v (decided %v)", got, got.Decided(), err, tc.want, tc.decided)
+			}
+		})
+	}
+}

@@ -56,6 +56,7 @@ func scanToolCall(rows driver.Rows) (schema.ToolCall, error) {
 	r.MarkerUnderstated, r.FollowedUp, r.Searched = understated == 1, followed == 1, srchd == 1
 	r.SessionCoverage = schema.RatioFromPtr(coverage)
 	r.SourceLine = int64(line)
+	r.Analysis = analysisOfVersion(version)
 	return r, nil
 }
 
@@ -84,6 +85,7 @@ func scanAnswer(rows driver.Rows) (schema.Answer, error) {
 			r.ReasonCalls[reason] = reasonCalls[i]
 		}
 	}
+	r.Analysis = analysisOfVersion(version)
 	return r, nil
 }
 
@@ -103,6 +105,7 @@ func scanSession(rows driver.Rows) (schema.Session, error) {
 	sess.StartedAt, sess.EndedAt = sess.StartedAt.UTC(), sess.EndedAt.UTC()
 	sess.Turns, sess.ToolCalls, sess.TruncatedCalls, sess.SilentCalls = int(turns), int(calls), int(truncated), int(silent)
 	sess.Answers, sess.RiskyAnswers, sess.Compactions = int(answers), int(risky), int(compact)
+	sess.Analysis = analysisOfVersion(version)
 	return sess, nil
 }
 

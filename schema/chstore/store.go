@@ -35,6 +35,8 @@ type Store struct {
 	database string
 	addr     string
 	redactor *redact.Redactor
+	// clock versions this Store's writes (see version.go).
+	clock *versionClock
 }
 
 // Options tune Open. The zero value is sensible.
@@ -104,7 +106,7 @@ func Open(ctx context.Context, addr string, o Options) (*Store, error) {
 	if red == nil {
 		red = redact.Default()
 	}
-	return &Store{conn: conn, database: db, addr: strings.Join(opts.Addr, ","), redactor: red}, nil
+	return &Store{conn: conn, database: db, addr: strings.Join(opts.Addr, ","), redactor: red, clock: &versionClock{}}, nil
 }
 
 // Database is the ctxaudit database this store reads and writes.

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2"
+
 	"github.com/ctxaudit/ctxaudit/schema"
 )
 
@@ -107,19 +109,7 @@ var toolCallColumns = []column[schema.ToolCall]{
 	{"context_sha256", func(r *schema.ToolCall, _ uint64) any { return r.ContextSHA256 }},
 	{"source_file", func(r *schema.ToolCall, _ uint64) any { return r.SourceFile }},
 	{"source_line", func(r *schema.ToolCall, _ uint64) any { return uint64(max(r.SourceLine, 0)) }},
-	{"version", func(r *schema.ToolCall, v uint64) any { return v | analysedBit(r) }},
-}
-
-// analysedBit ranks a tool-call row whose session analysis is known above
-// any row written without it, whatever the write order: a pass-through row
-// replayed from a persistent queue after a crash (written again after the
-// analysed row) must not replace the row that knows more. Write times
-// (nanoseconds since 1970, below 2^61 until 2043) stay below the bit.
-func analysedBit(r *schema.ToolCall) uint64 {
-	if r.SessionCoverage.Known {
-		return 1 << 62
-	}
-	return 0
+	{"version", func(_ *schema.ToolCall, v uint64) any { return v }},
 }
 
 var answerColumns = []column[schema.Answer]{
@@ -210,30 +200,48 @@ func columnNames[T any](cols []column[T]) string {
 	return strings.Join(names, ", ")
 }
 
-// insert sends rows as one native batch with an explicit column list.
-func insert[T any](ctx context.Context, s *Store, table string, cols []column[T], rows []T) error {
+// table describes how rows of one record type are written: the columns,
+// the record's stable id and what a row knows (see version.go).
+type table[T any] struct {
+	name string
+	cols []column[T]
+	key  func(*T) string
+	rank func(*T) uint64
+}
+
+var (
+	toolCallsTable   = table[schema.ToolCall]{"tool_calls", toolCallColumns, toolCallKey, toolCallRank}
+	answersTable     = table[schema.Answer]{"answers", answerColumns, answerKey, answerRank}
+	sessionsTable    = table[schema.Session]{"sessions", sessionColumns, sessionKey, sessionRank}
+	toolOutputsTable = table[schema.ToolOutput]{"tool_outputs", toolOutputColumns, toolOutputKey, toolOutputRank}
+)
+
+// insert sends rows as one native batch with an explicit column list, one
+// row per id, each versioned by what it knows and this write's clock value.
+func insert[T any](ctx context.Context, s *Store, t table[T], rows []T) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	query := "INSERT INTO " + s.table(table) + " (" + columnNames(cols) + ")"
+	rows = bestPerKey(rows, t.key, t.rank)
+	query := "INSERT INTO " + s.table(t.name) + " (" + columnNames(t.cols) + ")"
 	batch, err := s.conn.PrepareBatch(ctx, query)
 	if err != nil {
-		return fmt.Errorf("insert into %s.%s: prepare: %w", s.database, table, err)
+		return fmt.Errorf("insert into %s.%s: prepare: %w", s.database, t.name, err)
 	}
-	// One version per write: a later write of the same id replaces this one.
-	version := uint64(time.Now().UnixNano())
-	vals := make([]any, len(cols))
+	clock := s.clock.tick()
+	vals := make([]any, len(t.cols))
 	for i := range rows {
-		for j, c := range cols {
-			vals[j] = s.redactValue(c.value(&rows[i], version))
+		v := version(t.rank(&rows[i]), clock)
+		for j, c := range t.cols {
+			vals[j] = s.redactValue(c.value(&rows[i], v))
 		}
 		if err := batch.Append(vals...); err != nil {
 			_ = batch.Abort()
-			return fmt.Errorf("insert into %s.%s: row %d: %w", s.database, table, i, err)
+			return fmt.Errorf("insert into %s.%s: row %d: %w", s.database, t.name, i, err)
 		}
 	}
 	if err := batch.Send(); err != nil {
-		return fmt.Errorf("insert into %s.%s: send %d rows: %w", s.database, table, len(rows), err)
+		return fmt.Errorf("insert into %s.%s: send %d rows: %w", s.database, t.name, len(rows), err)
 	}
 	return nil
 }
@@ -288,19 +296,107 @@ func (s *Store) redactStrings(ss []string) ([]string, bool) {
 	return out, true
 }
 
-// WriteToolCalls inserts tool-call rows.
+// WriteToolCalls inserts tool-call rows. A row without content links gets
+// those the stored row of the same call has (see carryLinks).
 func (s *Store) WriteToolCalls(ctx context.Context, rows []schema.ToolCall) error {
-	return insert(ctx, s, "tool_calls", toolCallColumns, rows)
+	rows, err := s.carryLinks(ctx, rows)
+	if err != nil {
+		return err
+	}
+	return insert(ctx, s, toolCallsTable, rows)
+}
+
+// carryLinks fills the content links (original_sha256, context_sha256) a
+// row lacks from the stored rows of the same call. The links name the texts
+// of the call's own output, which a later write of the call — a collector
+// that stores no content re-analysing a session an ingest with
+// --store-content loaded — does not change; without this, that write, which
+// knows more of the session, would drop them. rows is not modified.
+func (s *Store) carryLinks(ctx context.Context, rows []schema.ToolCall) ([]schema.ToolCall, error) {
+	var missing []int
+	for i := range rows {
+		if rows[i].OriginalSHA256 == "" || rows[i].ContextSHA256 == "" {
+			missing = append(missing, i)
+		}
+	}
+	var out []schema.ToolCall
+	q := "SELECT session_id, call_id, argMaxIf(original_sha256, version, original_sha256 != ''), " +
+		"argMaxIf(context_sha256, version, context_sha256 != '') FROM " + s.table("tool_calls") +
+		" PREWHERE session_id IN ? WHERE call_id IN ? AND (original_sha256 != '' OR context_sha256 != '')" +
+		" GROUP BY session_id, call_id"
+	for start := 0; start < len(missing); start += maxIDsPerQuery {
+		chunk := missing[start:min(start+maxIDsPerQuery, len(missing))]
+		var sessions, calls []any
+		seenSession, seenCall := map[string]bool{}, map[string]bool{}
+		for _, i := range chunk {
+			r := &rows[i]
+			if !seenSession[r.SessionID] {
+				seenSession[r.SessionID] = true
+				sessions = append(sessions, r.SessionID)
+			}
+			if !seenCall[r.CallID] {
+				seenCall[r.CallID] = true
+				calls = append(calls, r.CallID)
+			}
+		}
+		stored, err := s.storedLinks(ctx, q, sessions, calls)
+		if err != nil {
+			return nil, err
+		}
+		for _, i := range chunk {
+			l, ok := stored[toolCallKey(&rows[i])]
+			if !ok {
+				continue
+			}
+			if out == nil {
+				out = append([]schema.ToolCall(nil), rows...)
+			}
+			r := &out[i]
+			if r.OriginalSHA256 == "" {
+				r.OriginalSHA256 = l[0]
+			}
+			if r.ContextSHA256 == "" {
+				r.ContextSHA256 = l[1]
+			}
+		}
+	}
+	if out == nil {
+		return rows, nil
+	}
+	return out, nil
+}
+
+// storedLinks runs carryLinks' query: session and call id -> the stored
+// original and context hashes.
+func (s *Store) storedLinks(ctx context.Context, q string, sessions, calls []any) (map[string][2]string, error) {
+	res, err := s.conn.Query(ctx, q, clickhouse.GroupSet{Value: sessions}, clickhouse.GroupSet{Value: calls})
+	if err != nil {
+		return nil, fmt.Errorf("read stored content links of %d calls: %w", len(calls), err)
+	}
+	defer res.Close()
+	out := map[string][2]string{}
+	for res.Next() {
+		var sid, cid string
+		var l [2]string
+		if err := res.Scan(&sid, &cid, &l[0], &l[1]); err != nil {
+			return nil, fmt.Errorf("read stored content links: %w", err)
+		}
+		out[sid+"\x00"+cid] = l
+	}
+	if err := res.Err(); err != nil {
+		return nil, fmt.Errorf("read stored content links: %w", err)
+	}
+	return out, nil
 }
 
 // WriteAnswers inserts answer rows.
 func (s *Store) WriteAnswers(ctx context.Context, rows []schema.Answer) error {
-	return insert(ctx, s, "answers", answerColumns, rows)
+	return insert(ctx, s, answersTable, rows)
 }
 
 // WriteSessions inserts session rows.
 func (s *Store) WriteSessions(ctx context.Context, rows []schema.Session) error {
-	return insert(ctx, s, "sessions", sessionColumns, rows)
+	return insert(ctx, s, sessionsTable, rows)
 }
 
 // WriteToolOutputs inserts stored output texts. A secret the caller's
@@ -318,5 +414,5 @@ func (s *Store) WriteToolOutputs(ctx context.Context, rows []schema.ToolOutput) 
 		}
 		out[i].Text, out[i].Redactions = text, out[i].Redactions+n
 	}
-	return insert(ctx, s, "tool_outputs", toolOutputColumns, out)
+	return insert(ctx, s, toolOutputsTable, out)
 }

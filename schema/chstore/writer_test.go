@@ -79,6 +79,7 @@ func TestAnalysedRowOutranksLaterPassThrough(t *testing.T) {
 	read := schema.ToolCall{SessionID: "s1", CallID: "c1", Tool: "Read", Timestamp: at, Forensics: schema.Forensics{Kind: schema.KindNone}}
 	analysed := read
 	analysed.SessionCoverage, analysed.FollowedUp = schema.KnownRatio(0.4), true
+	analysed.Analysis = schema.Analysis{Done: true, Records: 1}
 	for _, rows := range [][]schema.ToolCall{{read}, {analysed}, {read}} {
 		if err := s.WriteToolCalls(ctx, rows); err != nil {
 			t.Fatal(err)

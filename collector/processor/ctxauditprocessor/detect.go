@@ -14,6 +14,9 @@ import (
 // instrumented harness) take precedence inside forensics.Detect.
 func detectInto(attrs pcommon.Map, harness schema.Harness) schema.Forensics {
 	raw := attrs.AsRaw()
+	// Claude Code's tool_result_size_bytes is the size of what entered the
+	// context, never the original; with the text at hand it adds nothing.
+	delete(raw, forensics.AttrClaudeCodeToolResultSize)
 	str := func(k string) string {
 		if s, ok := raw[k].(string); ok {
 			return s
@@ -45,12 +48,12 @@ func detectInto(attrs pcommon.Map, harness schema.Harness) schema.Forensics {
 	if args != "" {
 		in.Arguments = []byte(args)
 	}
-	// gen_ai.tool.call.result, when present, is what the model saw. Without
-	// it (a claude_code.tool_result event carries sizes, never the text) the
-	// context is unknown, not empty: forensics must not judge an empty text.
+	// gen_ai.tool.call.result, when present, is what the model saw; without
+	// it the text is unknown (its size, if reported, comes from the
+	// ctxaudit.output.context.* attributes), never empty.
 	if s, ok := raw[otelconv.AttrToolCallResult].(string); ok {
 		in.Context = s
-	} else {
+	} else if _, ok := raw[otelconv.AttrToolCallResult]; !ok {
 		in.ContextUnavailable = true
 	}
 	f := forensics.Detect(in)

@@ -48,6 +48,13 @@ func (p *logsProcessor) processLogs(ctx context.Context, ld plog.Logs) (plog.Log
 				lr.Attributes().PutStr(otelconv.ClaudeCodeSessionID, v.AsString())
 			}
 		}
+		if f, ok := otelconv.ClaudeCodeEventForensics(lr.Attributes()); ok && harness == schema.HarnessClaudeCode {
+			// Sizes only, no text: nothing for detection to read.
+			otelconv.PutForensics(lr.Attributes(), &f)
+			lr.Attributes().PutStr(otelconv.AttrSource, string(harness))
+			p.tel.recordCall(ctx, f.Kind)
+			return
+		}
 		f := detectInto(lr.Attributes(), harness)
 		p.tel.recordCall(ctx, f.Kind)
 	})

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
@@ -244,6 +245,19 @@ func TestClaudeCodeLogEvent(t *testing.T) {
 	if v, _ := out.Get(otelconv.AttrSource); v.AsString() != "claude_code" {
 		t.Errorf("source %q, want claude_code", v.AsString())
 	}
+	// The event reports the size of what entered the context, in bytes, and
+	// nothing else: no other size, no original, and no verdict from size alone.
+	c := otelconv.ToolCallFromAttributes(out, pcommon.NewMap(), time.Time{})
+	want := schema.Sizes{Bytes: schema.Known(12345)}
+	if c.Context != want {
+		t.Errorf("context = %+v, want bytes 12345 and nothing else", c.Context)
+	}
+	if c.Original != (schema.Original{Source: schema.SourceUnknown}) {
+		t.Errorf("original = %+v, want unknown", c.Original)
+	}
+	if c.Kind != schema.KindUnknown || c.Truncated || c.Strategy != schema.StrategyNone {
+		t.Errorf("verdict = %s/%v/%s, want unknown, not truncated, no strategy", c.Kind, c.Truncated, c.Strategy)
+	}
 }
 
 // Spans from the transcript receiver are analysed there already: they pass
@@ -272,5 +286,97 @@ func TestReceiverSpansAreNotReanalysed(t *testing.T) {
 	}
 	if n := len(sink.AllTraces()); n != 1 {
 		t.Fatalf("%d batches downstream, want only the pass-through one", n)
+	}
+}
+
+// analysedSessions returns the analysis stamped on each session span the
+// processor emitted, in order.
+func analysedSessions(sink *consumertest.TracesSink) []schema.Session {
+	var out []schema.Session
+	for _, td := range sink.AllTraces() {
+		otelconv.EachSpan(td, func(_ pcommon.Map, scope string, sp ptrace.Span) {
+			if scope == ScopeName && otelconv.Operation(sp.Attributes()) == otelconv.OperationInvokeAgent {
+				out = append(out, otelconv.SessionFromAttributes(sp.Attributes(), sp.StartTimestamp().AsTime(), sp.EndTimestamp().AsTime()))
+			}
+		})
+	}
+	return out
+}
+
+// A session's buffer restarted past max_calls_per_session, or started again
+// after an eviction, does not hold the session from its start: its analysis
+// says so, so that the store never puts it over the complete one.
+func TestRestartedBufferIsPartial(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	cfg.SessionIdle = time.Hour
+	cfg.MaxCallsPerSession = 2
+	cfg.MaxSessions = 1
+	sink := new(consumertest.TracesSink)
+	p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(componentType), cfg, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	send := func(session, id string) {
+		td := ptrace.NewTraces()
+		shellSpan(td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans(), session, id, "ok\n", at)
+		at = at.Add(time.Second)
+		if err := p.ConsumeTraces(context.Background(), td); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send("a", "c1")
+	send("a", "c2")
+	send("a", "c3") // past the limit: c1, c2 analysed, the buffer starts again
+	send("b", "c1") // evicts a's second buffer
+	send("a", "c4") // a again, after its eviction
+	if err := p.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got := analysedSessions(sink)
+	want := []schema.Analysis{
+		{Done: true, Records: 2},                // a: c1, c2 — from the start
+		{Done: true, Partial: true, Records: 1}, // a: c3, restarted
+		{Done: true, Records: 1},                // b, evicted by a's return
+		{Done: true, Partial: true, Records: 1}, // a: c4, after eviction
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d sessions analysed, want %d: %+v", len(got), len(want), got)
+	}
+	for i := range want {
+		if got[i].Analysis != want[i] {
+			t.Errorf("session %d (%s): analysis %+v, want %+v", i, got[i].SessionID, got[i].Analysis, want[i])
+		}
+	}
+}
+
+// With the text at hand, tool_result_size_bytes (the size of what entered the
+// context) is never taken for the original: a size alone is no truncation.
+func TestClaudeCodeResultSizeIsNeverTheOriginal(t *testing.T) {
+	sink := new(consumertest.LogsSink)
+	p, err := NewFactory().CreateLogs(context.Background(), processortest.NewNopSettings(componentType), createDefaultConfig(), sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ld := plog.NewLogs()
+	lr := ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords().AppendEmpty()
+	lr.Body().SetStr("claude_code.tool_result")
+	lr.Attributes().PutStr("session.id", "cc-2")
+	lr.Attributes().PutStr("tool_name", "Read")
+	lr.Attributes().PutStr("tool_result_size_bytes", "99999")
+	lr.Attributes().PutStr(otelconv.AttrToolCallResult, "a short result\n")
+	if err := p.ConsumeLogs(context.Background(), ld); err != nil {
+		t.Fatal(err)
+	}
+	out := sink.AllLogs()[0].ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0).Attributes()
+	c := otelconv.ToolCallFromAttributes(out, pcommon.NewMap(), time.Time{})
+	if c.Original.Chars == schema.Known(99999) || c.Original.Bytes == schema.Known(99999) || c.Kind == schema.KindSilent {
+		t.Errorf("original %+v kind %s: the reported context size was taken for the original", c.Original, c.Kind)
+	}
+	if c.Context.Bytes != schema.Known(15) {
+		t.Errorf("context bytes %v, want the 15 bytes of the text", c.Context.Bytes)
 	}
 }

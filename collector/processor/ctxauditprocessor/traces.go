@@ -4,7 +4,6 @@ import (
 	"container/list"
 	"context"
 	"encoding/json"
-	"sort"
 	"sync"
 	"time"
 
@@ -15,9 +14,9 @@ import (
 	"go.opentelemetry.io/collector/processor"
 	"go.uber.org/zap"
 
-	"github.com/ctxaudit/ctxaudit/collector/analysis"
 	"github.com/ctxaudit/ctxaudit/collector/otelconv"
 	"github.com/ctxaudit/ctxaudit/collector/redact"
+	"github.com/ctxaudit/ctxaudit/collector/session"
 	"github.com/ctxaudit/ctxaudit/schema"
 )
 
@@ -36,19 +35,67 @@ type tracesProcessor struct {
 	mu       sync.Mutex
 	sessions map[string]*list.Element // of *sessionBuffer, most recent at the front
 	lru      *list.List
+	// dropped are sessions whose buffer was dropped (evicted or restarted
+	// past max_calls_per_session): a buffer started again for one of them
+	// does not hold the session from its start, and says so.
+	dropped *recentSet
 
 	stop chan struct{}
 	done chan struct{}
 }
 
-// sessionBuffer is one session's calls and answers as seen so far.
+// sessionBuffer is one session as seen so far: its records, held and
+// analysed by collector/session, and the metadata its spans carry.
 type sessionBuffer struct {
-	id       string
-	source   schema.Harness
-	calls    map[string]schema.ToolCall
-	answers  map[string]schema.Answer
-	lastSeen time.Time
-	dirty    bool
+	id     string
+	source schema.Harness
+	b      *session.Builder
+	// meta is what the spans say of the session: its time span, and the
+	// model and place of its first call.
+	meta      schema.Session
+	firstCall *schema.ToolCall
+	lastSeen  time.Time
+	dirty     bool
+}
+
+func newSessionBuffer(id string, source schema.Harness, partial bool) *sessionBuffer {
+	b := session.New(id)
+	// Partial: an earlier buffer of the same session was dropped, so this
+	// one lacks the session's first records.
+	b.Partial = partial
+	return &sessionBuffer{id: id, source: source, b: b, meta: schema.Session{SessionID: id, Source: source}}
+}
+
+// span widens the session's time span to t.
+func (b *sessionBuffer) span(t time.Time) {
+	if b.meta.StartedAt.IsZero() || t.Before(b.meta.StartedAt) {
+		b.meta.StartedAt = t
+	}
+	if t.After(b.meta.EndedAt) {
+		b.meta.EndedAt = t
+	}
+}
+
+func (b *sessionBuffer) addCall(c schema.ToolCall) {
+	b.b.AddCall(c, "", false)
+	b.span(c.Timestamp)
+	if f := b.firstCall; f == nil || c.Timestamp.Before(f.Timestamp) || (c.Timestamp.Equal(f.Timestamp) && c.CallID < f.CallID) {
+		b.firstCall = &c
+		b.meta.Model, b.meta.HarnessVersion = c.Model, c.HarnessVersion
+		b.meta.Project, b.meta.Cwd, b.meta.GitBranch = c.Project, c.Cwd, c.GitBranch
+	}
+	if b.source == "" {
+		b.source = c.Source
+		b.meta.Source = c.Source
+	}
+}
+
+func (b *sessionBuffer) addAnswer(a schema.Answer) {
+	if a.Source == "" {
+		a.Source = b.source
+	}
+	b.b.AddAnswer(a)
+	b.span(a.Timestamp)
 }
 
 func newTracesProcessor(set processor.Settings, cfg *Config, next consumer.Traces) (*tracesProcessor, error) {
@@ -63,6 +110,7 @@ func newTracesProcessor(set processor.Settings, cfg *Config, next consumer.Trace
 	return &tracesProcessor{
 		cfg: cfg, logger: set.Logger, next: next, tel: tel, now: time.Now, secret: secret,
 		sessions: map[string]*list.Element{}, lru: list.New(),
+		dropped: newRecentSet(max(8*cfg.MaxSessions, 1024)),
 	}, nil
 }
 
@@ -222,11 +270,12 @@ func (p *tracesProcessor) buffer(id string, source schema.Harness) (*sessionBuff
 		delete(p.sessions, b.id)
 		p.tel.sessionsHeld.Add(context.Background(), -1)
 		p.tel.sessionsEvicted.Add(context.Background(), 1)
+		p.dropped.add(b.id)
 		if b.dirty {
 			evicted = append(evicted, b)
 		}
 	}
-	b := &sessionBuffer{id: id, source: source, calls: map[string]schema.ToolCall{}, answers: map[string]schema.Answer{}}
+	b := newSessionBuffer(id, source, p.dropped.has(id))
 	p.sessions[id] = p.lru.PushFront(b)
 	p.tel.sessionsHeld.Add(context.Background(), 1)
 	return b, evicted
@@ -239,7 +288,7 @@ func (p *tracesProcessor) addCall(c schema.ToolCall) []*sessionBuffer {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	b, evicted := p.buffer(c.SessionID, c.Source)
-	if _, known := b.calls[c.CallID]; !known && len(b.calls) >= p.cfg.MaxCallsPerSession {
+	if !b.b.HasCall(c.CallID) && b.b.Calls() >= p.cfg.MaxCallsPerSession {
 		// Analyse what we have and start the session's buffer again: bounded
 		// memory wins over whole-session analysis for runaway sessions.
 		el := p.sessions[c.SessionID]
@@ -247,16 +296,14 @@ func (p *tracesProcessor) addCall(c schema.ToolCall) []*sessionBuffer {
 		delete(p.sessions, c.SessionID)
 		p.tel.sessionsHeld.Add(context.Background(), -1)
 		p.tel.sessionsEvicted.Add(context.Background(), 1)
+		p.dropped.add(c.SessionID)
 		evicted = append(evicted, b)
 		var more []*sessionBuffer
 		b, more = p.buffer(c.SessionID, c.Source)
 		evicted = append(evicted, more...)
 	}
-	b.calls[c.CallID] = c
+	b.addCall(c)
 	b.lastSeen, b.dirty = p.now(), true
-	if b.source == "" {
-		b.source = c.Source
-	}
 	return evicted
 }
 
@@ -264,7 +311,7 @@ func (p *tracesProcessor) addAnswer(a schema.Answer) []*sessionBuffer {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	b, evicted := p.buffer(a.SessionID, a.Source)
-	b.answers[a.MessageID] = a
+	b.addAnswer(a)
 	b.lastSeen, b.dirty = p.now(), true
 	return evicted
 }
@@ -296,62 +343,48 @@ func (p *tracesProcessor) flush(ctx context.Context, pick func(*sessionBuffer) b
 }
 
 // emit analyses sessions and sends their verdicts downstream as spans: the
-// calls (with follow-through), the answers (with risk) and the session.
+// calls whose follow-through changed, the answers (with risk) and the session.
 func (p *tracesProcessor) emit(ctx context.Context, bufs []*sessionBuffer) error {
 	td := ptrace.NewTraces()
 	ss := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty()
 	ss.Scope().SetName(ScopeName)
 	spans := ss.Spans()
 	for _, b := range bufs {
-		s := p.analyse(b)
+		p.mu.Lock()
+		res := b.b.Analyze(b.meta)
+		p.mu.Unlock()
 		p.tel.sessionsAnalysed.Add(ctx, 1)
-		otelconv.AppendSession(spans, &s.Meta)
-		for i := range s.Calls {
-			otelconv.AppendToolCall(spans, &s.Calls[i])
+		otelconv.AppendSession(spans, &res.Meta)
+		for i := range res.Calls {
+			otelconv.AppendToolCall(spans, &res.Calls[i])
 		}
-		for i := range s.Answers {
-			otelconv.AppendAnswer(spans, &s.Answers[i])
+		for i := range res.Answers {
+			otelconv.AppendAnswer(spans, &res.Answers[i])
 		}
 	}
 	p.redactSecrets(ctx, td)
 	return p.next.ConsumeTraces(ctx, td)
 }
 
-func (p *tracesProcessor) analyse(b *sessionBuffer) analysis.Session {
-	p.mu.Lock()
-	s := analysis.Session{Meta: schema.Session{SessionID: b.id, Source: b.source}}
-	for _, c := range b.calls {
-		s.Calls = append(s.Calls, c)
+// recentSet remembers up to n ids, forgetting the oldest first.
+type recentSet struct {
+	n     int
+	ids   map[string]struct{}
+	order []string
+}
+
+func newRecentSet(n int) *recentSet { return &recentSet{n: n, ids: map[string]struct{}{}} }
+
+func (r *recentSet) has(id string) bool { _, ok := r.ids[id]; return ok }
+
+func (r *recentSet) add(id string) {
+	if r.has(id) {
+		return
 	}
-	for _, a := range b.answers {
-		s.Answers = append(s.Answers, a)
+	if len(r.order) >= r.n {
+		delete(r.ids, r.order[0])
+		r.order = r.order[1:]
 	}
-	p.mu.Unlock()
-	sort.SliceStable(s.Calls, func(i, j int) bool {
-		if !s.Calls[i].Timestamp.Equal(s.Calls[j].Timestamp) {
-			return s.Calls[i].Timestamp.Before(s.Calls[j].Timestamp)
-		}
-		return s.Calls[i].CallID < s.Calls[j].CallID
-	})
-	sort.SliceStable(s.Answers, func(i, j int) bool { return s.Answers[i].Timestamp.Before(s.Answers[j].Timestamp) })
-	for i := range s.Answers {
-		if s.Answers[i].Source == "" {
-			s.Answers[i].Source = b.source
-		}
-	}
-	if len(s.Calls) > 0 {
-		s.Meta.StartedAt, s.Meta.EndedAt = s.Calls[0].Timestamp, s.Calls[len(s.Calls)-1].Timestamp
-		s.Meta.Model, s.Meta.HarnessVersion = s.Calls[0].Model, s.Calls[0].HarnessVersion
-		s.Meta.Project, s.Meta.Cwd, s.Meta.GitBranch = s.Calls[0].Project, s.Calls[0].Cwd, s.Calls[0].GitBranch
-	}
-	if n := len(s.Answers); n > 0 {
-		if s.Meta.StartedAt.IsZero() || s.Answers[0].Timestamp.Before(s.Meta.StartedAt) {
-			s.Meta.StartedAt = s.Answers[0].Timestamp
-		}
-		if s.Answers[n-1].Timestamp.After(s.Meta.EndedAt) {
-			s.Meta.EndedAt = s.Answers[n-1].Timestamp
-		}
-	}
-	analysis.Analyze(&s)
-	return s
+	r.ids[id] = struct{}{}
+	r.order = append(r.order, id)
 }

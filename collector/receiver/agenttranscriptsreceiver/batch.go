@@ -5,6 +5,7 @@ import (
 
 	"github.com/ctxaudit/ctxaudit/collector/otelconv"
 	"github.com/ctxaudit/ctxaudit/collector/receiver/agenttranscriptsreceiver/internal/metadata"
+	"github.com/ctxaudit/ctxaudit/collector/session"
 	"github.com/ctxaudit/ctxaudit/schema"
 )
 
@@ -57,16 +58,16 @@ func (b *batch) addCall(c schema.ToolCall) {
 	b.spans++
 }
 
-func (b *batch) addAnalysis(id string, r analysisResult, withSession bool) {
-	ss := b.session(id, r.meta.Source)
+func (b *batch) addAnalysis(id string, r session.Result, withSession bool) {
+	ss := b.session(id, r.Meta.Source)
 	if withSession {
-		m := r.meta
+		m := r.Meta
 		ss.meta = &m
 		b.spans++
 	}
-	ss.calls = append(ss.calls, r.calls...)
-	ss.answers = append(ss.answers, r.answers...)
-	b.spans += len(r.calls) + len(r.answers)
+	ss.calls = append(ss.calls, r.Calls...)
+	ss.answers = append(ss.answers, r.Answers...)
+	b.spans += len(r.Calls) + len(r.Answers)
 }
 
 // traces builds the request: one resource per session (service.name is

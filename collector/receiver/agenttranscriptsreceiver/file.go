@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -14,9 +13,7 @@ import (
 	"github.com/ctxaudit/ctxaudit/collector/ingest"
 	"github.com/ctxaudit/ctxaudit/collector/receiver/agenttranscriptsreceiver/internal/checkpoint"
 	"github.com/ctxaudit/ctxaudit/collector/transcript"
-	"github.com/ctxaudit/ctxaudit/collector/transcript/claudecode"
-	"github.com/ctxaudit/ctxaudit/collector/transcript/codex"
-	"github.com/ctxaudit/ctxaudit/collector/transcript/pi"
+	"github.com/ctxaudit/ctxaudit/collector/transcript/parsers"
 	"github.com/ctxaudit/ctxaudit/schema"
 )
 
@@ -46,13 +43,14 @@ type trackedFile struct {
 
 	committed position
 	read      position
+	// refusedUpTo is the last line whose refused saved output was reported.
+	refusedUpTo int64
 	// analyzed is the line up to which the file's session was analysed and
 	// the result accepted.
 	analyzed  int64
 	sessionID string
 
 	parser  transcript.Parser
-	mode    feedMode
 	meta    schema.Session
 	agentID string // Claude Code sub-agent id; "" for a main thread
 
@@ -85,7 +83,8 @@ func (f *trackedFile) needsAnalysis() bool {
 	return f.format != "" && f.sessionID != "" && f.analyzed < f.read.line
 }
 
-// feedMode says what the records a parser produces right now are.
+// feedMode says what the records of one Feed or Flush call are; it is
+// given with the call's sink (see sink), never kept between calls.
 type feedMode uint8
 
 const (
@@ -100,9 +99,6 @@ const (
 	// are not final and are not counted.
 	modeFlush
 )
-
-// detectLines is how many non-blank lines format detection looks at.
-const detectLines = 20
 
 // readFile reads the file's new complete lines into b, detecting its format
 // and loading its parser first when needed.
@@ -132,7 +128,7 @@ func (r *agentReceiver) readFile(ctx context.Context, f *trackedFile, b *batch) 
 		if format == "" {
 			f.unknownFormat, f.drainedAt = true, size
 			r.logger.Warn("No known transcript format in the file's first lines; not tailing it (set source to force one)",
-				zap.String("path", f.path), zap.Int("lines", detectLines))
+				zap.String("path", f.path), zap.Int("lines", transcript.DetectMaxLines))
 			return nil
 		}
 		f.format, f.dirty = format, true
@@ -214,34 +210,11 @@ func (r *agentReceiver) detect(fh *os.File, size int64) (transcript.Format, bool
 	if size == 0 {
 		return "", false, nil
 	}
-	complete, err := endsWithNewline(fh, size)
+	d, err := transcript.Detect(io.NewSectionReader(fh, 0, size), r.cfg.MaxLineBytes, true)
 	if err != nil {
 		return "", false, err
 	}
-	lr := transcript.NewLineReader(io.NewSectionReader(fh, 0, size), r.cfg.MaxLineBytes)
-	var off int64
-	seen := 0
-	for seen < detectLines {
-		l, err := lr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return "", false, err
-		}
-		off += l.Size
-		if off == size && !complete {
-			break
-		}
-		if l.TooLong || strings.TrimSpace(string(l.Bytes)) == "" {
-			continue
-		}
-		seen++
-		if format, ok := transcript.DetectLine(l.Bytes); ok {
-			return format, true, nil
-		}
-	}
-	return "", seen >= detectLines, nil
+	return d.Format, d.Decided(), nil
 }
 
 func endsWithNewline(fh *os.File, size int64) (bool, error) {
@@ -283,16 +256,11 @@ func (r *agentReceiver) newParser(f *trackedFile) (transcript.Parser, error) {
 		SourceFile: f.path,
 		ReadSaved:  ingest.SavedFileReader(f.path, f.format, 0, r.savedRefused(f)),
 	}
-	emit := func(rec transcript.Record) { r.onRecord(f, rec) }
-	switch f.format {
-	case transcript.FormatClaudeCode:
-		return claudecode.New(opts, emit), nil
-	case transcript.FormatCodex:
-		return codex.New(opts, emit), nil
-	case transcript.FormatPi:
-		return pi.New(opts, emit), nil
+	p, err := parsers.New(f.format, opts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f.path, err)
 	}
-	return nil, fmt.Errorf("%s: %w %q", f.path, transcript.ErrUnknownFormat, f.format)
+	return p, nil
 }
 
 // ctxCheckLines is how many lines pass between cancellation checks.
@@ -311,12 +279,11 @@ func (r *agentReceiver) advance(ctx context.Context, f *trackedFile, fh *os.File
 		return fmt.Errorf("read %s: %w", f.path, err)
 	}
 	lr := transcript.NewLineReader(io.NewSectionReader(fh, f.read.offset, end-f.read.offset), r.cfg.MaxLineBytes)
+	mode := modeRebuild
 	if b != nil {
-		f.mode = modeNew
+		mode = modeNew
 	}
-	prev := r.cur
-	r.cur = b
-	defer func() { f.mode, r.cur = modeRebuild, prev }()
+	sink := r.sink(f, mode, b)
 
 	var n int64
 	for b == nil || !b.full() {
@@ -335,10 +302,10 @@ func (r *agentReceiver) advance(ctx context.Context, f *trackedFile, fh *os.File
 		}
 		no := f.read.line + 1
 		if l.TooLong {
-			r.onRecord(f, &transcript.Skip{Line: no, Reason: transcript.SkipTooLong,
+			sink(&transcript.Skip{Line: no, Reason: transcript.SkipTooLong,
 				Detail: fmt.Sprintf("%d bytes, limit %d", l.Size, r.cfg.MaxLineBytes)})
 		} else {
-			f.parser.Feed(no, l.Bytes)
+			f.parser.Feed(no, l.Bytes, sink)
 		}
 		f.read = position{offset: f.read.offset + l.Size, line: no}
 		if n++; n%ctxCheckLines == 0 {
@@ -379,42 +346,53 @@ func (r *agentReceiver) snapshot(f *trackedFile) {
 // counted and logged when its line is read for the first time.
 func (r *agentReceiver) savedRefused(f *trackedFile) func(*ingest.RefusalError) {
 	return func(e *ingest.RefusalError) {
-		if f.mode != modeNew {
+		// Lines up to the checkpoint were read (and reported) before a
+		// restart; a line is reported once however often it is re-parsed.
+		line := f.read.line + 1
+		if line <= f.committed.line || line <= f.refusedUpTo {
 			return
 		}
+		f.refusedUpTo = line
 		r.tel.SavedRefused(context.Background(), e.Reason)
-		r.logger.Warn("Refused to read a saved tool output", zap.String("at", fmt.Sprintf("%s:%d", f.path, f.read.line+1)),
-			zap.String("path", f.path), zap.Int64("line", f.read.line+1),
+		r.logger.Warn("Refused to read a saved tool output", zap.String("at", fmt.Sprintf("%s:%d", f.path, line)),
+			zap.String("path", f.path), zap.Int64("line", line),
 			zap.String("ref", e.Ref), zap.String("reason", e.Reason), zap.String("detail", e.Detail))
 	}
 }
 
+// sink is where the records of one Feed or Flush call of f's parser go:
+// always to the session; with a batch, and unless they only rebuild what was
+// read before, also emitted into it.
+func (r *agentReceiver) sink(f *trackedFile, mode feedMode, b *batch) transcript.Emit {
+	return func(rec transcript.Record) { r.onRecord(f, mode, b, rec) }
+}
+
 // onRecord takes one parser record of file f.
-func (r *agentReceiver) onRecord(f *trackedFile, rec transcript.Record) {
+func (r *agentReceiver) onRecord(f *trackedFile, mode feedMode, b *batch, rec transcript.Record) {
 	switch v := rec.(type) {
 	case *transcript.Call:
 		if v.Call.SessionID == "" {
 			v.Call.SessionID = transcript.SessionIDFromPath(f.path)
 		}
 		s := r.session(v.Call.SessionID)
-		emit := f.mode != modeRebuild && r.cur != nil
-		c := s.addCall(v.Call, v.SpawnedAgentID, emit)
+		emit := mode != modeRebuild && b != nil
+		c := s.AddCall(v.Call, v.SpawnedAgentID, emit)
 		if emit {
-			r.cur.addCall(c)
+			b.addCall(c)
 			r.tel.ToolCall(context.Background(), string(c.Kind), string(f.format))
 		}
 	case *transcript.Answer:
 		if v.Answer.SessionID == "" {
 			v.Answer.SessionID = transcript.SessionIDFromPath(f.path)
 		}
-		r.session(v.Answer.SessionID).addAnswer(v.Answer)
+		r.session(v.Answer.SessionID).AddAnswer(v.Answer)
 	case *transcript.Skip:
 		// Skips while re-reading were counted when first read; those from
 		// an idle flush (calls still waiting for a result) are not final.
 		// Logged at Warn so the default level names file:line; the
 		// collector's log sampling (service.telemetry.logs.sampling) bounds
 		// how many of these a flood of bad lines writes.
-		if f.mode == modeNew {
+		if mode == modeNew {
 			r.tel.LineSkipped(context.Background(), v.Reason)
 			r.logger.Warn("Skipped transcript line", zap.String("at", fmt.Sprintf("%s:%d", f.path, v.Line)),
 				zap.String("path", f.path), zap.Int64("line", v.Line),

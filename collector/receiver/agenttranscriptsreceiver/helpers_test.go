@@ -99,8 +99,8 @@ func appendFile(t *testing.T, path string, parts ...[]byte) {
 // returns its calls: the ground truth the receiver's spans are checked against.
 func callsOf(t *testing.T, path string) []*transcript.Call {
 	t.Helper()
-	rec, _ := transcripttest.ParseFile(t, path, func(o transcript.Options, e transcript.Emit) transcript.Parser {
-		return claudecode.New(o, e)
+	rec, _ := transcripttest.ParseFile(t, path, func(o transcript.Options) transcript.Parser {
+		return claudecode.New(o)
 	}, transcript.Options{})
 	return rec.Calls
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/ctxaudit/ctxaudit/collector/receiver/agenttranscriptsreceiver/internal/checkpoint"
 	"github.com/ctxaudit/ctxaudit/collector/receiver/agenttranscriptsreceiver/internal/metadata"
+	"github.com/ctxaudit/ctxaudit/collector/session"
 	"github.com/ctxaudit/ctxaudit/collector/transcript"
 	"github.com/ctxaudit/ctxaudit/schema"
 )
@@ -55,9 +56,8 @@ type agentReceiver struct {
 	firstScan  bool
 
 	// pending is the batch being sent; nothing else is read until the
-	// pipeline accepts it. cur is the batch records are emitted into.
+	// pipeline accepts it.
 	pending  *batch
-	cur      *batch
 	failures int
 }
 
@@ -417,46 +417,31 @@ func (r *agentReceiver) analyzeSession(ctx context.Context, id string, files []*
 		}
 	}
 	files = r.filesOf(id) // loading may have moved a file to another session
-	prev := r.cur
-	r.cur = b
 	for _, f := range files {
 		if f.parser != nil {
-			f.mode = modeFlush
-			f.parser.Flush()
-			f.mode = modeRebuild
+			f.parser.Flush(r.sink(f, modeFlush, b))
 			r.snapshot(f)
 			f.parser = nil
 		}
 	}
-	r.cur = prev
 	files = r.filesOf(id)
-	meta := mergeMeta(id, files)
+	metas := make([]schema.Session, len(files))
+	for i, f := range files {
+		metas[i] = f.meta
+	}
+	meta := session.MergeMeta(metas...) // the main thread (first) names it
+	meta.SessionID = id
 	s := r.session(id)
-	if !s.empty(&meta) {
-		b.addAnalysis(id, s.analyze(meta), true)
+	if !s.Empty(&meta) {
+		b.addAnalysis(id, s.Analyze(meta), true)
 	}
 	for _, f := range files {
 		b.analyzed[f] = f.read.line
 	}
 }
 
-// mergeMeta folds the files' session metadata into the session's: the main
-// thread (the first file) names it.
-func mergeMeta(id string, files []*trackedFile) schema.Session {
-	var m schema.Session
-	for i, f := range files {
-		if i == 0 {
-			m = f.meta
-			continue
-		}
-		transcript.MergeSession(&m, f.meta)
-	}
-	m.SessionID = id
-	return m
-}
-
 // session returns the session held for id, creating it when absent.
-func (r *agentReceiver) session(id string) *session {
+func (r *agentReceiver) session(id string) *session.Builder {
 	s, created := r.sessions.get(id)
 	if created {
 		r.tel.SessionsHeld(context.Background(), 1)
@@ -468,7 +453,7 @@ func (r *agentReceiver) session(id string) *session {
 // unloads their files; they are rebuilt from the files when needed again.
 func (r *agentReceiver) evict(ctx context.Context) {
 	for _, s := range r.sessions.overflow() {
-		for f := range r.bySession[s.id] {
+		for f := range r.bySession[s.ID()] {
 			f.parser = nil
 		}
 		r.tel.SessionEvicted(ctx)

@@ -18,6 +18,7 @@ import (
 	"github.com/ctxaudit/ctxaudit/collector/forensics"
 	"github.com/ctxaudit/ctxaudit/collector/otelconv"
 	"github.com/ctxaudit/ctxaudit/collector/receiver/agenttranscriptsreceiver/internal/metadata"
+	"github.com/ctxaudit/ctxaudit/collector/transcript"
 	"github.com/ctxaudit/ctxaudit/collector/transcript/transcripttest"
 )
 
@@ -275,7 +276,7 @@ func TestBadInputNeverStopsTheReceiver(t *testing.T) {
 func TestUnknownFormatIsNotTailed(t *testing.T) {
 	root := t.TempDir()
 	var body [][]byte
-	for i := 0; i < detectLines+5; i++ {
+	for i := 0; i < transcript.DetectMaxLines+5; i++ {
 		body = append(body, []byte(`{"hello":"world"}`+"\n"))
 	}
 	writeFile(t, filepath.Join(root, "other.jsonl"), body...)

@@ -39,11 +39,12 @@ func parseAll(b *testing.B, data []byte, opts transcript.Options) int {
 		b.Fatalf("detected %q, %v", f, err)
 	}
 	calls := 0
-	p := New(opts, func(r transcript.Record) {
+	emit := func(r transcript.Record) {
 		if _, ok := r.(*transcript.Call); ok {
 			calls++
 		}
-	})
+	}
+	p := New(opts)
 	for {
 		l, err := lr.Next()
 		if errors.Is(err, io.EOF) {
@@ -52,9 +53,9 @@ func parseAll(b *testing.B, data []byte, opts transcript.Options) int {
 		if err != nil {
 			b.Fatal(err)
 		}
-		p.Feed(l.No, l.Bytes)
+		p.Feed(l.No, l.Bytes, emit)
 	}
-	p.Flush()
+	p.Flush(emit)
 	return calls
 }
 

@@ -28,7 +28,8 @@ const syntheticModel = "<synthetic>"
 // Parser is the stateful parser of one Claude Code transcript file. It is not
 // safe for concurrent use.
 type Parser struct {
-	opts   transcript.Options
+	opts transcript.Options
+	// emit is the sink of the Feed or Flush call under way.
 	emit   transcript.Emit
 	detect func(forensics.Input) schema.Forensics
 
@@ -102,11 +103,12 @@ type envelope struct {
 	cMeta     []byte // compactMetadata
 }
 
-// New returns a parser that sends its records to emit.
-func New(opts transcript.Options, emit transcript.Emit) *Parser {
+// New returns a parser. Its records go to the sink each Feed and Flush
+// is given, so one parser can serve callers that route records differently
+// from one line to the next.
+func New(opts transcript.Options) *Parser {
 	return &Parser{
 		opts:      opts,
-		emit:      emit,
 		detect:    opts.DetectFunc(),
 		turn:      -1,
 		pending:   transcript.NewPending[*pendingCall](opts.PendingLimit()),
@@ -120,7 +122,13 @@ func New(opts transcript.Options, emit transcript.Emit) *Parser {
 }
 
 // Feed parses one line.
-func (p *Parser) Feed(lineNo int64, line []byte) {
+func (p *Parser) Feed(lineNo int64, line []byte, emit transcript.Emit) {
+	p.emit = emit
+	p.feed(lineNo, line)
+	p.emit = nil
+}
+
+func (p *Parser) feed(lineNo int64, line []byte) {
 	if len(line) == 0 || isBlank(line) {
 		return
 	}
@@ -452,26 +460,16 @@ func (p *Parser) toolResult(env *envelope, block, result []byte) {
 		return
 	}
 
-	rec := &transcript.Call{ContextText: resultText(content)}
 	in := forensics.Input{
 		Harness:        schema.HarnessClaudeCode,
 		HarnessVersion: p.sess.HarnessVersion,
 		Tool:           pc.name,
 		Arguments:      pc.args,
-		Context:        rec.ContextText,
+		Context:        transcript.TextBlocks(content),
 		IsError:        isError,
 		ToolUseResult:  result,
 	}
-	if p.opts.ReadSaved != nil {
-		in.ReadSaved = func(ref string) ([]byte, error) {
-			b, err := p.opts.ReadSaved(ref)
-			if err == nil {
-				rec.SavedText = b
-			}
-			return b, err
-		}
-	}
-	rec.Call = schema.ToolCall{
+	rec := transcript.BuildCall(p.opts, p.detect, schema.ToolCall{
 		SessionID:      p.sess.SessionID,
 		CallID:         id,
 		Tool:           pc.name,
@@ -486,13 +484,9 @@ func (p *Parser) toolResult(env *envelope, block, result []byte) {
 		Sidechain:      pc.sidechain,
 		Turn:           pc.turn,
 		MessageID:      pc.messageID,
-		Arguments:      string(pc.args),
-		Target:         transcript.Target(pc.args),
 		IsError:        isError,
-		Forensics:      p.detect(in),
-		SourceFile:     p.opts.SourceFile,
 		SourceLine:     env.line,
-	}
+	}, in)
 	if result != nil && result[0] == '{' {
 		rec.SpawnedAgentID = jsonscan.StringOr(jsonscan.Get(result, "agentId"))
 		if p.opts.KeepOriginalText && rec.Call.Truncated && rec.SavedText == nil {
@@ -528,30 +522,6 @@ func metadataOriginal(result []byte, orig schema.Sizes) string {
 		}
 	}
 	return ""
-}
-
-// resultText is the text of a tool_result as the model saw it: the string
-// itself, or the text blocks joined by newlines (images carry no text).
-func resultText(content []byte) string {
-	if len(content) == 0 || jsonscan.IsNull(content) {
-		return ""
-	}
-	if content[0] == '"' {
-		return jsonscan.StringOr(content)
-	}
-	var b strings.Builder
-	it := jsonscan.Array(content)
-	for it.Next() {
-		blk := it.Value()
-		if jsonscan.StringOr(jsonscan.Get(blk, "type")) != "text" {
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteByte('\n')
-		}
-		b.WriteString(jsonscan.StringOr(jsonscan.Get(blk, "text")))
-	}
-	return b.String()
 }
 
 func (p *Parser) system(env *envelope) {
@@ -596,7 +566,13 @@ func (p *Parser) addPending(pc *pendingCall) {
 }
 
 // Flush emits the last answer and reports calls that never got a result.
-func (p *Parser) Flush() {
+func (p *Parser) Flush(emit transcript.Emit) {
+	p.emit = emit
+	p.flush()
+	p.emit = nil
+}
+
+func (p *Parser) flush() {
 	p.finishMessage()
 	for _, pc := range p.pending.Drain() {
 		p.skip(pc.line, transcript.SkipUnpairedToolUse, pc.name+" "+pc.id+" has no tool_result")

@@ -18,7 +18,7 @@ import (
 
 const session216 = "637ef6e7-e740-4503-8ff8-5780d7c0918f"
 
-func newParser(o transcript.Options, e transcript.Emit) transcript.Parser { return New(o, e) }
+func newParser(o transcript.Options) transcript.Parser { return New(o) }
 
 func session216Dir(t testing.TB) string {
 	return filepath.Join(transcripttest.FixturesDir(t), "claude-code", "session-2.1.6-637ef6e7")
@@ -295,10 +295,10 @@ func TestSelectedResults(t *testing.T) {
 			use := `{"type":"assistant","sessionId":"s","isSidechain":` + strconv.FormatBool(tt.sidechain) + `,"message":{"id":"m1","model":"claude","content":[{"type":"tool_use","id":"` +
 				id + `","name":"` + tt.tool + `","input":` + tt.input + `}]}}`
 			rec := &transcripttest.Recorder{}
-			p := New(transcript.Options{ReadSaved: transcripttest.ReadDir(filepath.Join(fixtures, "claude-code", "sidecar-4238e5fb", "tool-results"))}, rec.Emit)
-			p.Feed(1, []byte(use))
-			p.Feed(2, result)
-			p.Flush()
+			p := New(transcript.Options{ReadSaved: transcripttest.ReadDir(filepath.Join(fixtures, "claude-code", "sidecar-4238e5fb", "tool-results"))})
+			p.Feed(1, []byte(use), rec.Emit)
+			p.Feed(2, result, rec.Emit)
+			p.Flush(rec.Emit)
 			if len(rec.Calls) != 1 || len(rec.Skips) != 0 {
 				t.Fatalf("calls %d skips %+v", len(rec.Calls), rec.Skips)
 			}
@@ -359,11 +359,11 @@ func TestParserBehaviour(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := &transcripttest.Recorder{}
-			p := New(tt.opts, rec.Emit)
+			p := New(tt.opts)
 			for i, l := range tt.lines {
-				p.Feed(int64(i+1), []byte(l))
+				p.Feed(int64(i+1), []byte(l), rec.Emit)
 			}
-			p.Flush()
+			p.Flush(rec.Emit)
 			if len(rec.Calls) != tt.calls || len(rec.Answers) != tt.answers || len(rec.Turns) != tt.turns {
 				t.Errorf("calls/answers/turns = %d/%d/%d, want %d/%d/%d",
 					len(rec.Calls), len(rec.Answers), len(rec.Turns), tt.calls, tt.answers, tt.turns)

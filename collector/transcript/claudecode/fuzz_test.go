@@ -23,11 +23,11 @@ func FuzzClaudeCodeLine(f *testing.F) {
 		p := New(transcript.Options{
 			MaxPending: 3,
 			ReadSaved:  func(string) ([]byte, error) { return []byte("saved\n"), nil },
-		}, rec.Emit)
+		})
 		for i, line := range bytes.Split(data, []byte("\n")) {
-			p.Feed(int64(i+1), line)
+			p.Feed(int64(i+1), line, rec.Emit)
 		}
-		p.Flush()
+		p.Flush(rec.Emit)
 		for _, c := range rec.Calls {
 			if c.Call.CallID == "" || c.Call.SourceLine < 1 {
 				t.Fatalf("call without id or line: %+v", c.Call)

@@ -26,7 +26,8 @@ const maxExecOutputs = 64
 // Parser is the stateful parser of one Codex rollout file. It is not safe for
 // concurrent use.
 type Parser struct {
-	opts   transcript.Options
+	opts transcript.Options
+	// emit is the sink of the Feed or Flush call under way.
 	emit   transcript.Emit
 	detect func(forensics.Input) schema.Forensics
 
@@ -51,11 +52,12 @@ type pendingCall struct {
 	cwd      string
 }
 
-// New returns a parser that sends its records to emit.
-func New(opts transcript.Options, emit transcript.Emit) *Parser {
+// New returns a parser. Its records go to the sink each Feed and Flush
+// is given, so one parser can serve callers that route records differently
+// from one line to the next.
+func New(opts transcript.Options) *Parser {
 	return &Parser{
 		opts:    opts,
-		emit:    emit,
 		detect:  opts.DetectFunc(),
 		pending: transcript.NewPending[*pendingCall](opts.PendingLimit()),
 		execOut: make(map[string]string),
@@ -68,7 +70,13 @@ func New(opts transcript.Options, emit transcript.Emit) *Parser {
 }
 
 // Feed parses one line.
-func (p *Parser) Feed(lineNo int64, line []byte) {
+func (p *Parser) Feed(lineNo int64, line []byte, emit transcript.Emit) {
+	p.emit = emit
+	p.feed(lineNo, line)
+	p.emit = nil
+}
+
+func (p *Parser) feed(lineNo int64, line []byte) {
 	raw, err := jsonscan.Value(line)
 	if err != nil {
 		if !isBlank(line) {
@@ -297,28 +305,18 @@ func (p *Parser) output(lineNo int64, callID string, output []byte) {
 		return
 	}
 
-	rec := &transcript.Call{ContextText: outputText(output)}
 	in := forensics.Input{
 		Harness:        schema.HarnessCodex,
 		HarnessVersion: p.sess.HarnessVersion,
 		Tool:           pc.name,
 		Arguments:      pc.args,
-		Context:        rec.ContextText,
+		Context:        outputText(output),
 	}
 	if full, ok := p.execOut[callID]; ok {
 		delete(p.execOut, callID)
 		in.OriginalText = &full
 	}
-	if p.opts.ReadSaved != nil {
-		in.ReadSaved = func(ref string) ([]byte, error) {
-			b, err := p.opts.ReadSaved(ref)
-			if err == nil {
-				rec.SavedText = b
-			}
-			return b, err
-		}
-	}
-	rec.Call = schema.ToolCall{
+	rec := transcript.BuildCall(p.opts, p.detect, schema.ToolCall{
 		SessionID:      p.sess.SessionID,
 		CallID:         callID,
 		Tool:           pc.name,
@@ -330,12 +328,8 @@ func (p *Parser) output(lineNo int64, callID string, output []byte) {
 		Cwd:            pc.cwd,
 		GitBranch:      p.sess.GitBranch,
 		Turn:           pc.turn,
-		Arguments:      string(pc.args),
-		Target:         transcript.Target(pc.args),
-		Forensics:      p.detect(in),
-		SourceFile:     p.opts.SourceFile,
 		SourceLine:     lineNo,
-	}
+	}, in)
 	rec.Call.IsError = exitCodeNonZero(rec.ContextText)
 	if pc.turn == p.turnIndex() {
 		p.turnCalls = append(p.turnCalls, callID)
@@ -444,7 +438,13 @@ func (p *Parser) event(lineNo int64, ts time.Time, payload []byte) {
 }
 
 // Flush emits the last answer and reports calls that never got an output.
-func (p *Parser) Flush() {
+func (p *Parser) Flush(emit transcript.Emit) {
+	p.emit = emit
+	p.flush()
+	p.emit = nil
+}
+
+func (p *Parser) flush() {
 	p.finishAnswer()
 	for _, pc := range p.pending.Drain() {
 		p.skip(pc.line, transcript.SkipUnpairedToolUse, pc.name+" "+pc.id+" has no output")

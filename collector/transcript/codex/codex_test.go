@@ -9,7 +9,7 @@ import (
 	"github.com/ctxaudit/ctxaudit/schema"
 )
 
-func newParser(o transcript.Options, e transcript.Emit) transcript.Parser { return New(o, e) }
+func newParser(o transcript.Options) transcript.Parser { return New(o) }
 
 // Expected figures were counted with jq on the fixture: 14 function_call and
 // 27 custom_tool_call items, each with its output; two shell outputs start
@@ -118,11 +118,11 @@ func TestParserBehaviour(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := &transcripttest.Recorder{}
-			p := New(transcript.Options{}, rec.Emit)
+			p := New(transcript.Options{})
 			for i, l := range tt.lines {
-				p.Feed(int64(i+1), []byte(l))
+				p.Feed(int64(i+1), []byte(l), rec.Emit)
 			}
-			p.Flush()
+			p.Flush(rec.Emit)
 			if len(rec.Calls) != tt.calls || len(rec.Answers) != tt.answers || len(rec.Turns) != tt.turns {
 				t.Errorf("calls/answers/turns = %d/%d/%d, want %d/%d/%d",
 					len(rec.Calls), len(rec.Answers), len(rec.Turns), tt.calls, tt.answers, tt.turns)

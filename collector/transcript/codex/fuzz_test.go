@@ -19,11 +19,11 @@ func FuzzCodexLine(f *testing.F) {
 {"type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"not found"}]}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rec := &transcripttest.Recorder{}
-		p := New(transcript.Options{MaxPending: 3}, rec.Emit)
+		p := New(transcript.Options{MaxPending: 3})
 		for i, line := range bytes.Split(data, []byte("\n")) {
-			p.Feed(int64(i+1), line)
+			p.Feed(int64(i+1), line, rec.Emit)
 		}
-		p.Flush()
+		p.Flush(rec.Emit)
 		for _, c := range rec.Calls {
 			if c.Call.CallID == "" || c.Call.SourceLine < 1 {
 				t.Fatalf("call without id or line: %+v", c.Call)

@@ -18,11 +18,11 @@ func FuzzPiLine(f *testing.F) {
 {"type":"message","message":{"role":"toolResult","toolCallId":"t","toolName":"read","content":[{"type":"text","text":"a\n\n[Showing lines 1-2 of 9. Use offset=3 to continue.]"}],"details":{"truncation":{"truncated":true,"totalLines":9,"outputLines":2}}}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rec := &transcripttest.Recorder{}
-		p := New(transcript.Options{MaxPending: 3}, rec.Emit)
+		p := New(transcript.Options{MaxPending: 3})
 		for i, line := range bytes.Split(data, []byte("\n")) {
-			p.Feed(int64(i+1), line)
+			p.Feed(int64(i+1), line, rec.Emit)
 		}
-		p.Flush()
+		p.Flush(rec.Emit)
 		for _, c := range rec.Calls {
 			if c.Call.CallID == "" || c.Call.SourceLine < 1 {
 				t.Fatalf("call without id or line: %+v", c.Call)

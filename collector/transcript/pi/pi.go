@@ -21,7 +21,8 @@ import (
 // Parser is the stateful parser of one pi session file. It is not safe for
 // concurrent use.
 type Parser struct {
-	opts   transcript.Options
+	opts transcript.Options
+	// emit is the sink of the Feed or Flush call under way.
 	emit   transcript.Emit
 	detect func(forensics.Input) schema.Forensics
 
@@ -40,11 +41,12 @@ type pendingCall struct {
 	turn                       int
 }
 
-// New returns a parser that sends its records to emit.
-func New(opts transcript.Options, emit transcript.Emit) *Parser {
+// New returns a parser. Its records go to the sink each Feed and Flush
+// is given, so one parser can serve callers that route records differently
+// from one line to the next.
+func New(opts transcript.Options) *Parser {
 	return &Parser{
 		opts:    opts,
-		emit:    emit,
 		detect:  opts.DetectFunc(),
 		pending: transcript.NewPending[*pendingCall](opts.PendingLimit()),
 		sess: schema.Session{
@@ -66,7 +68,13 @@ type entry struct {
 }
 
 // Feed parses one line.
-func (p *Parser) Feed(lineNo int64, line []byte) {
+func (p *Parser) Feed(lineNo int64, line []byte, emit transcript.Emit) {
+	p.emit = emit
+	p.feed(lineNo, line)
+	p.emit = nil
+}
+
+func (p *Parser) feed(lineNo int64, line []byte) {
 	raw, err := jsonscan.Value(line)
 	if err != nil {
 		if !isBlank(line) {
@@ -187,7 +195,7 @@ func (p *Parser) message(e *entry) {
 	}
 	switch role {
 	case "user":
-		if strings.TrimSpace(contentText(content)) == "" {
+		if strings.TrimSpace(transcript.TextBlocks(content)) == "" {
 			return
 		}
 		p.turn++
@@ -309,25 +317,15 @@ func (p *Parser) toolResult(e *entry, callID, toolName string, content, details 
 	if jsonscan.IsNull(details) {
 		details = nil
 	}
-	rec := &transcript.Call{ContextText: contentText(content)}
 	in := forensics.Input{
 		Harness:   schema.HarnessPi,
 		Tool:      pc.name,
 		Arguments: pc.args,
-		Context:   rec.ContextText,
+		Context:   transcript.TextBlocks(content),
 		IsError:   isError,
 		Details:   details,
 	}
-	if p.opts.ReadSaved != nil {
-		in.ReadSaved = func(ref string) ([]byte, error) {
-			b, err := p.opts.ReadSaved(ref)
-			if err == nil {
-				rec.SavedText = b
-			}
-			return b, err
-		}
-	}
-	rec.Call = schema.ToolCall{
+	rec := transcript.BuildCall(p.opts, p.detect, schema.ToolCall{
 		SessionID:  p.sess.SessionID,
 		CallID:     callID,
 		Tool:       pc.name,
@@ -338,45 +336,23 @@ func (p *Parser) toolResult(e *entry, callID, toolName string, content, details 
 		Cwd:        p.sess.Cwd,
 		Turn:       pc.turn,
 		MessageID:  pc.messageID,
-		Arguments:  string(pc.args),
-		Target:     transcript.Target(pc.args),
 		IsError:    isError,
-		Forensics:  p.detect(in),
-		SourceFile: p.opts.SourceFile,
 		SourceLine: e.line,
-	}
+	}, in)
 	if pc.turn == p.turnIndex() {
 		p.turnCalls = append(p.turnCalls, callID)
 	}
 	p.emit(rec)
 }
 
-// contentText joins the text blocks of a pi content value (a string or an
-// array of {type:"text",text} and image blocks).
-func contentText(content []byte) string {
-	if len(content) == 0 || jsonscan.IsNull(content) {
-		return ""
-	}
-	if content[0] == '"' {
-		return jsonscan.StringOr(content)
-	}
-	var b strings.Builder
-	it := jsonscan.Array(content)
-	for it.Next() {
-		blk := it.Value()
-		if jsonscan.StringOr(jsonscan.Get(blk, "type")) != "text" {
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteByte('\n')
-		}
-		b.WriteString(jsonscan.StringOr(jsonscan.Get(blk, "text")))
-	}
-	return b.String()
+// Flush reports calls that never got a result.
+func (p *Parser) Flush(emit transcript.Emit) {
+	p.emit = emit
+	p.flush()
+	p.emit = nil
 }
 
-// Flush reports calls that never got a result.
-func (p *Parser) Flush() {
+func (p *Parser) flush() {
 	for _, pc := range p.pending.Drain() {
 		p.skip(pc.line, transcript.SkipUnpairedToolUse, pc.name+" "+pc.id+" has no toolResult")
 	}

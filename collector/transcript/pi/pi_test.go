@@ -9,7 +9,7 @@ import (
 	"github.com/ctxaudit/ctxaudit/schema"
 )
 
-func newParser(o transcript.Options, e transcript.Emit) transcript.Parser { return New(o, e) }
+func newParser(o transcript.Options) transcript.Parser { return New(o) }
 
 // selected-lines.jsonl: header, an assistant toolCall whose result is not in
 // the file, three toolResults whose calls are not in the file (pi results
@@ -83,11 +83,11 @@ func TestParserBehaviour(t *testing.T) {
 	result := `{"type":"message","id":"e3","message":{"role":"toolResult","toolCallId":"t1","toolName":"read","content":[{"type":"text","text":"x"}],"isError":false}}`
 	answer := `{"type":"message","id":"e4","message":{"role":"assistant","model":"m","content":[{"type":"text","text":"there is no such setting"}],"usage":{"input":1,"output":9}}}`
 	rec := &transcripttest.Recorder{}
-	p := New(transcript.Options{}, rec.Emit)
+	p := New(transcript.Options{})
 	for i, l := range []string{header, prompt, call, result, answer, `{"type":"message","message":`} {
-		p.Feed(int64(i+1), []byte(l))
+		p.Feed(int64(i+1), []byte(l), rec.Emit)
 	}
-	p.Flush()
+	p.Flush(rec.Emit)
 	if len(rec.Calls) != 1 || len(rec.Answers) != 1 || len(rec.Turns) != 1 {
 		t.Fatalf("calls/answers/turns = %d/%d/%d", len(rec.Calls), len(rec.Answers), len(rec.Turns))
 	}

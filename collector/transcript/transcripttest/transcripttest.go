@@ -99,7 +99,7 @@ func (r *Recorder) SkipReasons() map[string]int {
 }
 
 // NewFunc builds a parser; each format package's New fits after wrapping.
-type NewFunc func(transcript.Options, transcript.Emit) transcript.Parser
+type NewFunc func(transcript.Options) transcript.Parser
 
 // ParseFile feeds the file at path through a new parser, line by line, then
 // flushes it, and returns what it emitted and its session metadata.
@@ -114,7 +114,7 @@ func ParseFile(tb testing.TB, path string, newParser NewFunc, opts transcript.Op
 		opts.SourceFile = path
 	}
 	rec := &Recorder{}
-	p := newParser(opts, rec.Emit)
+	p := newParser(opts)
 	lr := transcript.NewLineReader(f, 0)
 	for {
 		l, err := lr.Next()
@@ -128,9 +128,9 @@ func ParseFile(tb testing.TB, path string, newParser NewFunc, opts transcript.Op
 			rec.Emit(&transcript.Skip{Line: l.No, Reason: transcript.SkipTooLong})
 			continue
 		}
-		p.Feed(l.No, l.Bytes)
+		p.Feed(l.No, l.Bytes, rec.Emit)
 	}
-	p.Flush()
+	p.Flush(rec.Emit)
 	return rec, p.Session()
 }
 

@@ -1,0 +1,184 @@
+// Package session builds one agent session out of the records its
+// transcript files or spans produce, and analyses it: the one session layer
+// that `ctxaudit ingest`, the transcript receiver and the ctxaudit processor
+// share, so that the same records give the same rows on every path.
+//
+// A Builder holds records by id (adding a record again replaces it, so
+// re-reading a file after a restart or an eviction never adds copies),
+// places sub-agent records in the turn of the call that spawned them,
+// analyses the whole session, and returns exactly what changed since its
+// last result. Holding many sessions (limits, eviction) is the caller's.
+//
+// It is pure: no file system, collector or database imports.
+package session
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"slices"
+
+	"github.com/ctxaudit/ctxaudit/collector/analysis"
+	"github.com/ctxaudit/ctxaudit/collector/transcript"
+	"github.com/ctxaudit/ctxaudit/schema"
+)
+
+// Builder is one session between analyses: its calls and answers as their
+// sources produced them, and what was last returned for each.
+type Builder struct {
+	id      string
+	calls   []schema.ToolCall
+	callIdx map[string]int
+	answers []schema.Answer
+	ansIdx  map[string]int
+	// spawnedTurn maps a sub-agent id to the turn of the Task call that ran it.
+	spawnedTurn map[string]int
+	// sentCall is the follow-through each call was last returned with;
+	// sentAnswer a hash of each answer as last returned.
+	sentCall   map[string]followThrough
+	sentAnswer map[string]uint64
+	// Partial marks a builder that does not hold the session from its first
+	// record (see schema.Analysis.Partial).
+	Partial bool
+}
+
+// New starts the session id.
+func New(id string) *Builder {
+	return &Builder{
+		id: id, callIdx: map[string]int{}, ansIdx: map[string]int{}, spawnedTurn: map[string]int{},
+		sentCall: map[string]followThrough{}, sentAnswer: map[string]uint64{},
+	}
+}
+
+// ID is the session id.
+func (b *Builder) ID() string { return b.id }
+
+// followThrough is the part of a call that session analysis fills, and the
+// analysis it reflects; the rest is fixed by the source, so a call's row
+// changes only when this does. An analysis over more of the session is a
+// change even when it concludes the same: the stored row must say how much
+// of the session it reflects, whichever path wrote it.
+type followThrough struct {
+	turn           int
+	target         string
+	followedUp     bool
+	continuationOf string
+	coverage       schema.Ratio
+	searched       bool
+	analysis       schema.Analysis
+}
+
+func followOf(c *schema.ToolCall) followThrough {
+	return followThrough{
+		turn: c.Turn, target: c.Target, followedUp: c.FollowedUp,
+		continuationOf: c.ContinuationOf, coverage: c.SessionCoverage, searched: c.Searched,
+		analysis: c.Analysis,
+	}
+}
+
+// AddCall stores a call (replacing one of the same id) and returns it with
+// its turn placed in the parent's turn when it ran in a sub-agent whose
+// spawning call is known. spawnedAgentID names the sub-agent a Task call
+// ran. emitted says the caller is about to emit the call as read; a call
+// added without emitting was emitted before (by this process or a previous
+// one), as read, unless this builder already knows better.
+func (b *Builder) AddCall(c schema.ToolCall, spawnedAgentID string, emitted bool) schema.ToolCall {
+	if spawnedAgentID != "" {
+		b.spawnedTurn[spawnedAgentID] = c.Turn
+	}
+	if i, ok := b.callIdx[c.CallID]; ok {
+		b.calls[i] = c
+	} else {
+		b.callIdx[c.CallID] = len(b.calls)
+		b.calls = append(b.calls, c)
+	}
+	transcript.PlaceCall(&c, b.spawnedTurn)
+	if _, known := b.sentCall[c.CallID]; emitted || !known {
+		b.sentCall[c.CallID] = followOf(&c)
+	}
+	return c
+}
+
+// AddAnswer stores an answer candidate (replacing one of the same id).
+func (b *Builder) AddAnswer(a schema.Answer) {
+	if i, ok := b.ansIdx[a.MessageID]; ok {
+		b.answers[i] = a
+		return
+	}
+	b.ansIdx[a.MessageID] = len(b.answers)
+	b.answers = append(b.answers, a)
+}
+
+// Calls is how many calls the builder holds.
+func (b *Builder) Calls() int { return len(b.calls) }
+
+// HasCall reports whether a call of that id is held.
+func (b *Builder) HasCall(id string) bool { _, ok := b.callIdx[id]; return ok }
+
+// Empty reports a session with nothing to show: no calls, no answers, no turns.
+func (b *Builder) Empty(meta *schema.Session) bool {
+	return len(b.calls) == 0 && len(b.answers) == 0 && meta.Turns == 0
+}
+
+// Result is what an analysis returns.
+type Result struct {
+	Meta    schema.Session
+	Calls   []schema.ToolCall // new, or whose follow-through changed since last returned
+	Answers []schema.Answer   // new or changed
+}
+
+// Analyze runs session analysis over everything held — sub-agent records
+// placed in the spawning turn, calls in issue order — and returns what
+// changed since the last result, which it records as returned.
+func (b *Builder) Analyze(meta schema.Session) Result {
+	calls, answers := slices.Clone(b.calls), slices.Clone(b.answers)
+	transcript.Assemble(calls, answers, b.spawnedTurn)
+
+	as := analysis.Session{Meta: meta, Calls: calls, Answers: answers, Partial: b.Partial}
+	analysis.Analyze(&as)
+
+	res := Result{Meta: as.Meta}
+	for i := range as.Calls {
+		c := &as.Calls[i]
+		ft := followOf(c)
+		if prev, ok := b.sentCall[c.CallID]; ok && prev == ft {
+			continue
+		}
+		b.sentCall[c.CallID] = ft
+		res.Calls = append(res.Calls, *c)
+	}
+	for i := range as.Answers {
+		a := &as.Answers[i]
+		h := hashAnswer(a)
+		if prev, ok := b.sentAnswer[a.MessageID]; ok && prev == h {
+			continue
+		}
+		b.sentAnswer[a.MessageID] = h
+		res.Answers = append(res.Answers, *a)
+	}
+	return res
+}
+
+func hashAnswer(a *schema.Answer) uint64 {
+	h := fnv.New64a()
+	// An answer is plain data; encoding cannot fail, and if it ever did the
+	// hash of the partial output would merely cause one more emission.
+	_ = json.NewEncoder(h).Encode(a)
+	fmt.Fprintf(h, "%+v", a.Analysis) // not in the JSON, but a change
+	return h.Sum64()
+}
+
+// MergeMeta folds the session metadata of a session's files into one: the
+// first (the main thread) names the session, the others add their usage,
+// compactions and time span and fill what it lacks.
+func MergeMeta(metas ...schema.Session) schema.Session {
+	var m schema.Session
+	for i, o := range metas {
+		if i == 0 {
+			m = o
+			continue
+		}
+		transcript.MergeSession(&m, o)
+	}
+	return m
+}

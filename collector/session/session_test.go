@@ -1,0 +1,116 @@
+package session
+
+import (
+	"testing"
+	"time"
+
+	"github.com/ctxaudit/ctxaudit/schema"
+)
+
+func call(id string, at time.Time, truncated bool, args string) schema.ToolCall {
+	c := schema.ToolCall{SessionID: "s", CallID: id, Tool: "Read", Timestamp: at, Source: schema.HarnessClaudeCode,
+		Arguments: args, SourceFile: "/s.jsonl"}
+	c.Original.Source = schema.SourceUnknown
+	c.Kind, c.Strategy = schema.KindNone, schema.StrategyNone
+	if truncated {
+		c.Truncated, c.Kind, c.Strategy = true, schema.KindExplicit, schema.StrategyHead
+		c.Shown = schema.Range{Start: schema.Known(1), End: schema.Known(2000), Unit: schema.UnitLines}
+		c.Total = schema.Known(5000)
+	}
+	return c
+}
+
+func ids(calls []schema.ToolCall) []string {
+	var out []string
+	for _, c := range calls {
+		out = append(out, c.CallID)
+	}
+	return out
+}
+
+// A builder returns what changed since its last result: everything at
+// first, then the calls a later call followed up (and, since the analysis
+// saw more, every call again: its stored row must say so), and nothing when
+// the same records are added again.
+func TestAnalyzeReturnsWhatChanged(t *testing.T) {
+	at := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	b := New("s")
+	first := call("c1", at, true, `{"file_path":"/a.go"}`)
+	b.AddCall(first, "", true)
+	b.AddAnswer(schema.Answer{SessionID: "s", MessageID: "m1", Timestamp: at.Add(time.Second), Text: "there is no such thing",
+		InputCallIDs: []string{"c1"}})
+	res := b.Analyze(schema.Session{SessionID: "s"})
+	if len(res.Calls) != 1 || len(res.Answers) != 1 || res.Calls[0].FollowedUp {
+		t.Fatalf("first analysis: calls %v answers %d", ids(res.Calls), len(res.Answers))
+	}
+	if a := res.Calls[0].Analysis; a != (schema.Analysis{Done: true, Records: 2}) {
+		t.Errorf("analysis stamp %+v", a)
+	}
+	if res := b.Analyze(schema.Session{SessionID: "s"}); len(res.Calls) != 0 || len(res.Answers) != 0 {
+		t.Errorf("nothing changed, yet %v and %d answers were returned", ids(res.Calls), len(res.Answers))
+	}
+
+	// Re-adding the same call (a re-read file) neither duplicates it nor changes anything.
+	b.AddCall(first, "", false)
+	if b.Calls() != 1 {
+		t.Fatalf("%d calls held after re-adding one", b.Calls())
+	}
+	if res := b.Analyze(schema.Session{SessionID: "s"}); len(res.Calls) != 0 {
+		t.Errorf("re-added call returned again: %v", ids(res.Calls))
+	}
+
+	// A later Read of the rest follows c1 up.
+	b.AddCall(call("c2", at.Add(2*time.Second), false, `{"file_path":"/a.go","offset":2001}`), "", true)
+	res = b.Analyze(schema.Session{SessionID: "s"})
+	got := map[string]schema.ToolCall{}
+	for _, c := range res.Calls {
+		got[c.CallID] = c
+	}
+	if c, ok := got["c1"]; !ok || !c.FollowedUp {
+		t.Errorf("c1 after its follow-up: returned %v, followed_up %v", ok, c.FollowedUp)
+	}
+	if _, ok := got["c2"]; !ok {
+		t.Error("the new call c2 was not returned")
+	}
+	if res.Meta.ToolCalls != 2 || res.Meta.Analysis.Records != 3 {
+		t.Errorf("session counts %d calls, analysis %+v", res.Meta.ToolCalls, res.Meta.Analysis)
+	}
+}
+
+// A sub-agent's calls are placed in the turn of the Task call that ran it,
+// whatever order the files were read in.
+func TestSubAgentPlacement(t *testing.T) {
+	at := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	b := New("s")
+	side := call("side", at.Add(time.Second), false, `{"file_path":"/b.go"}`)
+	side.Sidechain, side.AgentID, side.Turn = true, "agent-1", 0
+	b.AddCall(side, "", true)
+	task := call("task", at, false, `{}`)
+	task.Turn = 3
+	b.AddCall(task, "agent-1", true)
+	res := b.Analyze(schema.Session{SessionID: "s"})
+	for _, c := range res.Calls {
+		if c.CallID == "side" && c.Turn != 3 {
+			t.Errorf("sub-agent call in turn %d, want the Task's turn 3", c.Turn)
+		}
+	}
+	b.Partial = true
+	res = b.Analyze(schema.Session{SessionID: "s"})
+	if !res.Meta.Analysis.Partial || len(res.Calls) != 2 {
+		t.Errorf("a partial builder's analysis: %+v, %d calls returned", res.Meta.Analysis, len(res.Calls))
+	}
+}
+
+func TestMergeMeta(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	m := MergeMeta(
+		schema.Session{SessionID: "main", Model: "m1", StartedAt: t0.Add(time.Minute), EndedAt: t0.Add(2 * time.Minute), InputTokens: 5},
+		schema.Session{SessionID: "agent", Model: "m2", Cwd: "/w", StartedAt: t0, EndedAt: t0.Add(3 * time.Minute), InputTokens: 7},
+	)
+	if m.SessionID != "main" || m.Model != "m1" || m.Cwd != "/w" || !m.StartedAt.Equal(t0) || !m.EndedAt.Equal(t0.Add(3*time.Minute)) || m.InputTokens != 12 {
+		t.Errorf("merged %+v", m)
+	}
+	if MergeMeta() != (schema.Session{}) {
+		t.Error("merging nothing is not empty")
+	}
+}

@@ -1,0 +1,12 @@
+// Package integrity holds the record-integrity suite: it runs every bundled
+// session, every transcript fixture and the example harness through every
+// path that writes ctxaudit's tables — one-shot `ctxaudit ingest`, the
+// agenttranscripts receiver, a receiver stopped at random lines and
+// restarted, the receiver's spans replayed over OTLP through the ctxaudit
+// processor, re-ingestion, and the `make run` order (ingest, then the
+// collector on the same folder) — into a real ClickHouse, and compares the
+// rows field by field. It also checks that FINAL, argMax and LIMIT 1 BY keep
+// the same row of every id and that the postmortem renderings agree with it.
+//
+// The package has no code of its own outside its tests.
+package integrity
