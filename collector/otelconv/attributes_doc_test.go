@@ -159,7 +159,7 @@ func TestEmittedAttributesHaveDocumentedTypes(t *testing.T) {
 			Truncated: true, Kind: schema.KindExplicit, Strategy: schema.StrategyHead, PartialByRequest: true,
 			Shown: schema.Range{Start: schema.Known(1), End: schema.Known(1), Unit: schema.UnitLines}, Total: schema.Known(2),
 			ShownTail: schema.Range{Start: schema.Known(2), End: schema.Known(2), Unit: schema.UnitLines},
-			Reason: "cap_lines", Disclosure: schema.Disclosure{Range: true, Reason: true, Next: true}, NextHint: "offset=2",
+			Reason:    "cap_lines", Disclosure: schema.Disclosure{Range: true, Reason: true, Next: true}, NextHint: "offset=2",
 			SavedRef: "/w/a.go", RefVersion: "v1", Marker: "[1 more line]", MarkerUnderstated: true, Detector: "claude_code.read",
 		},
 		FollowedUp: true, ContinuationOf: "c1", SessionCoverage: schema.KnownRatio(0.5), Searched: true,
