@@ -18,10 +18,15 @@ func readmePostmortem(t *testing.T) (args []string, output string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The command closes its sh block; the next fenced block is its output.
 	const cmd = "ctxaudit postmortem --session 55555555-0005-4005-8005-000000000005 --expect UPLOAD_DISABLED"
-	_, after, ok := strings.Cut(string(b), cmd+"\n```\n\n```\n")
+	_, after, ok := strings.Cut(string(b), cmd+"\n```\n")
 	if !ok {
 		t.Fatalf("README.md has no %q example followed by its output", cmd)
+	}
+	_, after, ok = strings.Cut(after, "```\n")
+	if !ok {
+		t.Fatal("README.md: no output block after the postmortem example")
 	}
 	output, _, ok = strings.Cut(after, "```")
 	if !ok {
