@@ -136,7 +136,7 @@ func New(conn driver.Conn, db string) (*Store, error) {
 	if err := migrations.ValidDatabaseName(db); err != nil {
 		return nil, err
 	}
-	return &Store{conn: conn, database: db}, nil
+	return &Store{conn: conn, database: db, redactor: redact.Default(), clock: &versionClock{}}, nil
 }
 
 // RenderingVersion is the server's version as the migrations see it: which
