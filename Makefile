@@ -33,7 +33,7 @@ FUZZTIME      ?= 30s
 # `make install` copies the binary to $(PREFIX)/bin.
 PREFIX        ?= /usr/local
 
-.PHONY: all help build install test run bench lint fmt vet clickhouse clickhouse-stop deps fuzz clean eval generate lab
+.PHONY: all help build install test run bench bench-collector lint fmt vet clickhouse clickhouse-stop deps fuzz clean eval generate lab
 
 ## all: lint, build and test.
 all: lint build test
@@ -94,6 +94,16 @@ lab:
 ## bench: run the benchmarks (BENCH=regexp).
 bench:
 	$(GO) test -tags '$(TEST_TAGS)' -run '^$$' -bench '$(BENCH)' -benchmem ./...
+
+## bench-collector: build the distribution, run it as its own process with
+##   COLLECTOR_CONFIG and with the otlp → batch → nothing floor, drive each with
+##   BENCH_SPANS spans from a separate load generator, and report spans/s, rows
+##   per call, CPU and peak RSS (docs/performance.md). ClickHouse:
+##   CTXAUDIT_BENCH_CLICKHOUSE, else a dev server started and stopped here.
+BENCH_SPANS ?= 200000
+bench-collector: build
+	$(GO) build -o bin/benchcollector ./internal/benchcollector/cmd/benchcollector
+	./bin/benchcollector -bin $(BIN) -config $(COLLECTOR_CONFIG) -spans $(BENCH_SPANS)
 
 ## fuzz: run each fuzz target for FUZZTIME.
 fuzz:

@@ -1,0 +1,80 @@
+package benchcollector
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/ctxaudit/ctxaudit/internal/chtest"
+)
+
+// The test binary doubles as the load generator: the driver runs it again
+// with this variable set, so the load still comes from a separate process.
+const loadEnv = "CTXAUDIT_BENCHCOLLECTOR_LOAD"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(loadEnv) == "1" {
+		os.Exit(LoadMain(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+	}
+	chtest.Main(m)
+}
+
+// TestRunEndToEnd builds the distribution, runs the whole benchmark at a tiny
+// size against the real ClickHouse, and checks that the counts it reports
+// agree with each other. It asserts no time.
+func TestRunEndToEnd(t *testing.T) {
+	addr := chtest.Address(t)
+	if testing.Short() {
+		t.Skip("builds the distribution")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "ctxaudit")
+	build := exec.Command("go", "build", "-o", bin, "../../cmd/ctxaudit")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build distribution: %v\n%s", err, out)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(loadEnv, "1")
+	t.Setenv("HOME", t.TempDir())
+	const spans = 500
+	rep, err := Run(context.Background(), Options{
+		Binary:        bin,
+		DefaultConfig: "../../examples/collector.yaml",
+		FloorConfig:   "testdata/floor.yaml",
+		LoadCommand:   []string{self},
+		ClickHouse:    addr,
+		Spans:         spans,
+		WorkDir:       dir,
+		Timeout:       5 * time.Minute,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []Pipeline{rep.Floor, rep.Default} {
+		if p.Sent != spans || p.Accepted+p.Refused != p.Sent {
+			t.Errorf("%s: sent %d, accepted %d, refused %d; want %d sent, all accounted for", p.Name, p.Sent, p.Accepted, p.Refused, spans)
+		}
+		if p.CollectorPeak <= 0 || p.CollectorCPU <= 0 {
+			t.Errorf("%s: collector peak RSS %d, CPU %.2fs; want both measured", p.Name, p.CollectorPeak, p.CollectorCPU)
+		}
+	}
+	d := rep.Default
+	if d.Refused == 0 && d.Landed != d.Sent {
+		t.Errorf("default: %d landed of %d sent with none refused", d.Landed, d.Sent)
+	}
+	if d.RowsPerCall < 1 || d.Rows < d.Landed {
+		t.Errorf("default: %d rows for %d calls (%.3f per call); want at least one per call", d.Rows, d.Landed, d.RowsPerCall)
+	}
+	if !d.MergesStopped {
+		t.Error("default: merges on tool_calls were not stopped, so rows per call is not every row written")
+	}
+	if rep.Floor.Landed != -1 {
+		t.Errorf("floor: landed %d; the floor writes nowhere and must say so (-1)", rep.Floor.Landed)
+	}
+}

@@ -1,0 +1,118 @@
+// Command benchcollector is `make bench-collector`: the collector-throughput
+// benchmark of package benchcollector. `benchcollector load …` is the load
+// generator the benchmark runs as its own process.
+//
+//	benchcollector -bin bin/ctxaudit -spans 200000
+//
+// ClickHouse: CTXAUDIT_BENCH_CLICKHOUSE (clickhouse://user@host:port) if set,
+// else a server started with `ctxaudit dev clickhouse` in a temp dir and
+// stopped at the end.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ctxaudit/ctxaudit/internal/benchcollector"
+)
+
+func main() {
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	if len(os.Args) > 1 && os.Args[1] == "load" {
+		os.Exit(benchcollector.LoadMain(ctx, os.Args[2:], os.Stdout, os.Stderr))
+	}
+	if err := run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "benchcollector:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context) error {
+	var (
+		o       benchcollector.Options
+		jsonOut string
+	)
+	flag.StringVar(&o.Binary, "bin", "bin/ctxaudit", "the built distribution")
+	flag.StringVar(&o.DefaultConfig, "config", "examples/collector.yaml", "the default pipeline's configuration")
+	flag.StringVar(&o.FloorConfig, "floor-config", "internal/benchcollector/testdata/floor.yaml", "the floor's configuration")
+	flag.IntVar(&o.Spans, "spans", 200_000, "execute_tool spans per pipeline")
+	flag.DurationVar(&o.Timeout, "timeout", 20*time.Minute, "bound on each pipeline's load plus drain")
+	flag.IntVar(&o.ClickHousePID, "clickhouse-pid", 0, "pid of the ClickHouse server (default: the process listening on its port)")
+	flag.StringVar(&jsonOut, "json", "", "also write the report as JSON to this file")
+	flag.Parse()
+
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	o.LoadCommand = []string{self, "load"}
+	o.Log = os.Stderr
+	work, err := os.MkdirTemp("", "ctxaudit-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	o.WorkDir = work
+
+	o.ClickHouse = os.Getenv("CTXAUDIT_BENCH_CLICKHOUSE")
+	if o.ClickHouse == "" {
+		dir := filepath.Join(work, "clickhouse")
+		addr, pid, stop, err := startClickHouse(ctx, o.Binary, dir)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		o.ClickHouse, o.ClickHousePID = addr, pid
+		fmt.Fprintf(os.Stderr, "started ClickHouse %s (pid %d)\n", addr, pid)
+	}
+	rep, err := benchcollector.Run(ctx, o)
+	if rep != nil {
+		rep.WriteText(os.Stdout)
+		if jsonOut != "" {
+			b, _ := json.MarshalIndent(rep, "", "  ")
+			if werr := os.WriteFile(jsonOut, append(b, '\n'), 0o644); werr != nil && err == nil {
+				err = werr
+			}
+		}
+	}
+	return err
+}
+
+// startClickHouse starts a detached dev server in dir and returns its
+// address, its pid and how to stop it (only this server).
+func startClickHouse(ctx context.Context, bin, dir string) (string, int, func(), error) {
+	ctx2, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx2, bin, "dev", "clickhouse", "--port", "0", "--http-port", "0",
+		"--detach", "--print-address", "--dir", dir).Output()
+	if err != nil {
+		return "", 0, nil, fmt.Errorf("start ClickHouse: %w", err)
+	}
+	stop := func() {
+		sctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_ = exec.CommandContext(sctx, bin, "dev", "clickhouse", "--stop", "--dir", dir).Run()
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "server.pid"))
+	if err != nil {
+		stop()
+		return "", 0, nil, fmt.Errorf("ClickHouse pid: %w", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		stop()
+		return "", 0, nil, fmt.Errorf("ClickHouse pid: %w", err)
+	}
+	return strings.TrimSpace(string(out)), pid, stop, nil
+}

@@ -1,0 +1,396 @@
+// Package benchcollector is the collector-throughput benchmark: it starts the
+// built distribution as a separate process with a given configuration,
+// drives it with a separate load-generator process (OTel Go SDK, OTLP/gRPC),
+// waits for the rows to land in ClickHouse, and reports accepted and landed
+// spans/s, rows written per call, CPU-seconds per 100k spans of the
+// collector and of the ClickHouse server (from /proc/<pid>/stat), and the
+// collector's peak RSS (VmHWM). One run measures the default pipeline and
+// the otlp → batch → nothing floor back to back, so their ratio is taken on
+// the same machine under the same load.
+package benchcollector
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/ctxaudit/ctxaudit/schema/chstore"
+)
+
+// Options configures a benchmark run.
+type Options struct {
+	Binary        string   // the built distribution, e.g. bin/ctxaudit
+	DefaultConfig string   // examples/collector.yaml
+	FloorConfig   string   // internal/benchcollector/testdata/floor.yaml
+	LoadCommand   []string // argv of the load generator; the driver appends its flags
+	ClickHouse    string   // clickhouse://user@host:port[/db]; without a db a fresh one is made and dropped
+	ClickHousePID int      // the server's pid; 0 = the process listening on the address's port
+	Spans         int
+	WorkDir       string        // state dirs and config overlays go here
+	Timeout       time.Duration // bound on each pipeline's load plus drain
+	Log           io.Writer
+}
+
+// Pipeline is the measurement of one configuration.
+type Pipeline struct {
+	Name     string  `json:"name"`
+	Config   string  `json:"config"`
+	Sent     int64   `json:"sent"`
+	Accepted int64   `json:"accepted"`
+	Refused  int64   `json:"refused"`
+	LoadSecs float64 `json:"load_seconds"`
+	// AcceptedPerSec: spans the collector acknowledged per second of load.
+	AcceptedPerSec float64 `json:"accepted_spans_per_s"`
+	// Landed: distinct call ids in tool_calls after draining; -1 when the
+	// pipeline writes nowhere (the floor).
+	Landed int64 `json:"landed"`
+	// Rows: count() of tool_calls rows without FINAL, merges stopped on the
+	// table, so every row an INSERT wrote is counted.
+	Rows           int64   `json:"rows"`
+	RowsPerCall    float64 `json:"rows_per_call"`
+	LandedSecs     float64 `json:"landed_seconds"` // load start to the last row landed
+	LandedPerSec   float64 `json:"landed_spans_per_s"`
+	CollectorCPU   float64 `json:"collector_cpu_s"`
+	ClickHouseCPU  float64 `json:"clickhouse_cpu_s"`
+	CollectorPer   float64 `json:"collector_cpu_s_per_100k"`
+	ClickHousePer  float64 `json:"clickhouse_cpu_s_per_100k"`
+	CollectorPeak  int64   `json:"collector_peak_rss_bytes"`
+	MergesStopped  bool    `json:"merges_stopped"`
+	LoadLastError  string  `json:"load_last_error,omitempty"`
+	DrainTimedOut  bool    `json:"drain_timed_out"`
+	measureSeconds float64
+}
+
+// Report is one run: both pipelines.
+type Report struct {
+	Date              string   `json:"date"`
+	Spans             int      `json:"spans"`
+	ClickHouseVersion string   `json:"clickhouse_version"`
+	ClickHousePID     int      `json:"clickhouse_pid"`
+	Default           Pipeline `json:"default"`
+	Floor             Pipeline `json:"floor"`
+}
+
+// Run measures the floor, then the default pipeline.
+func Run(ctx context.Context, o Options) (*Report, error) {
+	if o.Spans <= 0 {
+		return nil, errors.New("bench: spans must be positive")
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 20 * time.Minute
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	u, err := url.Parse(o.ClickHouse)
+	if err != nil {
+		return nil, fmt.Errorf("bench: clickhouse address: %w", err)
+	}
+	db := filepath.Base(u.Path)
+	ownDB := u.Path == "" || u.Path == "/"
+	if ownDB {
+		db = "ctxaudit_bench_" + randHex(6)
+		u.Path = "/" + db
+	}
+	addr := u.String()
+	if o.ClickHousePID == 0 {
+		port, err := strconv.Atoi(u.Port())
+		if err != nil {
+			return nil, fmt.Errorf("bench: clickhouse address %q has no port", o.ClickHouse)
+		}
+		if o.ClickHousePID, err = pidListening(port); err != nil {
+			return nil, fmt.Errorf("bench: clickhouse server pid: %w", err)
+		}
+	}
+	store, err := chstore.Open(ctx, addr, chstore.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("bench: open %s: %w", addr, err)
+	}
+	defer store.Close()
+	rep := &Report{Date: time.Now().UTC().Format(time.RFC3339), Spans: o.Spans, ClickHousePID: o.ClickHousePID}
+	rep.ClickHouseVersion, _ = store.ServerVersion()
+	// The schema is created here, not by the exporter, so that merges can be
+	// stopped on tool_calls before the first row: count() then sees every
+	// row an INSERT wrote, none folded away by a background merge.
+	if _, err := store.Migrate(ctx); err != nil {
+		return nil, fmt.Errorf("bench: migrate %s: %w", db, err)
+	}
+	if ownDB {
+		defer func() {
+			dctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			_ = store.Conn().Exec(dctx, "DROP DATABASE IF EXISTS "+db)
+		}()
+	}
+	mergesStopped := store.Conn().Exec(ctx, "SYSTEM STOP MERGES "+db+".tool_calls") == nil
+
+	runID := "b" + randHex(4)
+	if rep.Floor, err = o.measure(ctx, "floor", o.FloorConfig, runID+"f", nil, db, ""); err != nil {
+		return rep, err
+	}
+	rep.Default, err = o.measure(ctx, "default", o.DefaultConfig, runID+"d", store, db, addr)
+	rep.Default.MergesStopped = mergesStopped
+	return rep, err
+}
+
+// measure runs one collector with cfg, the load generator against it and,
+// with a store, waits for the rows.
+func (o Options) measure(ctx context.Context, name, cfg, runID string, store *chstore.Store, db, chAddr string) (Pipeline, error) {
+	p := Pipeline{Name: name, Config: cfg, Landed: -1}
+	dir, err := os.MkdirTemp(o.WorkDir, name+"-")
+	if err != nil {
+		return p, err
+	}
+	ports, err := freePorts(4)
+	if err != nil {
+		return p, err
+	}
+	grpcPort, httpPort, healthPort, metricsPort := ports[0], ports[1], ports[2], ports[3]
+	// The example configuration's ports are fixed; a second --config (merged
+	// over the first by the collector) moves every listener to a free
+	// loopback port, so runs never collide with another collector.
+	httpPart := ""
+	if store != nil {
+		httpPart = fmt.Sprintf("      http:\n        endpoint: 127.0.0.1:%d\n", httpPort)
+	}
+	overlay := fmt.Sprintf(`extensions:
+  health_check:
+    endpoint: 127.0.0.1:%d
+receivers:
+  otlp:
+    protocols:
+      grpc:
+        endpoint: 127.0.0.1:%d
+%sservice:
+  telemetry:
+    metrics:
+      readers:
+        - pull:
+            exporter:
+              prometheus:
+                host: 127.0.0.1
+                port: %d
+`, healthPort, grpcPort, httpPart, metricsPort)
+	overlayPath := filepath.Join(dir, "overlay.yaml")
+	if err := os.WriteFile(overlayPath, []byte(overlay), 0o644); err != nil {
+		return p, err
+	}
+	args := []string{"collector", "--config", cfg, "--config", overlayPath}
+	empty := filepath.Join(dir, "no-transcripts")
+	home := filepath.Join(dir, "home")
+	for _, d := range []string{empty, home} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return p, err
+		}
+	}
+	cmd := exec.Command(o.Binary, args...)
+	cmd.Env = append(os.Environ(),
+		"HOME="+home,
+		"CTXAUDIT_CLAUDE_PROJECTS=", "CTXAUDIT_CODEX_SESSIONS=", "CTXAUDIT_PI_SESSIONS=",
+		"CTXAUDIT_EXAMPLES="+empty,
+		"CTXAUDIT_STATE_DIR="+filepath.Join(dir, "state"),
+		"CTXAUDIT_CLICKHOUSE="+chAddr,
+	)
+	logf, err := os.Create(filepath.Join(dir, "collector.log"))
+	if err != nil {
+		return p, err
+	}
+	defer logf.Close()
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		return p, fmt.Errorf("bench %s: start %s: %w", name, o.Binary, err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+	}
+	defer stop()
+	fmt.Fprintf(o.Log, "%s: collector pid %d (%s), log %s\n", name, cmd.Process.Pid, cfg, logf.Name())
+	if err := waitHealthy(ctx, healthPort, exited, 2*time.Minute); err != nil {
+		return p, fmt.Errorf("bench %s: collector not ready (log %s): %w", name, logf.Name(), err)
+	}
+
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	pid := cmd.Process.Pid
+	col0, err := cpuSeconds(pid)
+	if err != nil {
+		return p, err
+	}
+	ch0, err := cpuSeconds(o.ClickHousePID)
+	if err != nil {
+		return p, err
+	}
+	t0 := time.Now()
+	load, err := o.runLoad(ctx, grpcPort, runID)
+	if err != nil {
+		return p, fmt.Errorf("bench %s: %w", name, err)
+	}
+	p.Sent, p.Accepted, p.Refused, p.LoadSecs, p.LoadLastError = load.Sent, load.Accepted, load.Refused, load.Seconds, load.LastErr
+	if load.Seconds > 0 {
+		p.AcceptedPerSec = float64(load.Accepted) / load.Seconds
+	}
+	end := time.Now()
+	if store != nil {
+		landedAt, landed, timedOut, err := drain(ctx, store, db, load.Accepted)
+		if err != nil {
+			return p, fmt.Errorf("bench %s: %w", name, err)
+		}
+		end, p.Landed, p.DrainTimedOut = time.Now(), landed, timedOut
+		p.LandedSecs = landedAt.Sub(t0).Seconds()
+		if p.LandedSecs > 0 {
+			p.LandedPerSec = float64(landed) / p.LandedSecs
+		}
+		var rows uint64
+		if err := store.Conn().QueryRow(ctx, "SELECT count() FROM "+db+".tool_calls").Scan(&rows); err != nil {
+			return p, fmt.Errorf("bench %s: count rows: %w", name, err)
+		}
+		p.Rows = int64(rows)
+		if landed > 0 {
+			p.RowsPerCall = float64(p.Rows) / float64(landed)
+		}
+	}
+	p.measureSeconds = end.Sub(t0).Seconds()
+	col1, err := cpuSeconds(pid)
+	if err != nil {
+		return p, err
+	}
+	ch1, err := cpuSeconds(o.ClickHousePID)
+	if err != nil {
+		return p, err
+	}
+	if p.CollectorPeak, err = peakRSSBytes(pid); err != nil {
+		return p, err
+	}
+	p.CollectorCPU, p.ClickHouseCPU = col1-col0, ch1-ch0
+	if p.Accepted > 0 {
+		p.CollectorPer = p.CollectorCPU / float64(p.Accepted) * 100_000
+		p.ClickHousePer = p.ClickHouseCPU / float64(p.Accepted) * 100_000
+	}
+	stop()
+	return p, nil
+}
+
+func (o Options) runLoad(ctx context.Context, grpcPort int, runID string) (LoadResult, error) {
+	if len(o.LoadCommand) == 0 {
+		return LoadResult{}, errors.New("no load generator command")
+	}
+	args := append(append([]string{}, o.LoadCommand[1:]...),
+		"-endpoint", fmt.Sprintf("127.0.0.1:%d", grpcPort),
+		"-spans", strconv.Itoa(o.Spans), "-run-id", runID,
+		"-timeout", o.Timeout.String())
+	cmd := exec.CommandContext(ctx, o.LoadCommand[0], args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	runErr := cmd.Run()
+	var res LoadResult
+	if err := json.Unmarshal(bytes.TrimSpace(stdout.Bytes()), &res); err != nil {
+		return res, fmt.Errorf("load generator: %v; output %q, stderr %q", runErr, stdout.String(), stderr.String())
+	}
+	if runErr != nil {
+		return res, fmt.Errorf("load generator: %w: %s", runErr, stderr.String())
+	}
+	return res, nil
+}
+
+// drain polls distinct call ids in tool_calls until every accepted span
+// landed, or nothing new arrived for a minute, or ctx ends. It returns when
+// the last new row was seen.
+func drain(ctx context.Context, store *chstore.Store, db string, want int64) (time.Time, int64, bool, error) {
+	const quiet = time.Minute
+	var last int64 = -1
+	lastChange := time.Now()
+	for {
+		var n uint64
+		if err := store.Conn().QueryRow(ctx, "SELECT uniqExact(call_id) FROM "+db+".tool_calls").Scan(&n); err != nil {
+			return lastChange, last, false, fmt.Errorf("count landed calls: %w", err)
+		}
+		if int64(n) != last {
+			last, lastChange = int64(n), time.Now()
+		}
+		if last >= want {
+			return lastChange, last, false, nil
+		}
+		if time.Since(lastChange) > quiet {
+			return lastChange, last, true, nil
+		}
+		select {
+		case <-ctx.Done():
+			return lastChange, last, true, nil
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func waitHealthy(ctx context.Context, port int, exited <-chan error, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	client := &http.Client{Timeout: 2 * time.Second}
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-exited:
+			return fmt.Errorf("collector exited: %v", err)
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+		resp, err := client.Get(fmt.Sprintf("http://127.0.0.1:%d/", port))
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("no healthy answer within %s", limit)
+}
+
+func freePorts(n int) ([]int, error) {
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	var ports []int
+	for i := 0; i < n; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+func randHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

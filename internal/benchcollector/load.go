@@ -1,0 +1,152 @@
+package benchcollector
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/ctxaudit/ctxaudit/collector/otelconv"
+)
+
+// LoadOptions configures one load-generator run.
+type LoadOptions struct {
+	Endpoint string // host:port of the collector's OTLP/gRPC receiver (loopback)
+	Spans    int
+	RunID    string
+	Timeout  time.Duration // bound on the whole run, flush included
+}
+
+// LoadResult is what the load generator prints as one JSON line.
+type LoadResult struct {
+	Sent     int64   `json:"sent"`     // spans handed to the exporter
+	Accepted int64   `json:"accepted"` // spans in export calls the collector answered with OK
+	Refused  int64   `json:"refused"`  // spans in export calls that failed after the exporter's retries
+	Seconds  float64 `json:"seconds"`  // first span started to last export answered
+	LastErr  string  `json:"last_error,omitempty"`
+}
+
+// countingExporter counts spans per outcome of each export call, so
+// "accepted" means acknowledged by the collector, not merely sent.
+type countingExporter struct {
+	sdktrace.SpanExporter
+	accepted, refused atomic.Int64
+	lastErr           atomic.Value
+}
+
+func (e *countingExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+	err := e.SpanExporter.ExportSpans(ctx, spans)
+	if err != nil {
+		e.refused.Add(int64(len(spans)))
+		e.lastErr.Store(err.Error())
+		return err
+	}
+	e.accepted.Add(int64(len(spans)))
+	return nil
+}
+
+// RunLoad sends opts.Spans execute_tool spans with the OTel Go SDK over
+// OTLP/gRPC. The batch span processor blocks instead of dropping when its
+// queue is full, so every span is either accepted or refused, never lost in
+// the generator.
+func RunLoad(ctx context.Context, opts LoadOptions) (LoadResult, error) {
+	if opts.Spans <= 0 {
+		return LoadResult{}, errors.New("load: spans must be positive")
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = 30 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	defer cancel()
+	exp, err := otlptracegrpc.New(ctx, otlptracegrpc.WithEndpoint(opts.Endpoint), otlptracegrpc.WithInsecure())
+	if err != nil {
+		return LoadResult{}, fmt.Errorf("load: otlp exporter for %s: %w", opts.Endpoint, err)
+	}
+	counting := &countingExporter{SpanExporter: exp}
+	res := resource.NewSchemaless(attribute.String("service.name", "ctxaudit-benchload"))
+	tp := sdktrace.NewTracerProvider(
+		sdktrace.WithResource(res),
+		sdktrace.WithSampler(sdktrace.AlwaysSample()),
+		sdktrace.WithBatcher(counting,
+			sdktrace.WithBlocking(),
+			sdktrace.WithMaxQueueSize(8192),
+			sdktrace.WithMaxExportBatchSize(512),
+			sdktrace.WithBatchTimeout(200*time.Millisecond)),
+	)
+	tracer := tp.Tracer("github.com/ctxaudit/ctxaudit/internal/benchcollector")
+	payload := NewPayload(opts.RunID)
+	start := time.Now()
+	var sent int64
+	for i := 0; i < opts.Spans; i++ {
+		if ctx.Err() != nil {
+			break
+		}
+		c := payload.Call(i)
+		attrs := []attribute.KeyValue{
+			attribute.String(otelconv.AttrOperationName, otelconv.OperationExecuteTool),
+			attribute.String(otelconv.AttrToolName, c.Tool),
+			attribute.String(otelconv.AttrToolCallID, c.CallID),
+			attribute.String(otelconv.AttrConversationID, c.ConversationID),
+			attribute.String(otelconv.AttrSource, "claude_code"),
+			attribute.String(otelconv.AttrToolCallResult, c.Result),
+		}
+		if c.OriginalBytes > 0 {
+			attrs = append(attrs, attribute.Int64("ctxaudit.output.original.bytes", c.OriginalBytes))
+		}
+		_, span := tracer.Start(ctx, "execute_tool "+c.Tool, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
+		span.End()
+		sent++
+	}
+	shutdownErr := tp.Shutdown(ctx) // flushes what is queued, bounded by ctx
+	out := LoadResult{
+		Sent:     sent,
+		Accepted: counting.accepted.Load(),
+		Refused:  counting.refused.Load(),
+		Seconds:  time.Since(start).Seconds(),
+	}
+	if s, ok := counting.lastErr.Load().(string); ok {
+		out.LastErr = s
+	}
+	if shutdownErr != nil && out.LastErr == "" {
+		out.LastErr = shutdownErr.Error()
+	}
+	if ctx.Err() != nil {
+		return out, fmt.Errorf("load: stopped after %s: %w", opts.Timeout, ctx.Err())
+	}
+	return out, nil
+}
+
+// LoadMain is the load generator's command line: it runs RunLoad and prints
+// the LoadResult as one JSON line on stdout. It returns the exit code.
+func LoadMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("load", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o LoadOptions
+	fs.StringVar(&o.Endpoint, "endpoint", "127.0.0.1:4317", "collector OTLP/gRPC endpoint")
+	fs.IntVar(&o.Spans, "spans", 200_000, "number of execute_tool spans")
+	fs.StringVar(&o.RunID, "run-id", "bench", "prefix of call and conversation ids")
+	fs.DurationVar(&o.Timeout, "timeout", 30*time.Minute, "bound on the whole run")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	res, err := RunLoad(ctx, o)
+	if jerr := json.NewEncoder(stdout).Encode(res); jerr != nil {
+		fmt.Fprintln(stderr, "load:", jerr)
+		return 1
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,43 @@
+package benchcollector
+
+import (
+	"fmt"
+	"io"
+)
+
+// WriteText prints the report as the table docs/performance.md shows.
+func (r *Report) WriteText(w io.Writer) {
+	fmt.Fprintf(w, "collector benchmark, %s: %d execute_tool spans per pipeline, ClickHouse %s (pid %d)\n\n",
+		r.Date, r.Spans, r.ClickHouseVersion, r.ClickHousePID)
+	fmt.Fprintf(w, "%-34s %14s %14s %8s\n", "", "default", "floor", "ratio")
+	row := func(name string, d, f float64, format string) {
+		ratio := "-"
+		if f > 0 && d >= 0 {
+			ratio = fmt.Sprintf("%.2f", d/f)
+		}
+		fmt.Fprintf(w, "%-34s %14s %14s %8s\n", name, fmt.Sprintf(format, d), fmt.Sprintf(format, f), ratio)
+	}
+	d, f := r.Default, r.Floor
+	row("spans sent", float64(d.Sent), float64(f.Sent), "%.0f")
+	row("spans accepted", float64(d.Accepted), float64(f.Accepted), "%.0f")
+	row("spans refused", float64(d.Refused), float64(f.Refused), "%.0f")
+	row("accepted spans/s", d.AcceptedPerSec, f.AcceptedPerSec, "%.0f")
+	fmt.Fprintf(w, "%-34s %14d %14s %8s\n", "landed calls (distinct call_id)", d.Landed, "-", "-")
+	fmt.Fprintf(w, "%-34s %14.0f %14s %8s\n", "landed spans/s", d.LandedPerSec, "-", "-")
+	fmt.Fprintf(w, "%-34s %14d %14s %8s\n", "tool_calls rows (no FINAL)", d.Rows, "-", "-")
+	fmt.Fprintf(w, "%-34s %14.3f %14s %8s\n", "rows written per call", d.RowsPerCall, "-", "-")
+	row("collector CPU-s per 100k spans", d.CollectorPer, f.CollectorPer, "%.2f")
+	row("ClickHouse CPU-s per 100k spans", d.ClickHousePer, f.ClickHousePer, "%.2f")
+	row("collector peak RSS (MiB)", float64(d.CollectorPeak)/(1<<20), float64(f.CollectorPeak)/(1<<20), "%.0f")
+	if !d.MergesStopped {
+		fmt.Fprintln(w, "\nnote: SYSTEM STOP MERGES failed; rows written per call is a lower bound")
+	}
+	if d.DrainTimedOut {
+		fmt.Fprintln(w, "\nnote: not every accepted span landed before the drain stopped waiting")
+	}
+	for _, p := range []Pipeline{d, f} {
+		if p.LoadLastError != "" {
+			fmt.Fprintf(w, "\n%s: last export error: %s\n", p.Name, p.LoadLastError)
+		}
+	}
+}
