@@ -155,9 +155,9 @@ func (p *tracesProcessor) loop() {
 
 func (p *tracesProcessor) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.Traces, error) {
 	var evicted []*sessionBuffer
-	otelconv.EachSpan(td, func(res pcommon.Map, scope string, sp ptrace.Span) {
-		track := p.cfg.AnalyzeSessions && !otelconv.Analysed(scope)
+	otelconv.EachSpan(td, func(res pcommon.Map, _ string, sp ptrace.Span) {
 		attrs := sp.Attributes()
+		track := p.cfg.AnalyzeSessions && !otelconv.AnalysedUpstream(attrs)
 		switch otelconv.Operation(attrs) {
 		case otelconv.OperationExecuteTool:
 			if !otelconv.HasForensics(attrs) {
@@ -362,6 +362,7 @@ func (p *tracesProcessor) emit(ctx context.Context, bufs []*sessionBuffer) error
 			otelconv.AppendAnswer(spans, &res.Answers[i])
 		}
 	}
+	otelconv.MarkAnalysedUpstream(spans)
 	p.redactSecrets(ctx, td)
 	return p.next.ConsumeTraces(ctx, td)
 }

@@ -97,6 +97,8 @@ func (b *batch) traces(version string) ptrace.Traces {
 		for i := range ss.answers {
 			otelconv.AppendAnswer(spans, &ss.answers[i])
 		}
+		// The receiver analyses its sessions itself, calls as read included.
+		otelconv.MarkAnalysedUpstream(spans)
 	}
 	return td
 }

@@ -43,6 +43,7 @@ func TestTailsSessionFolder(t *testing.T) {
 		s := spans[i]
 		callID := attrStr(s, otelconv.AttrToolCallID)
 		assert.Equal(t, metadata.ScopeName, s.scope)
+		assert.True(t, otelconv.AnalysedUpstream(s.attrs), "a receiver span must be marked %s, calls as read included", otelconv.AttrAnalysisUpstream)
 		assert.Equal(t, otelconv.TraceID(session216), s.traceID, "one trace per session, sub-agent included")
 		assert.Equal(t, otelconv.SpanID(session216, "call", callID), s.spanID, "span id derived from the call id")
 		assert.Equal(t, otelconv.SpanID(session216, "session", session216), s.parent)
