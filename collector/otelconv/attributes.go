@@ -12,6 +12,7 @@
 package otelconv
 
 import (
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 
 	"github.com/ctxaudit/ctxaudit/collector/forensics"
@@ -142,3 +143,20 @@ const (
 	ScopeTranscriptReceiver = "github.com/ctxaudit/ctxaudit/collector/receiver/agenttranscriptsreceiver"
 	ScopeProcessor          = "github.com/ctxaudit/ctxaudit/collector/processor/ctxauditprocessor"
 )
+
+// service.name of the resource under which each component emits its own
+// spans ("ctxaudit" and the component). The harness a span comes from is
+// ctxaudit.source on the span, not the service.
+const (
+	ServiceTranscriptReceiver = "ctxaudit-agenttranscripts"
+	ServiceProcessor          = "ctxaudit-processor"
+)
+
+// PutEmitterResource writes the resource of spans a ctxaudit component
+// emits: service.name, and service.version when the build knows it.
+func PutEmitterResource(res pcommon.Map, service, version string) {
+	res.PutStr(string(semconv.ServiceNameKey), service)
+	if version != "" {
+		res.PutStr(string(semconv.ServiceVersionKey), version)
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 
 	"github.com/ctxaudit/ctxaudit/collector/forensics"
 	"github.com/ctxaudit/ctxaudit/collector/otelconv"
@@ -308,7 +309,8 @@ func TestUpstreamMarkerDecidesReanalysis(t *testing.T) {
 }
 
 // The processor's analysis output is marked too, so a second processor in
-// the pipeline passes it through instead of analysing it again.
+// the pipeline passes it through instead of analysing it again, and it sits
+// under a resource naming the processor as its service.
 func TestProcessorOutputIsNotReanalysed(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
 	cfg.SessionIdle = time.Hour
@@ -335,6 +337,12 @@ func TestProcessorOutputIsNotReanalysed(t *testing.T) {
 		t.Fatalf("%d batches from the first processor, want the pass-through and the analysis", n)
 	}
 	output := mid.AllTraces()[1]
+	for i := 0; i < output.ResourceSpans().Len(); i++ {
+		name, _ := output.ResourceSpans().At(i).Resource().Attributes().Get(string(semconv.ServiceNameKey))
+		if name.AsString() != "ctxaudit-processor" {
+			t.Errorf("analysis resource service.name %q, want ctxaudit-processor", name.AsString())
+		}
+	}
 	otelconv.EachSpan(output, func(_ pcommon.Map, _ string, sp ptrace.Span) {
 		if !otelconv.AnalysedUpstream(sp.Attributes()) {
 			t.Errorf("analysis span %q is not marked %s", sp.Name(), otelconv.AttrAnalysisUpstream)
