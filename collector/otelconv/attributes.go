@@ -12,6 +12,7 @@
 package otelconv
 
 import (
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 
 	"github.com/ctxaudit/ctxaudit/collector/forensics"
@@ -103,6 +104,11 @@ const (
 	// store ranks writes of one record by them.
 	AttrAnalysisRecords = "ctxaudit.analysis.records"
 	AttrAnalysisPartial = "ctxaudit.analysis.partial"
+	// AttrAnalysisUpstream marks a span whose session its emitter analyses
+	// itself (the transcript receiver's spans, calls as read included, and
+	// the processor's analysis output): a processor downstream leaves it out
+	// of its own session analysis.
+	AttrAnalysisUpstream = "ctxaudit.analysis.upstream"
 
 	// Answers (chat spans).
 	AttrAnswerText         = "ctxaudit.answer.text"
@@ -130,17 +136,27 @@ const (
 	AttrSessionMaxRisk        = "ctxaudit.session.max_risk"
 )
 
-// Instrumentation scopes of spans whose sessions are already analysed: the
-// transcript receiver analyses its own sessions, and the processor's
-// analysis output must not be analysed again. The processor buffers every
-// other scope's spans for session analysis.
+// Instrumentation scope names of ctxaudit's own components. They identify
+// the emitter only; whether a span is already analysed is said by
+// AttrAnalysisUpstream on the span, never inferred from its scope.
 const (
 	ScopeTranscriptReceiver = "github.com/ctxaudit/ctxaudit/collector/receiver/agenttranscriptsreceiver"
 	ScopeProcessor          = "github.com/ctxaudit/ctxaudit/collector/processor/ctxauditprocessor"
 )
 
-// Analysed reports whether spans of this instrumentation scope carry
-// session analysis already.
-func Analysed(scope string) bool {
-	return scope == ScopeTranscriptReceiver || scope == ScopeProcessor
+// service.name of the resource under which each component emits its own
+// spans ("ctxaudit" and the component). The harness a span comes from is
+// ctxaudit.source on the span, not the service.
+const (
+	ServiceTranscriptReceiver = "ctxaudit-agenttranscripts"
+	ServiceProcessor          = "ctxaudit-processor"
+)
+
+// PutEmitterResource writes the resource of spans a ctxaudit component
+// emits: service.name, and service.version when the build knows it.
+func PutEmitterResource(res pcommon.Map, service, version string) {
+	res.PutStr(string(semconv.ServiceNameKey), service)
+	if version != "" {
+		res.PutStr(string(semconv.ServiceVersionKey), version)
+	}
 }

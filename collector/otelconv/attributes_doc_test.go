@@ -181,6 +181,7 @@ func TestEmittedAttributesHaveDocumentedTypes(t *testing.T) {
 	otelconv.AppendToolCall(spans, &call)
 	otelconv.AppendAnswer(spans, &answer)
 	otelconv.AppendSession(spans, &session)
+	otelconv.MarkAnalysedUpstream(spans)
 
 	emitted := map[string]bool{}
 	for i := 0; i < spans.Len(); i++ {

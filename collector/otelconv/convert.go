@@ -98,6 +98,21 @@ func putAnalysis(m pcommon.Map, a schema.Analysis) {
 	m.PutBool(AttrAnalysisPartial, a.Partial)
 }
 
+// MarkAnalysedUpstream stamps every span of spans with AttrAnalysisUpstream:
+// the emitter analyses their sessions, so no processor downstream does it again.
+func MarkAnalysedUpstream(spans ptrace.SpanSlice) {
+	for i := 0; i < spans.Len(); i++ {
+		spans.At(i).Attributes().PutBool(AttrAnalysisUpstream, true)
+	}
+}
+
+// AnalysedUpstream reports whether a span's session is analysed by the
+// component that emitted it (MarkAnalysedUpstream).
+func AnalysedUpstream(m pcommon.Map) bool {
+	v, ok := m.Get(AttrAnalysisUpstream)
+	return ok && v.Type() == pcommon.ValueTypeBool && v.Bool()
+}
+
 // analysisOf is the inverse of putAnalysis.
 func analysisOf(m pcommon.Map) schema.Analysis {
 	n := count(m, AttrAnalysisRecords)

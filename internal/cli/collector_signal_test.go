@@ -5,6 +5,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -12,6 +13,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ctxaudit/ctxaudit/collector/transcript/transcripttest"
+	"github.com/ctxaudit/ctxaudit/internal/chtest"
+	"github.com/ctxaudit/ctxaudit/internal/collectortest"
 )
 
 // Ctrl-C stops the collector cleanly: exit 0, no "failed to shutdown …
@@ -53,5 +58,84 @@ func TestCollectorCtrlCIsClean(t *testing.T) {
 		case <-deadline:
 			t.Fatal("the collector did not stop on SIGINT")
 		}
+	}
+}
+
+// SIGTERM stops the collector cleanly (exit 0) and sessions still open,
+// whose session_idle has not elapsed, are not lost: the receiver analyses
+// them on the way out, through the pipeline before the exporter stops, and
+// their answers and session rows reach ClickHouse.
+func TestCollectorSIGTERMWritesOpenSessions(t *testing.T) {
+	addr := chtest.Address(t)
+	dir := t.TempDir()
+	watched := filepath.Join(dir, "watched")
+	src := filepath.Join(transcripttest.FixturesDir(t), "claude-code", "session-2.1.6-637ef6e7")
+	collectortest.CopyTree(t, src, watched) // fresh files: not idle for an hour
+	const session = "637ef6e7-e740-4503-8ff8-5780d7c0918f"
+	log := filepath.Join(dir, "log")
+	cfg := fmt.Sprintf(`
+receivers:
+  agenttranscripts:
+    include: ["%s/**/*.jsonl"]
+    poll_interval: 100ms
+    session_idle: 1h
+processors:
+  ctxaudit: {session_idle: 1h}
+exporters:
+  ctxaudit_clickhouse:
+    endpoint: %s
+service:
+  pipelines:
+    traces: {receivers: [agenttranscripts], processors: [ctxaudit], exporters: [ctxaudit_clickhouse]}
+  telemetry:
+    logs: {output_paths: [%q], error_output_paths: [%q]}
+    metrics: {level: none}
+`, watched, addr, log, log)
+	path := filepath.Join(dir, "collector.yaml")
+	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	// As main does; registering also keeps the test process alive.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	var out, errOut bytes.Buffer
+	done := make(chan int, 1)
+	go func() { done <- Run(ctx, []string{"collector", "--config", path}, &out, &errOut) }()
+
+	s := chtest.OpenStore(t, addr)
+	count := func(table string) string {
+		var n string
+		q := "SELECT toString(count()) FROM " + s.Database() + "." + table + " FINAL WHERE session_id = ?"
+		if err := s.Conn().QueryRow(context.Background(), q, session).Scan(&n); err != nil {
+			return "error: " + err.Error() // the exporter has not created the schema yet
+		}
+		return n
+	}
+	collectortest.WaitFor(t, "every call stored", 2*time.Minute, func() (bool, string) {
+		select {
+		case code := <-done:
+			t.Fatalf("the collector exited early with %d: %s", code, errOut.String())
+		default:
+		}
+		c := count("tool_calls")
+		return c == "26", "calls=" + c
+	})
+	if a, ss := count("answers"), count("sessions"); a != "0" || ss != "0" {
+		t.Fatalf("before session_idle: answers=%s sessions=%s, want none yet", a, ss)
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case code := <-done:
+		if code != ExitOK {
+			t.Fatalf("SIGTERM: exit %d, stderr %q", code, errOut.String())
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the collector did not stop on SIGTERM")
+	}
+	if a, ss := count("answers"), count("sessions"); a != "3" || ss != "1" {
+		t.Fatalf("after SIGTERM: answers=%s sessions=%s, want 3 and 1", a, ss)
 	}
 }

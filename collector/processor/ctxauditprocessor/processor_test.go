@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 
 	"github.com/ctxaudit/ctxaudit/collector/forensics"
 	"github.com/ctxaudit/ctxaudit/collector/otelconv"
@@ -260,32 +261,110 @@ func TestClaudeCodeLogEvent(t *testing.T) {
 	}
 }
 
-// Spans from the transcript receiver are analysed there already: they pass
-// through without entering the session buffer.
-func TestReceiverSpansAreNotReanalysed(t *testing.T) {
+// Whether a span is analysed already is said by ctxaudit.analysis.upstream,
+// not by its scope: a span marked so (as the transcript receiver marks all it
+// emits) passes through without entering the session buffer, while a foreign
+// span that merely uses the receiver's scope name is analysed.
+func TestUpstreamMarkerDecidesReanalysis(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		marked  bool
+		batches int
+	}{
+		{"receiver span, marked", true, 1},
+		{"foreign span with the receiver's scope, unmarked", false, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := createDefaultConfig().(*Config)
+			cfg.SessionIdle = time.Hour // only shutdown flushes the buffer
+			sink := new(consumertest.TracesSink)
+			p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(componentType), cfg, sink)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+				t.Fatal(err)
+			}
+			td := ptrace.NewTraces()
+			ss := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty()
+			ss.Scope().SetName(otelconv.ScopeTranscriptReceiver)
+			shellSpan(ss.Spans(), "r1", "c1", codexCut, time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
+			if tc.marked {
+				otelconv.MarkAnalysedUpstream(ss.Spans())
+			}
+			if err := p.ConsumeTraces(context.Background(), td); err != nil {
+				t.Fatal(err)
+			}
+			if err := p.Shutdown(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if n := len(sink.AllTraces()); n != tc.batches {
+				t.Fatalf("%d batches downstream, want %d", n, tc.batches)
+			}
+			if got := analysedSessions(sink); len(got) != tc.batches-1 {
+				t.Fatalf("%d sessions analysed, want %d", len(got), tc.batches-1)
+			}
+		})
+	}
+}
+
+// The processor's analysis output is marked too, so a second processor in
+// the pipeline passes it through instead of analysing it again, and it sits
+// under a resource naming the processor as its service.
+func TestProcessorOutputIsNotReanalysed(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
-	cfg.SessionIdle = 20 * time.Millisecond
-	sink := new(consumertest.TracesSink)
-	p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(componentType), cfg, sink)
+	cfg.SessionIdle = time.Hour
+	mid := new(consumertest.TracesSink)
+	first, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(componentType), cfg, mid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+	if err := first.Start(context.Background(), componenttest.NewNopHost()); err != nil {
 		t.Fatal(err)
 	}
+	at := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	td := ptrace.NewTraces()
-	ss := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty()
-	ss.Scope().SetName(otelconv.ScopeTranscriptReceiver)
-	shellSpan(ss.Spans(), "r1", "c1", codexCut, time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
-	if err := p.ConsumeTraces(context.Background(), td); err != nil {
+	spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+	shellSpan(spans, "s1", "c1", codexCut, at)
+	chatSpan(spans, "s1", "There is no such file in the output.", at.Add(time.Second))
+	if err := first.ConsumeTraces(context.Background(), td); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond)
-	if err := p.Shutdown(context.Background()); err != nil {
+	if err := first.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(mid.AllTraces()); n != 2 {
+		t.Fatalf("%d batches from the first processor, want the pass-through and the analysis", n)
+	}
+	output := mid.AllTraces()[1]
+	for i := 0; i < output.ResourceSpans().Len(); i++ {
+		name, _ := output.ResourceSpans().At(i).Resource().Attributes().Get(string(semconv.ServiceNameKey))
+		if name.AsString() != "ctxaudit-processor" {
+			t.Errorf("analysis resource service.name %q, want ctxaudit-processor", name.AsString())
+		}
+	}
+	otelconv.EachSpan(output, func(_ pcommon.Map, _ string, sp ptrace.Span) {
+		if !otelconv.AnalysedUpstream(sp.Attributes()) {
+			t.Errorf("analysis span %q is not marked %s", sp.Name(), otelconv.AttrAnalysisUpstream)
+		}
+	})
+
+	sink := new(consumertest.TracesSink)
+	second, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(componentType), cfg, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := second.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	if err := second.ConsumeTraces(context.Background(), output); err != nil {
+		t.Fatal(err)
+	}
+	if err := second.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(sink.AllTraces()); n != 1 {
-		t.Fatalf("%d batches downstream, want only the pass-through one", n)
+		t.Fatalf("%d batches from the second processor, want only the pass-through", n)
 	}
 }
 

@@ -31,6 +31,8 @@ type tracesProcessor struct {
 	tel    *telemetry
 	now    func() time.Time
 	secret *redact.Redactor
+	// version is the collector build's, for the resource of emitted spans.
+	version string
 
 	mu       sync.Mutex
 	sessions map[string]*list.Element // of *sessionBuffer, most recent at the front
@@ -109,6 +111,7 @@ func newTracesProcessor(set processor.Settings, cfg *Config, next consumer.Trace
 	}
 	return &tracesProcessor{
 		cfg: cfg, logger: set.Logger, next: next, tel: tel, now: time.Now, secret: secret,
+		version:  set.BuildInfo.Version,
 		sessions: map[string]*list.Element{}, lru: list.New(),
 		dropped: newRecentSet(max(8*cfg.MaxSessions, 1024)),
 	}, nil
@@ -155,9 +158,9 @@ func (p *tracesProcessor) loop() {
 
 func (p *tracesProcessor) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.Traces, error) {
 	var evicted []*sessionBuffer
-	otelconv.EachSpan(td, func(res pcommon.Map, scope string, sp ptrace.Span) {
-		track := p.cfg.AnalyzeSessions && !otelconv.Analysed(scope)
+	otelconv.EachSpan(td, func(res pcommon.Map, _ string, sp ptrace.Span) {
 		attrs := sp.Attributes()
+		track := p.cfg.AnalyzeSessions && !otelconv.AnalysedUpstream(attrs)
 		switch otelconv.Operation(attrs) {
 		case otelconv.OperationExecuteTool:
 			if !otelconv.HasForensics(attrs) {
@@ -346,7 +349,9 @@ func (p *tracesProcessor) flush(ctx context.Context, pick func(*sessionBuffer) b
 // calls whose follow-through changed, the answers (with risk) and the session.
 func (p *tracesProcessor) emit(ctx context.Context, bufs []*sessionBuffer) error {
 	td := ptrace.NewTraces()
-	ss := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty()
+	rs := td.ResourceSpans().AppendEmpty()
+	otelconv.PutEmitterResource(rs.Resource().Attributes(), otelconv.ServiceProcessor, p.version)
+	ss := rs.ScopeSpans().AppendEmpty()
 	ss.Scope().SetName(ScopeName)
 	spans := ss.Spans()
 	for _, b := range bufs {
@@ -362,6 +367,7 @@ func (p *tracesProcessor) emit(ctx context.Context, bufs []*sessionBuffer) error
 			otelconv.AppendAnswer(spans, &res.Answers[i])
 		}
 	}
+	otelconv.MarkAnalysedUpstream(spans)
 	p.redactSecrets(ctx, td)
 	return p.next.ConsumeTraces(ctx, td)
 }

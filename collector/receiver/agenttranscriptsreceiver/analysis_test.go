@@ -254,3 +254,32 @@ func TestEvictionRebuildsSessions(t *testing.T) {
 		assert.LessOrEqual(t, n, 3, "call %s", id)
 	}
 }
+
+// A session still growing when the collector stops is analysed on the way
+// out: Shutdown sends its answers and summary down the pipeline (which the
+// collector stops after its receivers), so they are not lost until the next
+// start.
+func TestShutdownAnalysesOpenSessions(t *testing.T) {
+	root := t.TempDir()
+	copyTree(t, fixture216(t), filepath.Join(root, "projects", "-p"))
+	cfg := testConfig(root)
+	cfg.SessionIdle = time.Hour // freshly copied files: never idle in this test
+	sink := new(consumertest.TracesSink)
+	rcv := startReceiver(t, cfg, sink, nil, nil)
+
+	require.Eventually(t, func() bool { return len(toolSpans(sink)) >= session216Main+session216Sub },
+		waitFor, 10*time.Millisecond)
+	require.Empty(t, withOp(spansOf(sink.AllTraces()), otelconv.OperationInvokeAgent), "analysed before session_idle")
+	require.NoError(t, rcv.Shutdown(context.Background()))
+
+	all := spansOf(sink.AllTraces())
+	sessions := withOp(all, otelconv.OperationInvokeAgent)
+	require.Len(t, sessions, 1, "the open session is analysed at shutdown")
+	assert.Equal(t, int64(26), attrInt(t, sessions[0], otelconv.AttrSessionToolCalls))
+	assert.Equal(t, int64(3), attrInt(t, sessions[0], otelconv.AttrSessionAnswers))
+	chats := withOp(all, otelconv.OperationChat)
+	assert.Len(t, chats, 3)
+	for _, c := range chats {
+		assert.NotEmpty(t, attrStr(c, otelconv.AttrAnswerRisk), "answer %s has no risk", c.spanID)
+	}
+}

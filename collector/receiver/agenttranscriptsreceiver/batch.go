@@ -70,8 +70,9 @@ func (b *batch) addAnalysis(id string, r session.Result, withSession bool) {
 	b.spans += len(r.Calls) + len(r.Answers)
 }
 
-// traces builds the request: one resource per session (service.name is
-// the harness), spans under the receiver's scope.
+// traces builds the request: one resource per session, naming the receiver
+// as the service (the harness is ctxaudit.source on each span), spans under
+// the receiver's scope.
 func (b *batch) traces(version string) ptrace.Traces {
 	td := ptrace.NewTraces()
 	for _, id := range b.order {
@@ -80,9 +81,7 @@ func (b *batch) traces(version string) ptrace.Traces {
 			continue
 		}
 		rs := td.ResourceSpans().AppendEmpty()
-		if ss.source != "" {
-			rs.Resource().Attributes().PutStr("service.name", string(ss.source))
-		}
+		otelconv.PutEmitterResource(rs.Resource().Attributes(), otelconv.ServiceTranscriptReceiver, version)
 		scope := rs.ScopeSpans().AppendEmpty()
 		scope.Scope().SetName(metadata.ScopeName)
 		scope.Scope().SetVersion(version)
@@ -97,6 +96,8 @@ func (b *batch) traces(version string) ptrace.Traces {
 		for i := range ss.answers {
 			otelconv.AppendAnswer(spans, &ss.answers[i])
 		}
+		// The receiver analyses its sessions itself, calls as read included.
+		otelconv.MarkAnalysedUpstream(spans)
 	}
 	return td
 }

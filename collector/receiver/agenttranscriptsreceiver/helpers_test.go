@@ -193,6 +193,18 @@ func toolSpans(sink *consumertest.TracesSink) []span {
 	return withOp(spansOf(sink.AllTraces()), otelconv.OperationExecuteTool)
 }
 
+// readSpans returns the calls as read: the execute_tool spans that carry no
+// session analysis (an analysis re-emits the calls it changed).
+func readSpans(sink *consumertest.TracesSink) []span {
+	var out []span
+	for _, s := range toolSpans(sink) {
+		if _, analysed := s.attrs.Get(otelconv.AttrAnalysisRecords); !analysed {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // countByCallID counts execute_tool spans per gen_ai.tool.call.id.
 func countByCallID(spans []span) map[string]int {
 	n := map[string]int{}

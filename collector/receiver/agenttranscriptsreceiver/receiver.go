@@ -124,8 +124,9 @@ func (r *agentReceiver) Start(ctx context.Context, host component.Host) error {
 	return nil
 }
 
-// Shutdown stops polling, saves the checkpoints of what was accepted and
-// closes the storage client. It is safe before Start and more than once.
+// Shutdown stops polling, sends the analysis of the sessions still open
+// (drain), saves the checkpoints of what was accepted and closes the
+// storage client. It is safe before Start and more than once.
 func (r *agentReceiver) Shutdown(ctx context.Context) error {
 	if r.cancel == nil {
 		return nil
@@ -136,6 +137,7 @@ func (r *agentReceiver) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	r.drain(ctx)
 	if r.client == nil {
 		return nil
 	}
@@ -341,13 +343,50 @@ func (r *agentReceiver) collect(ctx context.Context, scanned []*trackedFile) *ba
 			r.logger.Warn("Cannot read transcript; will retry", zap.String("path", f.path), zap.Error(err))
 		}
 	}
-	r.analyzeIdle(ctx, b)
+	r.analyzeIdle(ctx, b, false)
 	return b
 }
 
+// drain runs at shutdown, once polling has stopped and while the pipeline
+// downstream still runs (the collector stops receivers first): it sends a
+// refused batch once more, then the analysis of every session with
+// unanalysed lines, idle or not, so that a stopping collector does not lose
+// the answers and summaries of sessions still open. Nothing new is read. If
+// a poll was cut off with lines read but not sent, it does nothing: sending
+// an analysis commits every file, and those lines' calls would be lost; a
+// restart reads them again and analyses them then.
+func (r *agentReceiver) drain(ctx context.Context) {
+	if r.pending != nil && !r.send(ctx) {
+		return
+	}
+	for _, f := range r.files {
+		if f.read != f.committed {
+			r.logger.Info("Stopped mid-read; open sessions are analysed after the restart", zap.String("path", f.path))
+			return
+		}
+	}
+	// Each round analyses at least one session and commits it; the bound
+	// only guards against a file that never stops being due.
+	for range len(r.files) + 1 {
+		if ctx.Err() != nil {
+			return
+		}
+		b := newBatch()
+		r.analyzeIdle(ctx, b, true)
+		if len(b.analyzed) == 0 {
+			return
+		}
+		r.pending = b
+		if !r.send(ctx) {
+			return
+		}
+	}
+}
+
 // analyzeIdle analyses the sessions whose files have unanalysed lines and
-// have not grown for session_idle.
-func (r *agentReceiver) analyzeIdle(ctx context.Context, b *batch) {
+// have not grown for session_idle (all such sessions when evenBusy, at
+// shutdown).
+func (r *agentReceiver) analyzeIdle(ctx context.Context, b *batch, evenBusy bool) {
 	now := time.Now()
 	due := map[string]bool{}
 	for _, f := range r.files {
@@ -369,6 +408,9 @@ func (r *agentReceiver) analyzeIdle(ctx context.Context, b *batch) {
 		files := r.filesOf(id)
 		idle := true
 		for _, f := range files {
+			if evenBusy {
+				break
+			}
 			idle = idle && now.Sub(f.lastGrowth) >= r.cfg.SessionIdle
 		}
 		if idle {

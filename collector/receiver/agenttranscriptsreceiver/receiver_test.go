@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/receiver/receivertest"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 
 	"github.com/ctxaudit/ctxaudit/collector/forensics"
 	"github.com/ctxaudit/ctxaudit/collector/otelconv"
@@ -43,6 +44,7 @@ func TestTailsSessionFolder(t *testing.T) {
 		s := spans[i]
 		callID := attrStr(s, otelconv.AttrToolCallID)
 		assert.Equal(t, metadata.ScopeName, s.scope)
+		assert.True(t, otelconv.AnalysedUpstream(s.attrs), "a receiver span must be marked %s, calls as read included", otelconv.AttrAnalysisUpstream)
 		assert.Equal(t, otelconv.TraceID(session216), s.traceID, "one trace per session, sub-agent included")
 		assert.Equal(t, otelconv.SpanID(session216, "call", callID), s.spanID, "span id derived from the call id")
 		assert.Equal(t, otelconv.SpanID(session216, "session", session216), s.parent)
@@ -284,4 +286,32 @@ func TestUnknownFormatIsNotTailed(t *testing.T) {
 	sink := new(consumertest.TracesSink)
 	startReceiver(t, testConfig(root), sink, nil, nil)
 	require.Eventually(t, func() bool { return len(toolSpans(sink)) == session216Main+session216Sub }, waitFor, 10*time.Millisecond)
+}
+
+// Every span the receiver emits sits under a resource naming the receiver
+// (service.name, and service.version from the build), whatever the harness.
+func TestEmittedResourceNamesTheService(t *testing.T) {
+	root := t.TempDir()
+	copyTree(t, fixture216(t), filepath.Join(root, "projects", "-Users-gray-src"))
+	sink := new(consumertest.TracesSink)
+	set := receivertest.NewNopSettings(metadata.Type)
+	set.BuildInfo.Version = "1.2.3-test"
+	startReceiver(t, testConfig(root), sink, nil, &set)
+	require.Eventually(t, func() bool { return len(toolSpans(sink)) >= session216Main+session216Sub },
+		waitFor, 10*time.Millisecond)
+
+	spans := 0
+	for _, td := range sink.AllTraces() {
+		for i := 0; i < td.ResourceSpans().Len(); i++ {
+			rs := td.ResourceSpans().At(i)
+			name, _ := rs.Resource().Attributes().Get(string(semconv.ServiceNameKey))
+			version, _ := rs.Resource().Attributes().Get(string(semconv.ServiceVersionKey))
+			assert.Equal(t, "ctxaudit-agenttranscripts", name.AsString())
+			assert.Equal(t, "1.2.3-test", version.AsString())
+			for j := 0; j < rs.ScopeSpans().Len(); j++ {
+				spans += rs.ScopeSpans().At(j).Spans().Len()
+			}
+		}
+	}
+	assert.GreaterOrEqual(t, spans, session216Main+session216Sub)
 }
