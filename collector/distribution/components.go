@@ -27,7 +27,7 @@ import (
 	"go.opentelemetry.io/collector/service/telemetry/otelconftelemetry"
 
 	"github.com/ctxaudit/ctxaudit/collector/processor/ctxauditprocessor"
-	clickhouseexporter "github.com/ctxaudit/ctxaudit/exporters/clickhouse"
+	"github.com/ctxaudit/ctxaudit/exporters/ctxauditclickhouseexporter"
 )
 
 // Components returns the factories built into `ctxaudit collector`.
@@ -47,7 +47,7 @@ func Components() (otelcol.Factories, error) {
 		return f, err
 	}
 	if f.Exporters, err = otelcol.MakeFactoryMap[exporter.Factory](
-		clickhouseexporter.NewFactory(),
+		ctxauditclickhouseexporter.NewFactory(),
 		debugexporter.NewFactory(),
 	); err != nil {
 		return f, err

@@ -13,7 +13,7 @@ import (
 	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/ctxaudit/ctxaudit/collector/processor/ctxauditprocessor"
-	clickhouseexporter "github.com/ctxaudit/ctxaudit/exporters/clickhouse"
+	"github.com/ctxaudit/ctxaudit/exporters/ctxauditclickhouseexporter"
 	"github.com/ctxaudit/ctxaudit/internal/chtest"
 	"github.com/ctxaudit/ctxaudit/schema"
 )
@@ -49,8 +49,8 @@ func TestClaudeCodeOTLPAgreesWithTranscript(t *testing.T) {
 			if _, err := store.Migrate(ctx); err != nil {
 				t.Fatal(err)
 			}
-			ef := clickhouseexporter.NewFactory()
-			ecfg := ef.CreateDefaultConfig().(*clickhouseexporter.Config)
+			ef := ctxauditclickhouseexporter.NewFactory()
+			ecfg := ef.CreateDefaultConfig().(*ctxauditclickhouseexporter.Config)
 			ecfg.Endpoint = addr
 			exp, err := ef.CreateLogs(ctx, exportertest.NewNopSettings(ef.Type()), ecfg)
 			if err != nil {

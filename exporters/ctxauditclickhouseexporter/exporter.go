@@ -1,4 +1,4 @@
-package clickhouseexporter
+package ctxauditclickhouseexporter
 
 import (
 	"context"
@@ -38,7 +38,7 @@ type chExporter struct {
 }
 
 func newExporter(cfg *Config, set exporter.Settings) (*chExporter, error) {
-	meter := set.MeterProvider.Meter("github.com/ctxaudit/ctxaudit/exporters/clickhouse")
+	meter := set.MeterProvider.Meter("github.com/ctxaudit/ctxaudit/exporters/ctxauditclickhouseexporter")
 	rows, err := meter.Int64Counter("ctxaudit_exporter_rows_written",
 		metric.WithDescription("Rows written to the ctxaudit tables"), metric.WithUnit("{row}"))
 	if err != nil {

@@ -1,4 +1,4 @@
-package clickhouseexporter
+package ctxauditclickhouseexporter
 
 import (
 	"errors"

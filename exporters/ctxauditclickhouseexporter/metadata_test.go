@@ -1,4 +1,4 @@
-package clickhouseexporter
+package ctxauditclickhouseexporter
 
 import (
 	"context"
@@ -34,7 +34,7 @@ func TestMetadataYAML(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The instrumentation scope is the package's import path, as mdatagen's.
-	if err := componentmeta.CheckMetrics(md, rec.Instruments("github.com/ctxaudit/ctxaudit/exporters/clickhouse")); err != nil {
+	if err := componentmeta.CheckMetrics(md, rec.Instruments("github.com/ctxaudit/ctxaudit/exporters/ctxauditclickhouseexporter")); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -1,4 +1,4 @@
-// Package clickhouseexporter is the ctxaudit_clickhouse exporter: it writes
+// Package ctxauditclickhouseexporter is the ctxaudit_clickhouse exporter: it writes
 // ctxaudit's audit tables (tool_calls, answers, sessions) from the GenAI spans
 // and Claude Code log records that the agenttranscripts receiver and the
 // ctxaudit processor produce, through the same writer `ctxaudit ingest` uses.
@@ -7,7 +7,7 @@
 // sending_queue.storage names a file_storage extension) come from
 // exporterhelper. Writes are idempotent (stable ids, ReplacingMergeTree), so a
 // retried or replayed batch never double-counts.
-package clickhouseexporter
+package ctxauditclickhouseexporter
 
 import (
 	"context"
