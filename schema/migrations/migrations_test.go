@@ -16,8 +16,9 @@ func TestEmbeddedMigrationsAreOrderedAndRender(t *testing.T) {
 		t.Fatal("no embedded migrations")
 	}
 	for i, m := range all {
-		if i > 0 && m.Version <= all[i-1].Version {
-			t.Errorf("migration %d has version %d after %d; versions must increase", i, m.Version, all[i-1].Version)
+		// Versions run 1, 2, 3, … without gaps, so a missing file is caught.
+		if want := uint32(i + 1); m.Version != want {
+			t.Errorf("migration %d (%s) has version %d, want %d: versions run from 1 without gaps", i, m.Name, m.Version, want)
 		}
 		stmts, err := m.Statements("audit_db")
 		if err != nil {
