@@ -52,10 +52,10 @@ const (
 	AttrMarker   = "ctxaudit.output.marker"
 
 	// AttrClaudeCodeToolResultSize is the claude_code.tool_result log
-	// attribute. Despite its name it is a JavaScript string length (UTF-16
-	// units) of the mapped result, measured before the generic persistence
-	// step, so for most tools it is the full output's size in chars; for Bash
-	// and MCP tools it measures the preview (see ccToolResultSizeIsPreview).
+	// attribute: the size of what entered the model's context (for a spilled
+	// Bash output, the 2 KB preview), never the original (docs/design.md
+	// §6.2). Detection therefore never takes it for an original size; the
+	// context size of an event without text comes from it (otelconv).
 	AttrClaudeCodeToolResultSize = "tool_result_size_bytes"
 	// AttrGenAIToolCallResult is the opt-in GenAI result attribute: the text
 	// (or structure) the tool returned, used as the context when the source
@@ -111,9 +111,6 @@ func collectAttributeOriginals(s *scan) {
 		Lines:  numberOf(a[AttrOriginalLines]),
 		Tokens: numberOf(a[AttrOriginalTokens]),
 	}, precision)
-	if n := numberOf(a[AttrClaudeCodeToolResultSize]); n.Known && !ccToolResultSizeIsPreview(s.in.Tool) {
-		s.orig.add(rankOTel, schema.Sizes{Chars: n})
-	}
 }
 
 // applyAttributes lays the verdict an instrumented harness reported over the

@@ -71,13 +71,6 @@ var claudeCodeCaps = []capFact{
 	{tools: []string{"TaskOutput", "BashOutput"}, unit: schema.UnitChars, n: 32000, reason: "cap_chars"},
 }
 
-// ccToolResultSizeIsPreview: tools whose tool_result_size_bytes log attribute
-// measures the preview or overflow instructions rather than the output,
-// because they build their notice inside the result mapper (§1.7).
-func ccToolResultSizeIsPreview(tool string) bool {
-	return tool == "Bash" || tool == "PowerShell" || strings.HasPrefix(tool, "mcp__")
-}
-
 var (
 	// ccPersistedRe is the header of a <persisted-output> preview; see
 	// ccPersistedMatch for the rest.

@@ -35,8 +35,8 @@
 // until 2.1.328, which notes the page text's length, the part read and the
 // offset to read on from ("[WebFetch note: …]"), so that there an answer
 // without a note covers the page. What changed by version is in
-// claudeCodeVersions. Its tool_result_size_bytes log attribute is likewise
-// UTF-16 units.
+// claudeCodeVersions. Its tool_result_size_bytes log attribute is the size of
+// what entered the context, never the original, so detection ignores it.
 //
 // # Precision
 //

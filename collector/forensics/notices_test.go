@@ -222,11 +222,13 @@ func TestNotices(t *testing.T) {
 			want: want{kind: schema.KindUnknown, strategy: schema.StrategySummary, source: schema.SourceUnknown},
 		},
 		{
-			name: "claude tool_result_size_bytes above the context: silent",
+			// tool_result_size_bytes is the size of what entered the context,
+			// never the original: a larger figure is no evidence of a cut.
+			name: "claude tool_result_size_bytes is not an original: no verdict from it",
 			in: Input{Harness: schema.HarnessClaudeCode, Tool: "Read", Context: strings.Repeat("r\n", 1000),
 				Attributes: map[string]any{AttrClaudeCodeToolResultSize: int64(120000)}},
-			want: want{kind: schema.KindSilent, strategy: schema.StrategyHead, truncated: true, source: schema.SourceOTelAttribute,
-				chars: "120000", detector: "generic.size_mismatch"},
+			want: want{kind: schema.KindNone, strategy: schema.StrategyNone, source: schema.SourceEstimate,
+				chars: "2000", detector: "generic.complete"},
 		},
 		// ---- Codex
 		{

@@ -14,9 +14,6 @@ import (
 // instrumented harness) take precedence inside forensics.Detect.
 func detectInto(attrs pcommon.Map, harness schema.Harness) schema.Forensics {
 	raw := attrs.AsRaw()
-	// Claude Code's tool_result_size_bytes is the size of what entered the
-	// context, never the original; with the text at hand it adds nothing.
-	delete(raw, forensics.AttrClaudeCodeToolResultSize)
 	str := func(k string) string {
 		if s, ok := raw[k].(string); ok {
 			return s
