@@ -2,12 +2,11 @@ package ctxauditclickhouseexporter
 
 import (
 	"context"
-	"os"
+	"errors"
 	"testing"
 
-	"go.opentelemetry.io/collector/confmap"
-
 	"go.opentelemetry.io/collector/exporter/exportertest"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/ctxaudit/ctxaudit/internal/componentmeta"
 )
@@ -15,45 +14,23 @@ import (
 // metadata.yaml is the source of truth for the exporter's type, stability
 // and self-telemetry: the factory and the instruments it creates must agree.
 func TestMetadataYAML(t *testing.T) {
-	md, err := componentmeta.Load("metadata.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
 	f := NewFactory()
-	if err := componentmeta.CheckFactory(md, f); err != nil {
-		t.Fatal(err)
-	}
-	rec := &componentmeta.Recorder{}
-	set := exportertest.NewNopSettings(f.Type())
-	set.MeterProvider = rec
-	ctx := context.Background()
-	if _, err := f.CreateTraces(ctx, set, f.CreateDefaultConfig()); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.CreateLogs(ctx, set, f.CreateDefaultConfig()); err != nil {
-		t.Fatal(err)
-	}
-	// The instrumentation scope is the package's import path, as mdatagen's.
-	if err := componentmeta.CheckMetrics(md, rec.Instruments("github.com/ctxaudit/ctxaudit/exporters/ctxauditclickhouseexporter")); err != nil {
+	err := componentmeta.CheckComponent(".", f, "github.com/ctxaudit/ctxaudit/exporters/ctxauditclickhouseexporter", func(mp metric.MeterProvider) error {
+		set := exportertest.NewNopSettings(f.Type())
+		set.MeterProvider = mp
+		ctx := context.Background()
+		_, errTraces := f.CreateTraces(ctx, set, f.CreateDefaultConfig())
+		_, errLogs := f.CreateLogs(ctx, set, f.CreateDefaultConfig())
+		return errors.Join(errTraces, errLogs)
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 }
 
 // The README's example configures the component validly.
 func TestReadmeExample(t *testing.T) {
-	readme, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	conf, err := componentmeta.ExampleConfig(readme, "exporter", "ctxaudit_clickhouse")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := NewFactory().CreateDefaultConfig()
-	if err := conf.Unmarshal(cfg); err != nil {
-		t.Fatal(err)
-	}
-	if err := confmap.Validate(cfg); err != nil {
+	if err := componentmeta.CheckReadmeExample(".", "exporter", "ctxaudit_clickhouse", NewFactory().CreateDefaultConfig()); err != nil {
 		t.Fatal(err)
 	}
 }

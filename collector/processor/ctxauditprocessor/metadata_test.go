@@ -2,13 +2,12 @@ package ctxauditprocessor
 
 import (
 	"context"
-	"os"
+	"errors"
 	"testing"
-
-	"go.opentelemetry.io/collector/confmap"
 
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/processor/processortest"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/ctxaudit/ctxaudit/internal/componentmeta"
 )
@@ -16,45 +15,23 @@ import (
 // metadata.yaml is the source of truth for the processor's type, stability
 // and self-telemetry: the factory and the instruments it creates must agree.
 func TestMetadataYAML(t *testing.T) {
-	md, err := componentmeta.Load("metadata.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
 	f := NewFactory()
-	if err := componentmeta.CheckFactory(md, f); err != nil {
-		t.Fatal(err)
-	}
-	rec := &componentmeta.Recorder{}
-	set := processortest.NewNopSettings(f.Type())
-	set.MeterProvider = rec
-	ctx := context.Background()
-	if _, err := f.CreateTraces(ctx, set, f.CreateDefaultConfig(), consumertest.NewNop()); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.CreateLogs(ctx, set, f.CreateDefaultConfig(), consumertest.NewNop()); err != nil {
-		t.Fatal(err)
-	}
-	// The instrumentation scope is the package's import path, as mdatagen's.
-	if err := componentmeta.CheckMetrics(md, rec.Instruments("github.com/ctxaudit/ctxaudit/collector/processor/ctxauditprocessor")); err != nil {
+	err := componentmeta.CheckComponent(".", f, "github.com/ctxaudit/ctxaudit/collector/processor/ctxauditprocessor", func(mp metric.MeterProvider) error {
+		set := processortest.NewNopSettings(f.Type())
+		set.MeterProvider = mp
+		ctx := context.Background()
+		_, errTraces := f.CreateTraces(ctx, set, f.CreateDefaultConfig(), consumertest.NewNop())
+		_, errLogs := f.CreateLogs(ctx, set, f.CreateDefaultConfig(), consumertest.NewNop())
+		return errors.Join(errTraces, errLogs)
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 }
 
 // The README's example configures the component validly.
 func TestReadmeExample(t *testing.T) {
-	readme, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	conf, err := componentmeta.ExampleConfig(readme, "processor", "ctxaudit")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := NewFactory().CreateDefaultConfig()
-	if err := conf.Unmarshal(cfg); err != nil {
-		t.Fatal(err)
-	}
-	if err := confmap.Validate(cfg); err != nil {
+	if err := componentmeta.CheckReadmeExample(".", "processor", "ctxaudit", NewFactory().CreateDefaultConfig()); err != nil {
 		t.Fatal(err)
 	}
 }

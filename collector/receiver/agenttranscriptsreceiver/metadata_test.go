@@ -2,13 +2,11 @@ package agenttranscriptsreceiver
 
 import (
 	"context"
-	"os"
 	"testing"
-
-	"go.opentelemetry.io/collector/confmap"
 
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/receiver/receivertest"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/ctxaudit/ctxaudit/internal/componentmeta"
 )
@@ -16,41 +14,21 @@ import (
 // metadata.yaml is the source of truth for the receiver's type, stability
 // and self-telemetry: the factory and the instruments it creates must agree.
 func TestMetadataYAML(t *testing.T) {
-	md, err := componentmeta.Load("metadata.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
 	f := NewFactory()
-	if err := componentmeta.CheckFactory(md, f); err != nil {
-		t.Fatal(err)
-	}
-	rec := &componentmeta.Recorder{}
-	set := receivertest.NewNopSettings(f.Type())
-	set.MeterProvider = rec
-	if _, err := f.CreateTraces(context.Background(), set, f.CreateDefaultConfig(), consumertest.NewNop()); err != nil {
-		t.Fatal(err)
-	}
-	// The instrumentation scope is the package's import path, as mdatagen's.
-	if err := componentmeta.CheckMetrics(md, rec.Instruments("github.com/ctxaudit/ctxaudit/collector/receiver/agenttranscriptsreceiver")); err != nil {
+	err := componentmeta.CheckComponent(".", f, "github.com/ctxaudit/ctxaudit/collector/receiver/agenttranscriptsreceiver", func(mp metric.MeterProvider) error {
+		set := receivertest.NewNopSettings(f.Type())
+		set.MeterProvider = mp
+		_, err := f.CreateTraces(context.Background(), set, f.CreateDefaultConfig(), consumertest.NewNop())
+		return err
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 }
 
 // The README's example configures the component validly.
 func TestReadmeExample(t *testing.T) {
-	readme, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	conf, err := componentmeta.ExampleConfig(readme, "receiver", "agenttranscripts")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := NewFactory().CreateDefaultConfig()
-	if err := conf.Unmarshal(cfg); err != nil {
-		t.Fatal(err)
-	}
-	if err := confmap.Validate(cfg); err != nil {
+	if err := componentmeta.CheckReadmeExample(".", "receiver", "agenttranscripts", NewFactory().CreateDefaultConfig()); err != nil {
 		t.Fatal(err)
 	}
 }
