@@ -22,6 +22,39 @@ type Sizes struct {
 	Tokens Count `json:"tokens"`
 }
 
+// In is the field of s that measures unit u; Unknown for the units that are
+// not text sizes (items, matches, files).
+func (s Sizes) In(u Unit) Count {
+	switch u {
+	case UnitBytes:
+		return s.Bytes
+	case UnitChars:
+		return s.Chars
+	case UnitLines:
+		return s.Lines
+	case UnitTokens:
+		return s.Tokens
+	}
+	return Unknown
+}
+
+// SizesIn is Sizes with one known field, n in unit u (none for the units
+// that are not text sizes).
+func SizesIn(u Unit, n Count) Sizes {
+	var s Sizes
+	switch u {
+	case UnitBytes:
+		s.Bytes = n
+	case UnitChars:
+		s.Chars = n
+	case UnitLines:
+		s.Lines = n
+	case UnitTokens:
+		s.Tokens = n
+	}
+	return s
+}
+
 // Original is the size of the complete tool output, where that figure came
 // from, and how exact it is. Precision is empty (JSON null) when no size is
 // known; otherwise it qualifies every known field of Sizes.

@@ -63,7 +63,7 @@ func seenBy(c *schema.ToolCall, a access, truncated bool) seen {
 		// nothing about how much of the original went into it.
 		if a.Self && !a.view.relative && c.Strategy != schema.StrategySummary {
 			if u, ok := unitIndex(c.Shown.Unit); ok {
-				if n := sizeIn(c.Context, c.Shown.Unit); n.Known {
+				if n := c.Context.In(c.Shown.Unit); n.Known {
 					s.unit, s.amount = u, n.N
 				}
 			}
@@ -177,7 +177,7 @@ func (t *targetState) learnSize(c *schema.ToolCall, a access, s seen, truncated 
 	// original; a partial view by request reports only its part's.
 	if a.view.whole && !a.view.relative && !c.PartialByRequest {
 		for _, u := range [...]schema.Unit{schema.UnitBytes, schema.UnitChars, schema.UnitLines, schema.UnitTokens} {
-			if n := sizeIn(c.Original.Sizes, u); n.Known {
+			if n := c.Original.Sizes.In(u); n.Known {
 				i, _ := unitIndex(u)
 				t.in(i).learnTotal(n, atLeast)
 			}

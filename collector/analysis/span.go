@@ -100,19 +100,3 @@ func unitIndex(u schema.Unit) (int, bool) {
 	}
 	return 0, false
 }
-
-// sizeIn returns the size of s in unit u, where s has one (units beyond the
-// four text sizes have none).
-func sizeIn(s schema.Sizes, u schema.Unit) schema.Count {
-	switch u {
-	case schema.UnitBytes:
-		return s.Bytes
-	case schema.UnitChars:
-		return s.Chars
-	case schema.UnitLines:
-		return s.Lines
-	case schema.UnitTokens:
-		return s.Tokens
-	}
-	return schema.Unknown
-}

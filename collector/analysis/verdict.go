@@ -129,7 +129,7 @@ func delivery(c *schema.ToolCall) string {
 	u := string(c.Shown.Unit)
 	total := c.Total
 	if !total.Known && c.Shown.Unit != schema.UnitNone {
-		total = sizeIn(c.Original.Sizes, c.Shown.Unit)
+		total = c.Original.Sizes.In(c.Shown.Unit)
 	}
 	of := totalText(c, total)
 	switch c.Strategy {
@@ -161,7 +161,7 @@ func delivery(c *schema.ToolCall) string {
 	case positioned:
 		part = rangeText(sp, c.Shown.Unit) + " of an unknown total"
 	case total.Known && u != "":
-		if ctx := sizeIn(c.Context, c.Shown.Unit); ctx.Known {
+		if ctx := c.Context.In(c.Shown.Unit); ctx.Known {
 			part = num(ctx.N) + " of " + of + " " + u
 		}
 	}
@@ -184,7 +184,7 @@ func totalText(c *schema.ToolCall, total schema.Count) string {
 	if !total.Known {
 		return ""
 	}
-	if o := sizeIn(c.Original.Sizes, c.Shown.Unit); o.Known && o.N == total.N {
+	if o := c.Original.Sizes.In(c.Shown.Unit); o.Known && o.N == total.N {
 		switch c.Original.Precision {
 		case schema.PrecisionLowerBound:
 			return "at least " + num(total.N)

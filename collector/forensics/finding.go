@@ -116,9 +116,9 @@ func (fd *finding) disclose(where, why, next bool) {
 func (s *scan) finalize(fd *finding) schema.Forensics {
 	if fd.claim.Known {
 		if fd.claimAtLeast {
-			s.orig.addAtLeast(rankMarker, sizesIn(fd.claimUnit, fd.claim))
+			s.orig.addAtLeast(rankMarker, schema.SizesIn(fd.claimUnit, fd.claim))
 		} else {
-			s.orig.add(rankMarker, sizesIn(fd.claimUnit, fd.claim))
+			s.orig.add(rankMarker, schema.SizesIn(fd.claimUnit, fd.claim))
 		}
 	}
 	out := fd.Forensics
@@ -156,7 +156,7 @@ func (s *scan) finalize(fd *finding) schema.Forensics {
 		fillTotal(&out, fd.tailKept)
 	}
 	if fd.claim.Known {
-		real := sizeIn(exact.Sizes, fd.claimUnit)
+		real := exact.Sizes.In(fd.claimUnit)
 		// A claim counted after a cap understates unless an exact source
 		// shows the output really ended there.
 		out.MarkerUnderstated = exceeds(real, fd.claim, 16, 2) ||
@@ -179,7 +179,7 @@ func placeHeadTail(out *schema.Forensics, fd *finding) {
 	}
 	end := out.Total
 	if !end.Known {
-		end = sizeIn(out.Original.Sizes, unit)
+		end = out.Original.Sizes.In(unit)
 	}
 	trusted := !out.MarkerUnderstated && out.Original.Precision != schema.PrecisionLowerBound
 	out.ShownTailIsEnd = trusted && end.Known
@@ -236,7 +236,7 @@ func (s *scan) cutBySize(o schema.Original) bool {
 		return false
 	}
 	for _, u := range [...]schema.Unit{schema.UnitBytes, schema.UnitChars, schema.UnitLines} {
-		a, b := sizeIn(o.Sizes, u), sizeIn(s.body, u)
+		a, b := o.Sizes.In(u), s.body.In(u)
 		if a.Known && b.Known {
 			if u == schema.UnitLines {
 				return exceeds(a, b, 1, 1)
@@ -271,7 +271,7 @@ func (s *scan) guessStrategy() schema.Strategy {
 // fillTotal sets Total from the original in the shown unit and places a
 // kept tail at the end of it.
 func fillTotal(out *schema.Forensics, tailKept schema.Count) {
-	t := sizeIn(out.Original.Sizes, out.Shown.Unit)
+	t := out.Original.Sizes.In(out.Shown.Unit)
 	if !t.Known {
 		return
 	}

@@ -146,34 +146,3 @@ func bytesOf(s schema.Sizes) schema.Count  { return s.Bytes }
 func charsOf(s schema.Sizes) schema.Count  { return s.Chars }
 func linesOf(s schema.Sizes) schema.Count  { return s.Lines }
 func tokensOf(s schema.Sizes) schema.Count { return s.Tokens }
-
-// sizeIn returns the field of sz that measures unit.
-func sizeIn(sz schema.Sizes, unit schema.Unit) schema.Count {
-	switch unit {
-	case schema.UnitBytes:
-		return sz.Bytes
-	case schema.UnitChars:
-		return sz.Chars
-	case schema.UnitLines:
-		return sz.Lines
-	case schema.UnitTokens:
-		return sz.Tokens
-	}
-	return schema.Unknown
-}
-
-// sizesIn builds Sizes with one known field.
-func sizesIn(unit schema.Unit, n schema.Count) schema.Sizes {
-	var sz schema.Sizes
-	switch unit {
-	case schema.UnitBytes:
-		sz.Bytes = n
-	case schema.UnitChars:
-		sz.Chars = n
-	case schema.UnitLines:
-		sz.Lines = n
-	case schema.UnitTokens:
-		sz.Tokens = n
-	}
-	return sz
-}

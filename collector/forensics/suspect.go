@@ -30,7 +30,7 @@ func (s *scan) suspect(out *schema.Forensics) bool {
 			if !c.appliesTo(s.in.Tool, s.in.HarnessVersion) {
 				continue
 			}
-			if size := sizeIn(s.body, c.unit); size.Known && size.N == c.n {
+			if size := s.body.In(c.unit); size.Known && size.N == c.n {
 				return mark(c.unit, c.n, c.reason, string(s.in.Harness)+".at_cap")
 			}
 		}

@@ -49,7 +49,7 @@ func totalOf(c *schema.ToolCall) string {
 	if !c.Total.Known {
 		return count(c.Total)
 	}
-	if o := sizeOf(c.Original.Sizes, c.Shown.Unit); o.Known && o.N == c.Total.N {
+	if o := c.Original.Sizes.In(c.Shown.Unit); o.Known && o.N == c.Total.N {
 		return qualifier(c.Original.Precision) + num(c.Total.N)
 	}
 	return num(c.Total.N)
@@ -100,18 +100,4 @@ func coverageNote(c *schema.ToolCall) string {
 		s += ", pieced from separate fetches of a source that may have changed"
 	}
 	return s
-}
-
-func sizeOf(s schema.Sizes, u schema.Unit) schema.Count {
-	switch u {
-	case schema.UnitBytes:
-		return s.Bytes
-	case schema.UnitChars:
-		return s.Chars
-	case schema.UnitLines:
-		return s.Lines
-	case schema.UnitTokens:
-		return s.Tokens
-	}
-	return schema.Unknown
 }
