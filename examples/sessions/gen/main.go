@@ -261,52 +261,18 @@ func (g *gen) persistedGrep() {
 // (MODEL_FORMAT_MAX_LINES 256: 128 head + 128 tail lines) with the
 // "Total output lines" header; the error is in the omitted middle.
 func (g *gen) codexOmittedLines() {
-	sid := "01990a6e-66c6-7e66-8666-666666666666"
-	t := time.Date(2026, 1, 15, 16, 0, 0, 0, time.UTC)
-	ts := func(d time.Duration) string { t = t.Add(d); return t.Format("2006-01-02T15:04:05.000Z") }
-	var lines []string
-	add := func(typ string, payload obj, d time.Duration) {
-		lines = append(lines, line(obj{{"timestamp", ts(d)}, {"type", typ}, {"payload", payload}}))
-	}
-	cwd := "/Users/dev/acme"
-	prompt := "Check logs/server.log: did the server hit any errors last night?"
-	add("session_meta", obj{{"id", sid}, {"timestamp", t.Format("2006-01-02T15:04:05.000Z")}, {"cwd", cwd},
-		{"originator", "codex_cli_rs"}, {"cli_version", "0.60.1"}, {"instructions", nil}, {"source", "cli"},
-		{"model_provider", "openai"}}, 0)
-	add("response_item", obj{{"type", "message"}, {"role", "user"}, {"content", []obj{{{"type", "input_text"}, {"text", prompt}}}}}, 30*time.Second)
-	add("event_msg", obj{{"type", "user_message"}, {"message", prompt}, {"images", []string{}}}, 0)
-	turnContext := obj{{"cwd", cwd}, {"approval_policy", "on-request"},
-		{"sandbox_policy", obj{{"type", "workspace-write"}, {"network_access", false}, {"exclude_tmpdir_env_var", false}, {"exclude_slash_tmp", false}}},
-		{"model", "gpt-5.1-codex-max"}, {"effort", "high"}, {"summary", "auto"}}
-	add("turn_context", turnContext, 2*time.Millisecond)
-	add("event_msg", obj{{"type", "token_count"}, {"info", nil}, {"rate_limits", nil}}, 5*time.Second)
-	callID := "call_OmittedLines0000000001"
-	add("response_item", obj{{"type", "function_call"}, {"name", "shell_command"},
-		{"arguments", `{"command":"cat logs/server.log","workdir":".","timeout_ms":120000}`}, {"call_id", callID}}, time.Second)
-	const total = 5000
+	s := transcriptgen.NewCodex("01990a6e-66c6-7e66-8666-666666666666", time.Date(2026, 1, 15, 16, 0, 0, 0, time.UTC),
+		"/Users/dev/acme", "Check logs/server.log: did the server hit any errors last night?")
 	logLine := func(n int) string {
 		if n == 2731 {
 			return "03:12:09 ERROR db pool exhausted"
 		}
 		return fmt.Sprintf("%02d:%02d:%02d INFO req ok id=%d", n/3600%24, n/60%60, n%60, n)
 	}
-	var head, tail []string
-	for i := 1; i <= 128; i++ {
-		head = append(head, logLine(i))
-	}
-	for i := total - 127; i <= total; i++ {
-		tail = append(tail, logLine(i))
-	}
-	body := strings.Join(head, "\n") + fmt.Sprintf("\n[... omitted %d of %d lines ...]\n\n", total-256, total) + strings.Join(tail, "\n") + "\n"
-	output := fmt.Sprintf("Exit code: 0\nWall time: 0.1 seconds\nTotal output lines: %d\nOutput:\n", total) + body
-	add("response_item", obj{{"type", "function_call_output"}, {"call_id", callID}, {"output", output}}, 200*time.Millisecond)
-	add("turn_context", turnContext, time.Millisecond)
-	answer := "No: logs/server.log shows only successful requests (INFO req ok) from start to end; there are no errors."
-	usage := obj{{"input_tokens", 18421}, {"cached_input_tokens", 9216}, {"output_tokens", 412}, {"reasoning_output_tokens", 256}, {"total_tokens", 18833}}
-	add("event_msg", obj{{"type", "agent_message"}, {"message", answer}}, 4*time.Second)
-	add("event_msg", obj{{"type", "token_count"}, {"info", obj{{"total_token_usage", usage}, {"last_token_usage", usage}, {"model_context_window", 258400}}}, {"rate_limits", nil}}, 50*time.Millisecond)
-	add("response_item", obj{{"type", "message"}, {"role", "assistant"}, {"content", []obj{{{"type", "output_text"}, {"text", answer}}}}}, 50*time.Millisecond)
-	g.Write("codex/2026/01/15/rollout-2026-01-15T16-00-00-"+sid+".jsonl", []byte(strings.Join(lines, "\n")+"\n"))
+	s.ShellCall("call_OmittedLines0000000001", `{"command":"cat logs/server.log","workdir":".","timeout_ms":120000}`, time.Second,
+		transcriptgen.CodexShellOutput(0, "0.1", 5000, logLine), 200*time.Millisecond)
+	s.Answer("No: logs/server.log shows only successful requests (INFO req ok) from start to end; there are no errors.", 18421, 9216, 412, 256)
+	s.Save(g.Dir, "codex/2026/01/15/rollout-2026-01-15T16-00-00-"+s.SID+".jsonl")
 }
 
 // ---------------------------------------------------------------- pi
@@ -315,55 +281,12 @@ func (g *gen) codexOmittedLines() {
 // "[Showing lines 1-2000 of 3100. Use offset=2001 to continue.]", with the
 // exact figures in details.truncation; the model answers without reading on.
 func (g *gen) piTruncatedRead() {
-	sid := "77777777-7777-4777-8777-777777777777"
-	t := time.Date(2026, 1, 15, 17, 0, 0, 0, time.UTC)
-	ts := func(d time.Duration) (string, int64) {
-		t = t.Add(d)
-		return t.Format("2006-01-02T15:04:05.000Z"), t.UnixMilli()
-	}
-	cwd := "/Users/dev/acme"
-	var lines []string
-	parent := any(nil)
-	n := 0
-	entry := func(msg obj, d time.Duration) {
-		n++
-		id := fmt.Sprintf("%08x", 0x7a000000+n*0x1f3)
-		iso, _ := ts(d)
-		lines = append(lines, line(obj{{"type", "message"}, {"id", id}, {"parentId", parent}, {"timestamp", iso}, {"message", msg}}))
-		parent = id
-	}
-	iso, _ := ts(0)
-	lines = append(lines, line(obj{{"type", "session"}, {"version", 3}, {"id", sid}, {"timestamp", iso}, {"cwd", cwd}}))
-	usage := func(in, out int) obj {
-		return obj{{"input", in}, {"output", out}, {"cacheRead", 0}, {"cacheWrite", 0}, {"totalTokens", in + out},
-			{"cost", obj{{"input", 0}, {"output", 0}, {"cacheRead", 0}, {"cacheWrite", 0}, {"total", 0}}}}
-	}
-	_, ms := ts(10 * time.Second)
-	entry(obj{{"role", "user"}, {"content", []obj{{{"type", "text"}, {"text", "Where is retryUpload defined in src/uploader.ts?"}}}}, {"timestamp", ms}}, 0)
-	path := cwd + "/src/uploader.ts"
-	_, ms = ts(3 * time.Second)
-	entry(obj{{"role", "assistant"}, {"content", []obj{{{"type", "toolCall"}, {"id", "toolu_01PiRead0000000000001"}, {"name", "read"}, {"arguments", obj{{"path", path}}}}}},
-		{"api", "anthropic-messages"}, {"provider", "anthropic"}, {"model", "claude-opus-4-5"}, {"usage", usage(2100, 64)},
-		{"stopReason", "toolUse"}, {"timestamp", ms}}, 0)
-	const total = 3100
-	src := make([]string, total)
-	for i := range src {
-		src[i] = fmt.Sprintf("const v%04d = %d;", i+1, i+1)
-	}
-	src[2899] = "export function retryUpload() {}"
-	shown := strings.Join(src[:2000], "\n")
-	totalBytes := len(strings.Join(src, "\n"))
-	textOut := shown + "\n\n[Showing lines 1-2000 of 3100. Use offset=2001 to continue.]"
-	_, ms = ts(time.Second)
-	entry(obj{{"role", "toolResult"}, {"toolCallId", "toolu_01PiRead0000000000001"}, {"toolName", "read"},
-		{"content", []obj{{{"type", "text"}, {"text", textOut}}}},
-		{"details", obj{{"truncation", obj{{"content", shown}, {"truncated", true}, {"truncatedBy", "lines"},
-			{"totalLines", total}, {"totalBytes", totalBytes}, {"outputLines", 2000}, {"outputBytes", len(shown)},
-			{"lastLinePartial", false}, {"firstLineExceedsLimit", false}, {"maxLines", 2000}, {"maxBytes", 51200}}}}},
-		{"isError", false}, {"timestamp", ms}}, 0)
-	_, ms = ts(4 * time.Second)
-	entry(obj{{"role", "assistant"}, {"content", []obj{{{"type", "text"}, {"text", "retryUpload is not defined in src/uploader.ts; the file only declares constants."}}}},
-		{"api", "anthropic-messages"}, {"provider", "anthropic"}, {"model", "claude-opus-4-5"}, {"usage", usage(24800, 38)},
-		{"stopReason", "stop"}, {"timestamp", ms}}, 0)
-	g.Write("pi/--Users-dev-acme--/2026-01-15T17-00-00-000Z_"+sid+".jsonl", []byte(strings.Join(lines, "\n")+"\n"))
+	s := transcriptgen.NewPi("77777777-7777-4777-8777-777777777777", "/Users/dev/acme", time.Date(2026, 1, 15, 17, 0, 0, 0, time.UTC), 0x7a000000)
+	s.User("Where is retryUpload defined in src/uploader.ts?", 10*time.Second)
+	const id = "toolu_01PiRead0000000000001"
+	s.Assistant([]obj{{{"type", "toolCall"}, {"id", id}, {"name", "read"}, {"arguments", obj{{"path", s.Cwd + "/src/uploader.ts"}}}}}, 2100, 64, "toolUse", 3*time.Second)
+	text, details := transcriptgen.PiLineTruncatedRead(transcriptgen.UploaderSource())
+	s.ToolResult(id, "read", text, details, time.Second)
+	s.Assistant([]obj{{{"type", "text"}, {"text", "retryUpload is not defined in src/uploader.ts; the file only declares constants."}}}, 24800, 38, "stop", 4*time.Second)
+	s.Save(g.Dir, "pi/--Users-dev-acme--/2026-01-15T17-00-00-000Z_"+s.SID+".jsonl")
 }
