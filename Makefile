@@ -77,7 +77,8 @@ run: deps build clickhouse
 	  ./$(BIN) collector --config $(COLLECTOR_CONFIG)
 
 ## generate: regenerate what is rendered from checked-in sources: each collector
-## component's documentation.md and README status/telemetry tables from its metadata.yaml.
+## component's documentation.md, README status/telemetry tables, Go metadata
+## package (type, stability, TelemetryBuilder) and lifecycle tests from its metadata.yaml.
 generate:
 	$(GO) run ./internal/componentmeta/cmd/componentdocs
 

@@ -63,6 +63,8 @@ require (
 	google.golang.org/grpc v1.85.0
 )
 
+require golang.org/x/mod v0.41.0 // indirect
+
 require (
 	cloud.google.com/go/compute/metadata v0.10.0 // indirect
 	github.com/ClickHouse/ch-go v0.75.0 // indirect

@@ -28,6 +28,14 @@ type Metadata struct {
 	Telemetry   struct {
 		Metrics map[string]Metric `yaml:"metrics"`
 	} `yaml:"telemetry"`
+	Tests Tests `yaml:"tests"`
+}
+
+// Tests configures the generated lifecycle tests, as mdatagen's `tests` key.
+type Tests struct {
+	// SkipLifecycle leaves out the start of each signal, for a component
+	// that cannot start without what a unit test does not have (a server).
+	SkipLifecycle bool `yaml:"skip_lifecycle"`
 }
 
 // Status is the component's class, stability per signal and distributions.

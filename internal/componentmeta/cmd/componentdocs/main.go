@@ -1,5 +1,6 @@
-// Command componentdocs writes each collector component's documentation.md
-// and the generated sections of its README.md from its metadata.yaml
+// Command componentdocs writes, from each collector component's
+// metadata.yaml, its documentation.md, the generated sections of its
+// README.md, its internal/metadata Go package and its lifecycle tests
 // (`make generate`).
 package main
 
@@ -8,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/ctxaudit/ctxaudit/internal/componentmeta"
 )
@@ -30,6 +32,9 @@ func run(root string) error {
 		old, err := os.ReadFile(f.Path)
 		if err == nil && bytes.Equal(old, f.Content) {
 			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(f.Path), 0o755); err != nil {
+			return err
 		}
 		if err := os.WriteFile(f.Path, f.Content, 0o644); err != nil {
 			return err
