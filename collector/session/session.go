@@ -9,6 +9,15 @@
 // analyses the whole session, and returns exactly what changed since its
 // last result. Holding many sessions (limits, eviction) is the caller's.
 //
+// An answer can be taken back. A caller that analyses a session while its
+// last assistant message is still being written (the harness paused between
+// the message's lines) sees text and no tool call, which is an answer; when
+// the message's next line turns out to call a tool, the message never was
+// one (§5.1 of docs/design.md). The call names its message (MessageID), so
+// the builder drops the answer of that id when the call arrives, no later
+// analysis counts it, and the next Result lists it in Retracted if an
+// earlier Result had returned it.
+//
 // It is pure: no file system, collector or database imports.
 package session
 
@@ -31,6 +40,11 @@ type Builder struct {
 	callIdx map[string]int
 	answers []schema.Answer
 	ansIdx  map[string]int
+	// callMessages are the messages that issued a held call: never answers.
+	callMessages map[string]bool
+	// retracted are the answers returned by an earlier Result and dropped
+	// since, to be listed by the next one.
+	retracted []string
 	// spawnedTurn maps a sub-agent id to the turn of the Task call that ran it.
 	spawnedTurn map[string]int
 	// sentCall is the follow-through each call was last returned with;
@@ -45,8 +59,9 @@ type Builder struct {
 // New starts the session id.
 func New(id string) *Builder {
 	return &Builder{
-		id: id, callIdx: map[string]int{}, ansIdx: map[string]int{}, spawnedTurn: map[string]int{},
-		sentCall: map[string]followThrough{}, sentAnswer: map[string]uint64{},
+		id: id, callIdx: map[string]int{}, ansIdx: map[string]int{}, callMessages: map[string]bool{},
+		spawnedTurn: map[string]int{},
+		sentCall:    map[string]followThrough{}, sentAnswer: map[string]uint64{},
 	}
 }
 
@@ -92,6 +107,10 @@ func (b *Builder) AddCall(c schema.ToolCall, spawnedAgentID string, emitted bool
 		b.callIdx[c.CallID] = len(b.calls)
 		b.calls = append(b.calls, c)
 	}
+	if c.MessageID != "" && !b.callMessages[c.MessageID] {
+		b.callMessages[c.MessageID] = true
+		b.dropAnswer(c.MessageID)
+	}
 	transcript.PlaceCall(&c, b.spawnedTurn)
 	if _, known := b.sentCall[c.CallID]; emitted || !known {
 		b.sentCall[c.CallID] = followOf(&c)
@@ -99,14 +118,35 @@ func (b *Builder) AddCall(c schema.ToolCall, spawnedAgentID string, emitted bool
 	return c
 }
 
-// AddAnswer stores an answer candidate (replacing one of the same id).
+// AddAnswer stores an answer candidate (replacing one of the same id). A
+// candidate whose message issued a held call is not an answer and is ignored.
 func (b *Builder) AddAnswer(a schema.Answer) {
+	if b.callMessages[a.MessageID] {
+		return
+	}
 	if i, ok := b.ansIdx[a.MessageID]; ok {
 		b.answers[i] = a
 		return
 	}
 	b.ansIdx[a.MessageID] = len(b.answers)
 	b.answers = append(b.answers, a)
+}
+
+// dropAnswer forgets the answer of message id: its message issued a call.
+func (b *Builder) dropAnswer(id string) {
+	i, ok := b.ansIdx[id]
+	if !ok {
+		return
+	}
+	b.answers = slices.Delete(b.answers, i, i+1)
+	delete(b.ansIdx, id)
+	for j := i; j < len(b.answers); j++ {
+		b.ansIdx[b.answers[j].MessageID] = j
+	}
+	if _, returned := b.sentAnswer[id]; returned {
+		delete(b.sentAnswer, id)
+		b.retracted = append(b.retracted, id)
+	}
 }
 
 // Calls is how many calls the builder holds.
@@ -125,6 +165,10 @@ type Result struct {
 	Meta    schema.Session
 	Calls   []schema.ToolCall // new, or whose follow-through changed since last returned
 	Answers []schema.Answer   // new or changed
+	// Retracted are the message ids of answers an earlier Result returned
+	// whose message has since issued a tool call: they are not answers, and
+	// what was written for them must be taken back.
+	Retracted []string
 }
 
 // Analyze runs session analysis over everything held — sub-agent records
@@ -137,7 +181,8 @@ func (b *Builder) Analyze(meta schema.Session) Result {
 	as := analysis.Session{Meta: meta, Calls: calls, Answers: answers, Partial: b.Partial}
 	analysis.Analyze(&as)
 
-	res := Result{Meta: as.Meta}
+	res := Result{Meta: as.Meta, Retracted: b.retracted}
+	b.retracted = nil
 	for i := range as.Calls {
 		c := &as.Calls[i]
 		ft := followOf(c)
