@@ -12,25 +12,31 @@ import (
 
 // A parser's records go to the sink its Feed or Flush call is given; which
 // sink says what the records are, so nothing about them is kept between
-// calls. Every sink hands calls and answers to their session.
+// calls.
 
 // rebuildSink takes the records of lines read before (in this process or
 // the previous one), fed again to rebuild a parser: they reach the session
 // but are not emitted again, and their skips were counted when first read.
 func (r *agentReceiver) rebuildSink(f *trackedFile) transcript.Emit {
-	return func(rec transcript.Record) {
-		switch v := rec.(type) {
-		case *transcript.Call:
-			r.addCall(f, v, nil)
-		case *transcript.Answer:
-			r.addAnswer(f, v)
-		}
-	}
+	return r.sessionSink(f, nil, nil)
 }
 
 // readSink takes the records of new lines: calls are emitted into b as
 // read, and skipped lines are counted and logged.
 func (r *agentReceiver) readSink(f *trackedFile, b *batch) transcript.Emit {
+	return r.sessionSink(f, b, r.skipped)
+}
+
+// flushSink takes what a parser flushed because its session went idle: its
+// calls are new and emitted into b, but its skips (calls still waiting for
+// a result) are not final and are not counted.
+func (r *agentReceiver) flushSink(f *trackedFile, b *batch) transcript.Emit {
+	return r.sessionSink(f, b, nil)
+}
+
+// sessionSink hands calls and answers to their session, emits the calls
+// into b when there is one, and gives skips to onSkip when there is one.
+func (r *agentReceiver) sessionSink(f *trackedFile, b *batch, onSkip func(*trackedFile, *transcript.Skip)) transcript.Emit {
 	return func(rec transcript.Record) {
 		switch v := rec.(type) {
 		case *transcript.Call:
@@ -38,21 +44,9 @@ func (r *agentReceiver) readSink(f *trackedFile, b *batch) transcript.Emit {
 		case *transcript.Answer:
 			r.addAnswer(f, v)
 		case *transcript.Skip:
-			r.skipped(f, v)
-		}
-	}
-}
-
-// flushSink takes what a parser flushed because its session went idle: its
-// calls are new and emitted into b, but its skips (calls still waiting for
-// a result) are not final and are not counted.
-func (r *agentReceiver) flushSink(f *trackedFile, b *batch) transcript.Emit {
-	return func(rec transcript.Record) {
-		switch v := rec.(type) {
-		case *transcript.Call:
-			r.addCall(f, v, b)
-		case *transcript.Answer:
-			r.addAnswer(f, v)
+			if onSkip != nil {
+				onSkip(f, v)
+			}
 		}
 	}
 }
