@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -24,7 +23,7 @@ import (
 // agentReceiver follows transcript files and sends their records. The
 // receiver is three layers, each in its own file:
 //
-//   - tailing (internal/tail, match.go): finding files, fingerprints,
+//   - tailing (internal/tail): finding files, fingerprints,
 //     checkpoints, complete lines with their positions, commit — nothing of
 //     transcripts;
 //   - transcript files (files.go, feed.go): a file's format, its parser, and
@@ -51,8 +50,8 @@ type agentReceiver struct {
 	done   chan struct{}
 	client storage.Client
 
-	matcher *fileMatcher
-	format  transcript.Format // forced format, or "" to detect per file
+	finder *tail.Finder
+	format transcript.Format // forced format, or "" to detect per file
 
 	files     map[string]*trackedFile
 	bySession map[string]map[*trackedFile]struct{}
@@ -90,17 +89,11 @@ func newReceiver(set receiver.Settings, cfg *Config, next consumer.Traces) (*age
 // Start resolves the patterns, opens the storage client, loads the
 // checkpoints and starts polling.
 func (r *agentReceiver) Start(ctx context.Context, host component.Host) error {
-	home, _ := os.UserHomeDir()
-	include, off := r.cfg.patterns(home)
-	exclude := make([]string, len(r.cfg.Exclude))
-	for i, p := range r.cfg.Exclude {
-		exclude[i] = expandHome(p, home)
-	}
-	m, err := newFileMatcher(include, exclude)
+	finder, include, exclude, off, err := r.cfg.finder()
 	if err != nil {
 		return err
 	}
-	r.matcher = m
+	r.finder = finder
 	// Say what is read: transcripts are private, so which folders are
 	// watched must never be a surprise.
 	r.logger.Info("Watching transcript files", zap.Strings("include", include),
@@ -198,7 +191,7 @@ func (r *agentReceiver) poll(ctx context.Context) {
 	if r.pending != nil && !r.send(ctx) {
 		return
 	}
-	paths, err := r.matcher.find(ctx)
+	paths, err := r.finder.Find(ctx)
 	if err != nil {
 		return // cancelled
 	}
