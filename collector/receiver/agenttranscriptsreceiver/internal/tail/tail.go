@@ -1,9 +1,9 @@
 // Package tail is the receiver's tailing layer: it finds the files to follow
 // (Finder), follows files that grow by appended lines, checks that a file is
-// still the one its checkpoint is
-// about, yields its complete lines with their numbers and byte positions,
-// and keeps per file how far a consumer has durably taken it (the committed
-// position) in the collector's storage extension. It knows nothing of what
+// still the one its checkpoint is about, yields its complete lines with
+// their numbers and byte positions, and keeps per file how far a consumer
+// has durably taken it (the committed position) in the collector's storage
+// extension. It knows nothing of what
 // the lines say: detecting formats, parsing and building sessions are the
 // caller's.
 //
