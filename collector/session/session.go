@@ -13,10 +13,10 @@
 // last assistant message is still being written (the harness paused between
 // the message's lines) sees text and no tool call, which is an answer; when
 // the message's next line turns out to call a tool, the message never was
-// one (§5.1 of docs/design.md). The call names its message (MessageID), so
-// the builder drops the answer of that id when the call arrives, no later
-// analysis counts it, and the next Result lists it in Retracted if an
-// earlier Result had returned it.
+// one (§5.1 of docs/design.md). The call names its message (MessageID), or
+// the caller says so (NotAnswer), so the builder drops the answer of that id
+// when the call arrives, no later analysis counts it, and the next Result
+// lists it in Retracted if an earlier Result had returned it.
 //
 // It is pure: no file system, collector or database imports.
 package session
@@ -40,8 +40,9 @@ type Builder struct {
 	callIdx map[string]int
 	answers []schema.Answer
 	ansIdx  map[string]int
-	// callMessages are the messages that issued a held call: never answers.
-	callMessages map[string]bool
+	// notAnswers are the messages known not to be answers: they issued a
+	// held call, or a call showed them to be narration.
+	notAnswers map[string]bool
 	// retracted are the answers returned by an earlier Result and dropped
 	// since, to be listed by the next one.
 	retracted []string
@@ -59,7 +60,7 @@ type Builder struct {
 // New starts the session id.
 func New(id string) *Builder {
 	return &Builder{
-		id: id, callIdx: map[string]int{}, ansIdx: map[string]int{}, callMessages: map[string]bool{},
+		id: id, callIdx: map[string]int{}, ansIdx: map[string]int{}, notAnswers: map[string]bool{},
 		spawnedTurn: map[string]int{},
 		sentCall:    map[string]followThrough{}, sentAnswer: map[string]uint64{},
 	}
@@ -107,10 +108,7 @@ func (b *Builder) AddCall(c schema.ToolCall, spawnedAgentID string, emitted bool
 		b.callIdx[c.CallID] = len(b.calls)
 		b.calls = append(b.calls, c)
 	}
-	if c.MessageID != "" && !b.callMessages[c.MessageID] {
-		b.callMessages[c.MessageID] = true
-		b.dropAnswer(c.MessageID)
-	}
+	b.NotAnswer(c.MessageID)
 	transcript.PlaceCall(&c, b.spawnedTurn)
 	if _, known := b.sentCall[c.CallID]; emitted || !known {
 		b.sentCall[c.CallID] = followOf(&c)
@@ -121,7 +119,7 @@ func (b *Builder) AddCall(c schema.ToolCall, spawnedAgentID string, emitted bool
 // AddAnswer stores an answer candidate (replacing one of the same id). A
 // candidate whose message issued a held call is not an answer and is ignored.
 func (b *Builder) AddAnswer(a schema.Answer) {
-	if b.callMessages[a.MessageID] {
+	if b.notAnswers[a.MessageID] {
 		return
 	}
 	if i, ok := b.ansIdx[a.MessageID]; ok {
@@ -132,8 +130,14 @@ func (b *Builder) AddAnswer(a schema.Answer) {
 	b.answers = append(b.answers, a)
 }
 
-// dropAnswer forgets the answer of message id: its message issued a call.
-func (b *Builder) dropAnswer(id string) {
+// NotAnswer records that message id is not an answer (a call showed it to
+// be narration; see transcript.Call.Narrated): the answer held for it is
+// dropped, and taken back in the next Result if one was returned.
+func (b *Builder) NotAnswer(id string) {
+	if id == "" || b.notAnswers[id] {
+		return
+	}
+	b.notAnswers[id] = true
 	i, ok := b.ansIdx[id]
 	if !ok {
 		return

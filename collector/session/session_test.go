@@ -154,4 +154,16 @@ func TestAnswerOfAMessageThatCallsAToolIsRetracted(t *testing.T) {
 	if res := b.Analyze(schema.Session{SessionID: "s"}); len(res.Retracted) != 0 || res.Meta.Answers != 0 {
 		t.Errorf("never-returned candidate: retracted %v, session answers %d", res.Retracted, res.Meta.Answers)
 	}
+
+	// A caller can say so itself (a Codex call naming the narration it ends).
+	b.AddAnswer(schema.Answer{SessionID: "s", MessageID: "m4", Timestamp: at.Add(5 * time.Second), Text: "Looking further.",
+		InputCallIDs: []string{"c1"}})
+	if res := b.Analyze(schema.Session{SessionID: "s"}); len(res.Answers) != 1 || res.Meta.Answers != 1 {
+		t.Fatalf("m4 as a candidate: %d returned, session answers %d", len(res.Answers), res.Meta.Answers)
+	}
+	b.NotAnswer("m4")
+	b.AddAnswer(schema.Answer{SessionID: "s", MessageID: "m4", Timestamp: at.Add(5 * time.Second), Text: "Looking further."})
+	if res := b.Analyze(schema.Session{SessionID: "s"}); len(res.Retracted) != 1 || res.Retracted[0] != "m4" || res.Meta.Answers != 0 {
+		t.Errorf("NotAnswer: retracted %v, session answers %d", res.Retracted, res.Meta.Answers)
+	}
 }

@@ -56,7 +56,9 @@ func (r *agentReceiver) addCall(f *trackedFile, v *transcript.Call, b *batch) {
 	if v.Call.SessionID == "" {
 		v.Call.SessionID = transcript.SessionIDFromPath(f.Path)
 	}
-	c := r.session(v.Call.SessionID).AddCall(v.Call, v.SpawnedAgentID, b != nil)
+	s := r.session(v.Call.SessionID)
+	s.NotAnswer(v.Narrated)
+	c := s.AddCall(v.Call, v.SpawnedAgentID, b != nil)
 	if b != nil {
 		b.addCall(c)
 		r.tel.ToolCall(context.Background(), string(c.Kind), string(f.format))
