@@ -21,17 +21,17 @@ import (
 )
 
 // agentReceiver follows transcript files and sends their records. The
-// receiver is three layers, each in its own file:
+// receiver is three layers:
 //
-//   - tailing (internal/tail): finding files, fingerprints,
-//     checkpoints, complete lines with their positions, commit — nothing of
-//     transcripts;
+//   - tailing (internal/tail): finding files, fingerprints, checkpoints,
+//     complete lines with their positions, commit — nothing of transcripts;
 //   - transcript files (files.go, feed.go): a file's format, its parser, and
 //     the sink each Feed or Flush call is given;
-//   - sessions (session.go): the sessions being built (collector/session),
-//     their analysis when idle, eviction — nothing of files but which files
-//     make up a session.
+//   - sessions (session.go): the sessions being built (collector/session)
+//     and their analysis, by session id — nothing of files.
 //
+// analyze.go ties the last two: which files make up a session, when it is
+// due, and loading and flushing its files for the analysis.
 // This file holds the lifecycle and the loop that ties them together: read
 // into a batch, send it, and commit the files' positions once the pipeline
 // accepted it. Everything below the lifecycle
