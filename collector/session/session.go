@@ -45,7 +45,7 @@ type Builder struct {
 	notAnswers map[string]bool
 	// retracted are the answers returned by an earlier Result and dropped
 	// since, to be listed by the next one.
-	retracted []string
+	retracted []schema.Answer
 	// spawnedTurn maps a sub-agent id to the turn of the Task call that ran it.
 	spawnedTurn map[string]int
 	// sentCall is the follow-through each call was last returned with;
@@ -142,6 +142,7 @@ func (b *Builder) NotAnswer(id string) {
 	if !ok {
 		return
 	}
+	dropped := b.answers[i]
 	b.answers = slices.Delete(b.answers, i, i+1)
 	delete(b.ansIdx, id)
 	for j := i; j < len(b.answers); j++ {
@@ -149,7 +150,7 @@ func (b *Builder) NotAnswer(id string) {
 	}
 	if _, returned := b.sentAnswer[id]; returned {
 		delete(b.sentAnswer, id)
-		b.retracted = append(b.retracted, id)
+		b.retracted = append(b.retracted, dropped)
 	}
 }
 
@@ -169,10 +170,11 @@ type Result struct {
 	Meta    schema.Session
 	Calls   []schema.ToolCall // new, or whose follow-through changed since last returned
 	Answers []schema.Answer   // new or changed
-	// Retracted are the message ids of answers an earlier Result returned
-	// whose message has since issued a tool call: they are not answers, and
-	// what was written for them must be taken back.
-	Retracted []string
+	// Retracted are the answers an earlier Result returned whose message has
+	// since proved not to be one (it issued a tool call), as they were held
+	// (ids, timestamp, turn, text; not analysed): what was written for them
+	// must be taken back.
+	Retracted []schema.Answer
 }
 
 // Analyze runs session analysis over everything held — sub-agent records

@@ -139,8 +139,8 @@ func TestAnswerOfAMessageThatCallsAToolIsRetracted(t *testing.T) {
 	if len(res.Answers) != 0 || res.Meta.Answers != 0 {
 		t.Errorf("after its call the message still counts as an answer: %d returned, session answers %d", len(res.Answers), res.Meta.Answers)
 	}
-	if len(res.Retracted) != 1 || res.Retracted[0] != "m2" {
-		t.Errorf("retracted %v, want [m2]", res.Retracted)
+	if len(res.Retracted) != 1 || res.Retracted[0].MessageID != "m2" || !res.Retracted[0].Timestamp.Equal(at.Add(time.Second)) {
+		t.Errorf("retracted %v, want m2 as held", res.Retracted)
 	}
 	if res := b.Analyze(schema.Session{SessionID: "s"}); len(res.Retracted) != 0 {
 		t.Errorf("retracted again: %v", res.Retracted)
@@ -163,7 +163,7 @@ func TestAnswerOfAMessageThatCallsAToolIsRetracted(t *testing.T) {
 	}
 	b.NotAnswer("m4")
 	b.AddAnswer(schema.Answer{SessionID: "s", MessageID: "m4", Timestamp: at.Add(5 * time.Second), Text: "Looking further."})
-	if res := b.Analyze(schema.Session{SessionID: "s"}); len(res.Retracted) != 1 || res.Retracted[0] != "m4" || res.Meta.Answers != 0 {
+	if res := b.Analyze(schema.Session{SessionID: "s"}); len(res.Retracted) != 1 || res.Retracted[0].MessageID != "m4" || res.Meta.Answers != 0 {
 		t.Errorf("NotAnswer: retracted %v, session answers %d", res.Retracted, res.Meta.Answers)
 	}
 }

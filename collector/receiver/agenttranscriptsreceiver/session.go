@@ -57,9 +57,13 @@ func (c *sessionCache) overflow() []*session.Builder {
 // to call a tool (the harness paused mid-message for longer than
 // session_idle): they are not answers. The rows already stored for them are
 // not taken back by this receiver; the log names them so that they can be.
-func (r *agentReceiver) retracted(id string, messages []string) {
-	if len(messages) == 0 {
+func (r *agentReceiver) retracted(id string, answers []schema.Answer) {
+	if len(answers) == 0 {
 		return
+	}
+	messages := make([]string, len(answers))
+	for i := range answers {
+		messages[i] = answers[i].MessageID
 	}
 	r.logger.Warn("Answers sent earlier were not answers: their messages went on to call a tool",
 		zap.String("session", id), zap.Strings("message_ids", messages))
