@@ -9,6 +9,15 @@
 // analyses the whole session, and returns exactly what changed since its
 // last result. Holding many sessions (limits, eviction) is the caller's.
 //
+// An answer can be taken back. A caller that analyses a session while its
+// last assistant message is still being written (the harness paused between
+// the message's lines) sees text and no tool call, which is an answer; when
+// the message's next line turns out to call a tool, the message never was
+// one (§5.1 of docs/design.md). The call names its message (MessageID), or
+// the caller says so (NotAnswer), so the builder drops the answer of that id
+// when the call arrives, no later analysis counts it, and the next Result
+// lists it in Retracted if an earlier Result had returned it.
+//
 // It is pure: no file system, collector or database imports.
 package session
 
@@ -31,6 +40,12 @@ type Builder struct {
 	callIdx map[string]int
 	answers []schema.Answer
 	ansIdx  map[string]int
+	// notAnswers are the messages known not to be answers: they issued a
+	// held call, or a call showed them to be narration.
+	notAnswers map[string]bool
+	// retracted are the answers returned by an earlier Result and dropped
+	// since, to be listed by the next one.
+	retracted []schema.Answer
 	// spawnedTurn maps a sub-agent id to the turn of the Task call that ran it.
 	spawnedTurn map[string]int
 	// sentCall is the follow-through each call was last returned with;
@@ -45,8 +60,9 @@ type Builder struct {
 // New starts the session id.
 func New(id string) *Builder {
 	return &Builder{
-		id: id, callIdx: map[string]int{}, ansIdx: map[string]int{}, spawnedTurn: map[string]int{},
-		sentCall: map[string]followThrough{}, sentAnswer: map[string]uint64{},
+		id: id, callIdx: map[string]int{}, ansIdx: map[string]int{}, notAnswers: map[string]bool{},
+		spawnedTurn: map[string]int{},
+		sentCall:    map[string]followThrough{}, sentAnswer: map[string]uint64{},
 	}
 }
 
@@ -92,6 +108,7 @@ func (b *Builder) AddCall(c schema.ToolCall, spawnedAgentID string, emitted bool
 		b.callIdx[c.CallID] = len(b.calls)
 		b.calls = append(b.calls, c)
 	}
+	b.NotAnswer(c.MessageID)
 	transcript.PlaceCall(&c, b.spawnedTurn)
 	if _, known := b.sentCall[c.CallID]; emitted || !known {
 		b.sentCall[c.CallID] = followOf(&c)
@@ -99,14 +116,42 @@ func (b *Builder) AddCall(c schema.ToolCall, spawnedAgentID string, emitted bool
 	return c
 }
 
-// AddAnswer stores an answer candidate (replacing one of the same id).
+// AddAnswer stores an answer candidate (replacing one of the same id). A
+// candidate whose message issued a held call is not an answer and is ignored.
 func (b *Builder) AddAnswer(a schema.Answer) {
+	if b.notAnswers[a.MessageID] {
+		return
+	}
 	if i, ok := b.ansIdx[a.MessageID]; ok {
 		b.answers[i] = a
 		return
 	}
 	b.ansIdx[a.MessageID] = len(b.answers)
 	b.answers = append(b.answers, a)
+}
+
+// NotAnswer records that message id is not an answer (a call showed it to
+// be narration; see transcript.Call.Narrated): the answer held for it is
+// dropped, and taken back in the next Result if one was returned.
+func (b *Builder) NotAnswer(id string) {
+	if id == "" || b.notAnswers[id] {
+		return
+	}
+	b.notAnswers[id] = true
+	i, ok := b.ansIdx[id]
+	if !ok {
+		return
+	}
+	dropped := b.answers[i]
+	b.answers = slices.Delete(b.answers, i, i+1)
+	delete(b.ansIdx, id)
+	for j := i; j < len(b.answers); j++ {
+		b.ansIdx[b.answers[j].MessageID] = j
+	}
+	if _, returned := b.sentAnswer[id]; returned {
+		delete(b.sentAnswer, id)
+		b.retracted = append(b.retracted, dropped)
+	}
 }
 
 // Calls is how many calls the builder holds.
@@ -125,6 +170,11 @@ type Result struct {
 	Meta    schema.Session
 	Calls   []schema.ToolCall // new, or whose follow-through changed since last returned
 	Answers []schema.Answer   // new or changed
+	// Retracted are the answers an earlier Result returned whose message has
+	// since proved not to be one (it issued a tool call), as they were held
+	// (ids, timestamp, turn, text; not analysed): what was written for them
+	// must be taken back.
+	Retracted []schema.Answer
 }
 
 // Analyze runs session analysis over everything held — sub-agent records
@@ -137,7 +187,8 @@ func (b *Builder) Analyze(meta schema.Session) Result {
 	as := analysis.Session{Meta: meta, Calls: calls, Answers: answers, Partial: b.Partial}
 	analysis.Analyze(&as)
 
-	res := Result{Meta: as.Meta}
+	res := Result{Meta: as.Meta, Retracted: b.retracted}
+	b.retracted = nil
 	for i := range as.Calls {
 		c := &as.Calls[i]
 		ft := followOf(c)

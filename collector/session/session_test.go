@@ -114,3 +114,56 @@ func TestMergeMeta(t *testing.T) {
 		t.Error("merging nothing is not empty")
 	}
 }
+
+// A message analysed while it was still being written (its text line read,
+// its tool_use line not yet) looked like an answer; once its call arrives it
+// is not one: no later analysis counts it, and the next result takes back
+// the answer it returned once, and only once.
+func TestAnswerOfAMessageThatCallsAToolIsRetracted(t *testing.T) {
+	at := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	b := New("s")
+	b.AddCall(call("c1", at, false, `{"file_path":"/a.go"}`), "", true)
+	b.AddAnswer(schema.Answer{SessionID: "s", MessageID: "m2", Timestamp: at.Add(time.Second), Text: "Let me check b.go.",
+		InputCallIDs: []string{"c1"}})
+	res := b.Analyze(schema.Session{SessionID: "s"})
+	if len(res.Answers) != 1 || res.Meta.Answers != 1 || len(res.Retracted) != 0 {
+		t.Fatalf("open message: answers %d, session answers %d, retracted %v", len(res.Answers), res.Meta.Answers, res.Retracted)
+	}
+
+	c2 := call("c2", at.Add(2*time.Second), false, `{"file_path":"/b.go"}`)
+	c2.MessageID = "m2"
+	b.AddCall(c2, "", true)
+	// A re-read of the file offers the candidate again; it stays out.
+	b.AddAnswer(schema.Answer{SessionID: "s", MessageID: "m2", Timestamp: at.Add(time.Second), Text: "Let me check b.go."})
+	res = b.Analyze(schema.Session{SessionID: "s"})
+	if len(res.Answers) != 0 || res.Meta.Answers != 0 {
+		t.Errorf("after its call the message still counts as an answer: %d returned, session answers %d", len(res.Answers), res.Meta.Answers)
+	}
+	if len(res.Retracted) != 1 || res.Retracted[0].MessageID != "m2" || !res.Retracted[0].Timestamp.Equal(at.Add(time.Second)) {
+		t.Errorf("retracted %v, want m2 as held", res.Retracted)
+	}
+	if res := b.Analyze(schema.Session{SessionID: "s"}); len(res.Retracted) != 0 {
+		t.Errorf("retracted again: %v", res.Retracted)
+	}
+
+	// A candidate never returned is dropped without a retraction.
+	b.AddAnswer(schema.Answer{SessionID: "s", MessageID: "m3", Timestamp: at.Add(3 * time.Second), Text: "Reading c.go."})
+	c3 := call("c3", at.Add(4*time.Second), false, `{"file_path":"/c.go"}`)
+	c3.MessageID = "m3"
+	b.AddCall(c3, "", true)
+	if res := b.Analyze(schema.Session{SessionID: "s"}); len(res.Retracted) != 0 || res.Meta.Answers != 0 {
+		t.Errorf("never-returned candidate: retracted %v, session answers %d", res.Retracted, res.Meta.Answers)
+	}
+
+	// A caller can say so itself (a Codex call naming the narration it ends).
+	b.AddAnswer(schema.Answer{SessionID: "s", MessageID: "m4", Timestamp: at.Add(5 * time.Second), Text: "Looking further.",
+		InputCallIDs: []string{"c1"}})
+	if res := b.Analyze(schema.Session{SessionID: "s"}); len(res.Answers) != 1 || res.Meta.Answers != 1 {
+		t.Fatalf("m4 as a candidate: %d returned, session answers %d", len(res.Answers), res.Meta.Answers)
+	}
+	b.NotAnswer("m4")
+	b.AddAnswer(schema.Answer{SessionID: "s", MessageID: "m4", Timestamp: at.Add(5 * time.Second), Text: "Looking further."})
+	if res := b.Analyze(schema.Session{SessionID: "s"}); len(res.Retracted) != 1 || res.Retracted[0].MessageID != "m4" || res.Meta.Answers != 0 {
+		t.Errorf("NotAnswer: retracted %v, session answers %d", res.Retracted, res.Meta.Answers)
+	}
+}

@@ -59,6 +59,11 @@ type Call struct {
 	// SpawnedAgentID is set on a Claude Code Task/Agent call: the agent id of
 	// the sub-agent thread it ran, so that thread can be placed in this turn.
 	SpawnedAgentID string
+	// Narrated names the assistant message this call showed to be narration,
+	// not an answer: a Codex message followed in its response by the call. A
+	// reader that flushed the parser between the two lines has already seen
+	// the message as an answer and must take it back.
+	Narrated string
 }
 
 // Answer is an answer candidate: assistant text that ends an agent step

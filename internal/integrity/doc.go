@@ -2,7 +2,8 @@
 // session, every transcript fixture and the example harness through every
 // path that writes ctxaudit's tables — one-shot `ctxaudit ingest`, the
 // agenttranscripts receiver, a receiver stopped at random lines and
-// restarted, the receiver's spans replayed over OTLP through the ctxaudit
+// restarted, the `ctxaudit collector` process killed with SIGKILL at random
+// lines of growing transcripts and restarted, the receiver's spans replayed over OTLP through the ctxaudit
 // processor, re-ingestion, and the `make run` order (ingest, then the
 // collector on the same folder) — into a real ClickHouse, and compares the
 // rows field by field. It also checks that FINAL, argMax and LIMIT 1 BY keep

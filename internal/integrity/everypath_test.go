@@ -179,8 +179,9 @@ func TestEveryPathGivesTheSameRows(t *testing.T) {
 // except inside one Claude Code assistant message, whose content blocks the
 // harness writes as consecutive lines at once. A transcript that stopped
 // there for longer than session_idle would end in what looks like a final
-// answer and is not one once the message's tool_use line follows; no stored
-// row can take an answer back (see the design notes on answers).
+// answer and is not one once the message's tool_use line follows: later
+// analyses take it back, but the answer row already stored stays (design
+// §5.1); the receiver's TestAnswerCutMidMessageIsTakenBack covers that cut.
 func cutPoints(lines []string) []int {
 	id := func(l string) string {
 		var v struct {

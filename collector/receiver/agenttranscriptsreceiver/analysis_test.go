@@ -180,10 +180,9 @@ func TestMatchesOneShotIngest(t *testing.T) {
 		assert.True(t, want.Timestamp.Equal(g.Timestamp))
 		g.Timestamp = want.Timestamp
 		if want.Original.Source == schema.SourceSavedFile {
-			// The one-shot path measured the original from the saved
-			// output beside the transcript; the receiver does not read
-			// saved outputs (see README), so only what does not depend on
-			// them is compared.
+			// The original was measured from the saved output beside the
+			// transcript; this test compares only what does not depend on
+			// reading it.
 			assert.Equal(t, want.Truncated, g.Truncated, "call %s truncated", want.CallID)
 			assert.Equal(t, want.Strategy, g.Strategy, "call %s strategy", want.CallID)
 			assert.Equal(t, want.FollowedUp, g.FollowedUp, "call %s followed up", want.CallID)

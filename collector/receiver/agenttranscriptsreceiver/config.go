@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
 
+	"github.com/ctxaudit/ctxaudit/collector/receiver/agenttranscriptsreceiver/internal/tail"
 	"github.com/ctxaudit/ctxaudit/collector/transcript"
 )
 
@@ -91,7 +92,7 @@ func (c *Config) Validate() error {
 		}
 	}
 	for i, p := range c.Exclude {
-		if _, err := compilePattern(expandHome(p, home)); err != nil {
+		if _, err := tail.CheckPattern(expandHome(p, home)); err != nil {
 			errs = append(errs, fmt.Errorf("exclude[%d]: %w", i, err))
 		}
 	}
@@ -140,11 +141,11 @@ func folderPattern(folder string) string {
 // result of an empty folder variable before "/**/*.jsonl") would read every
 // matching file on the machine.
 func checkInclude(p string) error {
-	pat, err := compilePattern(p)
+	root, err := tail.CheckPattern(p)
 	if err != nil {
 		return err
 	}
-	if root := pat.base; filepath.Dir(root) == root {
+	if filepath.Dir(root) == root {
 		return fmt.Errorf("%q matches from the filesystem root %s; name a folder (an empty folder variable switches the source off only in folders)", p, root)
 	}
 	return nil
@@ -180,4 +181,18 @@ func expandHome(p, home string) string {
 		return filepath.Join(home, rest[1:])
 	}
 	return p
+}
+
+// finder builds the tailing layer's finder of the configuration, with `~`
+// expanded to the current user's home folder; it also returns the patterns
+// it watches and the `folders` entries that are off, for the start log.
+func (c *Config) finder() (f *tail.Finder, include, exclude []string, off []int, err error) {
+	home, _ := os.UserHomeDir()
+	include, off = c.patterns(home)
+	exclude = make([]string, len(c.Exclude))
+	for i, p := range c.Exclude {
+		exclude[i] = expandHome(p, home)
+	}
+	f, err = tail.NewFinder(include, exclude)
+	return f, include, exclude, off, err
 }

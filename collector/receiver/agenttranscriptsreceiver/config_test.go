@@ -1,6 +1,8 @@
 package agenttranscriptsreceiver
 
 import (
+	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -137,4 +139,25 @@ func validConfig(t *testing.T) *Config {
 	cfg := createDefaultConfig().(*Config)
 	cfg.Include = []string{filepath.Join(t.TempDir(), "**", "*.jsonl")}
 	return cfg
+}
+
+// The configuration's `~` is the home folder, in include and exclude alike.
+func TestFinderExpandsHome(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("USERPROFILE", home)
+	for _, f := range []string{".claude/projects/-p/s.jsonl", ".claude/projects/-p/s/subagents/a.jsonl"} {
+		p := filepath.Join(home, filepath.FromSlash(f))
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte("{}\n"), 0o644))
+	}
+	cfg := createDefaultConfig().(*Config)
+	cfg.Include = []string{"~/.claude/projects/**/*.jsonl"}
+	cfg.Exclude = []string{"~/**/subagents/**"}
+	require.NoError(t, cfg.Validate())
+	m, _, _, _, err := cfg.finder()
+	require.NoError(t, err)
+	got, err := m.Find(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, []string{filepath.Join(home, ".claude", "projects", "-p", "s.jsonl")}, got)
 }

@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"sort"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -19,12 +16,25 @@ import (
 
 	"github.com/ctxaudit/ctxaudit/collector/receiver/agenttranscriptsreceiver/internal/checkpoint"
 	"github.com/ctxaudit/ctxaudit/collector/receiver/agenttranscriptsreceiver/internal/metadata"
-	"github.com/ctxaudit/ctxaudit/collector/session"
+	"github.com/ctxaudit/ctxaudit/collector/receiver/agenttranscriptsreceiver/internal/tail"
 	"github.com/ctxaudit/ctxaudit/collector/transcript"
-	"github.com/ctxaudit/ctxaudit/schema"
 )
 
-// agentReceiver tails transcript files. Everything below the lifecycle
+// agentReceiver follows transcript files and sends their records. The
+// receiver is three layers:
+//
+//   - tailing (internal/tail): finding files, fingerprints, checkpoints,
+//     complete lines with their positions, commit — nothing of transcripts;
+//   - transcript files (files.go, feed.go): a file's format, its parser, and
+//     the sink each Feed or Flush call is given;
+//   - sessions (session.go): the sessions being built (collector/session)
+//     and their analysis, by session id — nothing of files.
+//
+// analyze.go ties the last two: which files make up a session, when it is
+// due, and loading and flushing its files for the analysis.
+// This file holds the lifecycle and the loop that ties them together: read
+// into a batch, send it, and commit the files' positions once the pipeline
+// accepted it. Everything below the lifecycle
 // fields is owned by the poll goroutine; Shutdown touches it only after that
 // goroutine has ended.
 type agentReceiver struct {
@@ -40,20 +50,17 @@ type agentReceiver struct {
 	done   chan struct{}
 	client storage.Client
 
-	matcher *fileMatcher
-	format  transcript.Format // forced format, or "" to detect per file
+	finder *tail.Finder
+	format transcript.Format // forced format, or "" to detect per file
 
 	files     map[string]*trackedFile
 	bySession map[string]map[*trackedFile]struct{}
 	sessions  *sessionCache
-	// stored holds checkpoints loaded at start for files not seen yet;
-	// indexed the paths that have an entry in storage; gone the paths
-	// whose entry is to be deleted.
-	stored     map[string]checkpoint.File
-	indexed    map[string]bool
-	gone       []string
-	indexDirty bool
-	firstScan  bool
+	// checkpoints keeps the files' entries in storage; stored holds those
+	// loaded at start for files not seen yet.
+	checkpoints *tail.Store
+	stored      map[string]checkpoint.File
+	firstScan   bool
 
 	// pending is the batch being sent; nothing else is read until the
 	// pipeline accepts it.
@@ -75,25 +82,18 @@ func newReceiver(set receiver.Settings, cfg *Config, next consumer.Traces) (*age
 	return &agentReceiver{
 		set: set, cfg: cfg, next: next, logger: set.Logger, tel: tel, obs: obs,
 		files: map[string]*trackedFile{}, bySession: map[string]map[*trackedFile]struct{}{},
-		sessions: newSessionCache(cfg.MaxSessions), stored: map[string]checkpoint.File{},
-		indexed: map[string]bool{}, firstScan: true,
+		sessions: newSessionCache(cfg.MaxSessions), stored: map[string]checkpoint.File{}, firstScan: true,
 	}, nil
 }
 
 // Start resolves the patterns, opens the storage client, loads the
 // checkpoints and starts polling.
 func (r *agentReceiver) Start(ctx context.Context, host component.Host) error {
-	home, _ := os.UserHomeDir()
-	include, off := r.cfg.patterns(home)
-	exclude := make([]string, len(r.cfg.Exclude))
-	for i, p := range r.cfg.Exclude {
-		exclude[i] = expandHome(p, home)
-	}
-	m, err := newFileMatcher(include, exclude)
+	finder, include, exclude, off, err := r.cfg.finder()
 	if err != nil {
 		return err
 	}
-	r.matcher = m
+	r.finder = finder
 	// Say what is read: transcripts are private, so which folders are
 	// watched must never be a surprise.
 	r.logger.Info("Watching transcript files", zap.Strings("include", include),
@@ -111,11 +111,14 @@ func (r *agentReceiver) Start(ctx context.Context, host component.Host) error {
 		return err
 	}
 	r.client = client
-	if err := r.loadCheckpoints(ctx); err != nil {
+	r.checkpoints = tail.NewStore(client, r.logger)
+	stored, err := r.checkpoints.Load(ctx)
+	if err != nil {
 		_ = client.Close(ctx)
 		r.client = nil
 		return err
 	}
+	r.stored = stored
 
 	runCtx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
@@ -167,44 +170,6 @@ func storageClient(ctx context.Context, host component.Host, id *component.ID, s
 	return client, nil
 }
 
-// loadCheckpoints reads the index and every entry it lists. An entry that
-// cannot be decoded is dropped (the file is read again from the start: its
-// span ids make that harmless downstream); a storage error fails Start.
-func (r *agentReceiver) loadCheckpoints(ctx context.Context) error {
-	raw, err := r.client.Get(ctx, checkpoint.IndexKey)
-	if err != nil {
-		return fmt.Errorf("storage: read checkpoint index: %w", err)
-	}
-	paths, err := checkpoint.DecodeIndex(raw)
-	if err != nil {
-		r.logger.Warn("Ignoring unreadable checkpoint index; files will be read from the start", zap.Error(err))
-		return nil
-	}
-	if len(paths) == 0 {
-		return nil
-	}
-	ops := make([]*storage.Operation, len(paths))
-	for i, p := range paths {
-		ops[i] = storage.GetOperation(checkpoint.Key(p))
-	}
-	if err := r.client.Batch(ctx, ops...); err != nil {
-		return fmt.Errorf("storage: read checkpoints: %w", err)
-	}
-	for i, p := range paths {
-		r.indexed[p] = true
-		if ops[i].Value == nil {
-			continue
-		}
-		cp, err := checkpoint.Decode(ops[i].Value)
-		if err != nil {
-			r.logger.Warn("Ignoring unreadable checkpoint; the file will be read from the start", zap.String("path", p), zap.Error(err))
-			continue
-		}
-		r.stored[p] = cp
-	}
-	return nil
-}
-
 func (r *agentReceiver) run(ctx context.Context) {
 	defer close(r.done)
 	r.poll(ctx)
@@ -226,7 +191,7 @@ func (r *agentReceiver) poll(ctx context.Context) {
 	if r.pending != nil && !r.send(ctx) {
 		return
 	}
-	paths, err := r.matcher.find(ctx)
+	paths, err := r.finder.Find(ctx)
 	if err != nil {
 		return // cancelled
 	}
@@ -247,87 +212,6 @@ func (r *agentReceiver) poll(ctx context.Context) {
 	}
 }
 
-// reconcile brings the tracked files in line with a scan and returns the
-// scanned ones in path order.
-func (r *agentReceiver) reconcile(paths []string) []*trackedFile {
-	present := make(map[string]bool, len(paths))
-	scanned := make([]*trackedFile, 0, len(paths))
-	for _, p := range paths {
-		st, err := os.Stat(p)
-		if err != nil {
-			continue
-		}
-		present[p] = true
-		f := r.files[p]
-		if f == nil {
-			f = &trackedFile{path: p, format: r.format, drainedAt: -1, modTime: st.ModTime(), lastGrowth: st.ModTime()}
-			if cp, ok := r.stored[p]; ok {
-				delete(r.stored, p)
-				r.restore(f, cp)
-			} else if r.firstScan && r.cfg.StartAt == StartAtEnd {
-				f.startAtEnd = true
-			}
-			r.files[p] = f
-		}
-		f.size = st.Size()
-		scanned = append(scanned, f)
-	}
-	for p, f := range r.files {
-		if present[p] {
-			continue
-		}
-		// Forget only files that are gone, not ones a folder error hid.
-		if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
-			r.forget(f)
-		}
-	}
-	if r.firstScan {
-		resumed := 0
-		for _, f := range scanned {
-			if f.stored {
-				resumed++
-			}
-		}
-		r.logger.Info("Found transcript files", zap.Int("files", len(scanned)),
-			zap.Int("resumed_from_checkpoint", resumed))
-		// Entries of files that disappeared (or are no longer included)
-		// while the collector was down.
-		for p := range r.stored {
-			r.gone = append(r.gone, p)
-		}
-		clear(r.stored)
-		r.firstScan = false
-	}
-	return scanned
-}
-
-func (r *agentReceiver) restore(f *trackedFile, cp checkpoint.File) {
-	f.fp = cp.Fingerprint
-	f.committed = position{offset: cp.Offset, line: cp.Line}
-	f.read = f.committed
-	f.analyzed = cp.AnalyzedLine
-	f.stored = true
-	if r.format == "" && cp.Format != "" {
-		if format, err := transcript.ParseFormat(cp.Format); err == nil && format != transcript.FormatAuto {
-			f.format = format
-		}
-	}
-	if f.format == "" {
-		// Without a format the file is detected and read from the start.
-		f.committed, f.read, f.analyzed = position{}, position{}, 0
-	}
-	r.setSession(f, cp.SessionID)
-	f.dirty = false
-}
-
-func (r *agentReceiver) forget(f *trackedFile) {
-	delete(r.files, f.path)
-	r.setSession(f, "")
-	if f.stored {
-		r.gone = append(r.gone, f.path)
-	}
-}
-
 // collect reads new lines of the scanned files, then analyses sessions
 // that went idle, until the batch is full.
 func (r *agentReceiver) collect(ctx context.Context, scanned []*trackedFile) *batch {
@@ -336,11 +220,11 @@ func (r *agentReceiver) collect(ctx context.Context, scanned []*trackedFile) *ba
 		if b.full() || ctx.Err() != nil {
 			return b
 		}
-		if r.files[f.path] != f {
+		if r.files[f.Path] != f {
 			continue // forgotten
 		}
 		if err := r.readFile(ctx, f, b); err != nil && ctx.Err() == nil {
-			r.logger.Warn("Cannot read transcript; will retry", zap.String("path", f.path), zap.Error(err))
+			r.logger.Warn("Cannot read transcript; will retry", zap.String("path", f.Path), zap.Error(err))
 		}
 	}
 	r.analyzeIdle(ctx, b, false)
@@ -360,8 +244,8 @@ func (r *agentReceiver) drain(ctx context.Context) {
 		return
 	}
 	for _, f := range r.files {
-		if f.read != f.committed {
-			r.logger.Info("Stopped mid-read; open sessions are analysed after the restart", zap.String("path", f.path))
+		if f.Read != f.Committed {
+			r.logger.Info("Stopped mid-read; open sessions are analysed after the restart", zap.String("path", f.Path))
 			return
 		}
 	}
@@ -380,126 +264,6 @@ func (r *agentReceiver) drain(ctx context.Context) {
 		if !r.send(ctx) {
 			return
 		}
-	}
-}
-
-// analyzeIdle analyses the sessions whose files have unanalysed lines and
-// have not grown for session_idle (all such sessions when evenBusy, at
-// shutdown).
-func (r *agentReceiver) analyzeIdle(ctx context.Context, b *batch, evenBusy bool) {
-	now := time.Now()
-	due := map[string]bool{}
-	for _, f := range r.files {
-		if f.needsAnalysis() {
-			if _, inBatch := b.analyzed[f]; !inBatch {
-				due[f.sessionID] = true
-			}
-		}
-	}
-	ids := make([]string, 0, len(due))
-	for id := range due {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	for _, id := range ids {
-		if b.full() || ctx.Err() != nil {
-			return
-		}
-		files := r.filesOf(id)
-		idle := true
-		for _, f := range files {
-			if evenBusy {
-				break
-			}
-			idle = idle && now.Sub(f.lastGrowth) >= r.cfg.SessionIdle
-		}
-		if idle {
-			r.analyzeSession(ctx, id, files, b)
-		}
-	}
-}
-
-// filesOf returns the files of a session, main thread first, then by path.
-func (r *agentReceiver) filesOf(id string) []*trackedFile {
-	set := r.bySession[id]
-	files := make([]*trackedFile, 0, len(set))
-	for f := range set {
-		files = append(files, f)
-	}
-	sort.Slice(files, func(i, j int) bool {
-		mi, mj := files[i].agentID == "", files[j].agentID == ""
-		if mi != mj {
-			return mi
-		}
-		return files[i].path < files[j].path
-	})
-	return files
-}
-
-// analyzeSession loads every file of the session (so the analysis sees all
-// of it), flushes their parsers (which gives the last answer of each) and
-// unloads them, analyses the session and adds what changed to b.
-func (r *agentReceiver) analyzeSession(ctx context.Context, id string, files []*trackedFile, b *batch) {
-	for _, f := range files {
-		if f.parser != nil || f.format == "" || f.read.offset == 0 {
-			continue
-		}
-		fh, _, ok := r.open(ctx, f)
-		if !ok {
-			continue
-		}
-		if f.format != "" && f.parser == nil && f.read.offset > 0 { // open may have reset it
-			if err := r.load(ctx, f, fh); err != nil && ctx.Err() == nil {
-				r.logger.Warn("Cannot re-read transcript for analysis", zap.String("path", f.path), zap.Error(err))
-			}
-		}
-		fh.Close()
-		if ctx.Err() != nil {
-			return
-		}
-	}
-	files = r.filesOf(id) // loading may have moved a file to another session
-	for _, f := range files {
-		if f.parser != nil {
-			f.parser.Flush(r.sink(f, modeFlush, b))
-			r.snapshot(f)
-			f.parser = nil
-		}
-	}
-	files = r.filesOf(id)
-	metas := make([]schema.Session, len(files))
-	for i, f := range files {
-		metas[i] = f.meta
-	}
-	meta := session.MergeMeta(metas...) // the main thread (first) names it
-	meta.SessionID = id
-	s := r.session(id)
-	if !s.Empty(&meta) {
-		b.addAnalysis(id, s.Analyze(meta), true)
-	}
-	for _, f := range files {
-		b.analyzed[f] = f.read.line
-	}
-}
-
-// session returns the session held for id, creating it when absent.
-func (r *agentReceiver) session(id string) *session.Builder {
-	s, created := r.sessions.get(id)
-	if created {
-		r.tel.SessionsHeld(context.Background(), 1)
-	}
-	return s
-}
-
-// evict drops the least recently active sessions beyond max_sessions and
-// unloads their files; they are rebuilt from the files when needed again.
-func (r *agentReceiver) evict(ctx context.Context) {
-	for _, s := range r.sessions.overflow() {
-		for f := range r.bySession[s.ID()] {
-			f.parser = nil
-		}
-		r.tel.SessionEvicted(ctx)
-		r.tel.SessionsHeld(ctx, -1)
 	}
 }
 
@@ -538,13 +302,11 @@ func (r *agentReceiver) send(ctx context.Context) bool {
 // was in the accepted batch) and saves the entries that changed.
 func (r *agentReceiver) commit(ctx context.Context, b *batch) {
 	for _, f := range r.files {
-		if f.read != f.committed {
-			f.committed, f.dirty = f.read, true
-		}
+		f.Commit()
 	}
 	for f, line := range b.analyzed {
 		if line > f.analyzed {
-			f.analyzed, f.dirty = line, true
+			f.analyzed, f.Dirty = line, true
 		}
 	}
 	if err := r.saveCheckpoints(ctx); err != nil && ctx.Err() == nil {
@@ -552,57 +314,25 @@ func (r *agentReceiver) commit(ctx context.Context, b *batch) {
 	}
 }
 
-// saveCheckpoints writes the changed entries, deletes those of forgotten
-// files and rewrites the index when its paths changed, in one storage batch.
-// What fails to be written stays marked and is written with the next save.
+// saveCheckpoints writes the entries that changed and deletes those of
+// forgotten files, in one storage batch. What fails to be written stays
+// marked and is written with the next save.
 func (r *agentReceiver) saveCheckpoints(ctx context.Context) error {
-	var ops []*storage.Operation
+	var entries []tail.Entry
 	var saved []*trackedFile
-	for _, p := range r.gone {
-		if r.files[p] != nil {
-			continue // seen again since
-		}
-		ops = append(ops, storage.DeleteOperation(checkpoint.Key(p)))
-		if r.indexed[p] {
-			delete(r.indexed, p)
-			r.indexDirty = true
-		}
-	}
 	for _, f := range r.files {
-		if !f.dirty || f.format == "" || (f.committed.offset == 0 && !f.stored) {
+		if !f.Dirty || f.format == "" || (f.Committed.Offset == 0 && !f.Stored) {
 			continue
 		}
-		raw, err := checkpoint.Encode(f.checkpoint())
-		if err != nil {
-			return err
-		}
-		ops = append(ops, storage.SetOperation(checkpoint.Key(f.path), raw))
+		entries = append(entries, tail.Entry{Path: f.Path, File: f.checkpoint()})
 		saved = append(saved, f)
-		if !r.indexed[f.path] {
-			r.indexed[f.path] = true
-			r.indexDirty = true
-		}
 	}
-	if r.indexDirty {
-		paths := make([]string, 0, len(r.indexed))
-		for p := range r.indexed {
-			paths = append(paths, p)
-		}
-		raw, err := checkpoint.EncodeIndex(paths)
-		if err != nil {
-			return err
-		}
-		ops = append(ops, storage.SetOperation(checkpoint.IndexKey, raw))
-	}
-	if len(ops) == 0 {
-		return nil
-	}
-	if err := r.client.Batch(ctx, ops...); err != nil {
+	err := r.checkpoints.Save(ctx, entries, func(p string) bool { return r.files[p] != nil })
+	if err != nil {
 		return err
 	}
-	r.gone, r.indexDirty = r.gone[:0], false
 	for _, f := range saved {
-		f.stored, f.dirty = true, false
+		f.Stored, f.Dirty = true, false
 	}
 	return nil
 }

@@ -2,9 +2,17 @@ package agenttranscriptsreceiver // import "github.com/ctxaudit/ctxaudit/collect
 
 import (
 	"container/list"
+	"context"
+
+	"go.uber.org/zap"
 
 	"github.com/ctxaudit/ctxaudit/collector/session"
+	"github.com/ctxaudit/ctxaudit/schema"
 )
+
+// The session layer: the sessions being built and their analysis, by
+// session id. It knows nothing of files; analyze.go decides when a session
+// is analysed and gathers what its files hold.
 
 // sessionCache holds the sessions being built (collector/session does the
 // building), most recently active first, up to a limit enforced by evict.
@@ -43,4 +51,44 @@ func (c *sessionCache) overflow() []*session.Builder {
 		out = append(out, s)
 	}
 	return out
+}
+
+// retracted reports answers an earlier analysis sent whose message went on
+// to call a tool (the harness paused mid-message for longer than
+// session_idle): they are not answers. The rows already stored for them are
+// not taken back by this receiver; the log names them so that they can be.
+func (r *agentReceiver) retracted(id string, answers []schema.Answer) {
+	if len(answers) == 0 {
+		return
+	}
+	messages := make([]string, len(answers))
+	for i := range answers {
+		messages[i] = answers[i].MessageID
+	}
+	r.logger.Warn("Answers sent earlier were not answers: their messages went on to call a tool",
+		zap.String("session", id), zap.Strings("message_ids", messages))
+}
+
+// session returns the session held for id, creating it when absent.
+func (r *agentReceiver) session(id string) *session.Builder {
+	s, created := r.sessions.get(id)
+	if created {
+		r.tel.SessionsHeld(context.Background(), 1)
+	}
+	return s
+}
+
+// analyze analyses session id with the metadata of its sources, the main
+// thread first (it names the session), and returns what changed since the
+// last result; ok is false for a session with nothing to show.
+func (r *agentReceiver) analyze(id string, metas []schema.Session) (res session.Result, ok bool) {
+	meta := session.MergeMeta(metas...)
+	meta.SessionID = id
+	s := r.session(id)
+	if s.Empty(&meta) {
+		return session.Result{}, false
+	}
+	res = s.Analyze(meta)
+	r.retracted(id, res.Retracted)
+	return res, true
 }

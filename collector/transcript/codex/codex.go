@@ -44,6 +44,7 @@ type Parser struct {
 
 type pendingCall struct {
 	id, name string
+	narrated string // the answer candidate this call made narration
 	args     []byte
 	line     int64
 	ts       time.Time
@@ -280,13 +281,17 @@ func (p *Parser) turnIndex() int {
 }
 
 func (p *Parser) call(lineNo int64, ts time.Time, callID, name string, args []byte) {
-	p.answer = nil // the message before it in this response was narration
+	narrated := ""
+	if p.answer != nil {
+		narrated = p.answer.Answer.MessageID // the message before it in this response was narration
+		p.answer = nil
+	}
 	if callID == "" {
 		p.skip(lineNo, transcript.SkipBadRecord, name+" call without call_id")
 		return
 	}
 	pc := &pendingCall{
-		id: callID, name: name, args: args, line: lineNo, ts: ts,
+		id: callID, name: name, narrated: narrated, args: args, line: lineNo, ts: ts,
 		turn: p.turnIndex(), model: p.model, cwd: p.sess.Cwd,
 	}
 	for _, o := range p.pending.Put(callID, pc) {
@@ -331,6 +336,7 @@ func (p *Parser) output(lineNo int64, callID string, output []byte) {
 		SourceLine:     lineNo,
 	}, in)
 	rec.Call.IsError = exitCodeNonZero(rec.ContextText)
+	rec.Narrated = pc.narrated
 	if pc.turn == p.turnIndex() {
 		p.turnCalls = append(p.turnCalls, callID)
 	}

@@ -139,6 +139,45 @@ func TestParserBehaviour(t *testing.T) {
 	}
 }
 
+// A call after an assistant message in one response makes the message
+// narration, and says which: a reader that flushed the parser between the
+// two lines took the message for an answer and must take it back.
+func TestCallNamesTheNarrationItEnds(t *testing.T) {
+	lines := []string{
+		`{"timestamp":"2025-01-01T00:00:00Z","type":"session_meta","payload":{"id":"s1","cwd":"/w/p","cli_version":"0.9"}}`,
+		`{"type":"event_msg","payload":{"type":"user_message","message":"q"}}`,
+		`{"type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{}","call_id":"a"}}`,
+		`{"type":"response_item","payload":{"type":"function_call_output","call_id":"a","output":"hi"}}`,
+		`{"type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Let me look closer."}]}}`,
+		`{"type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{}","call_id":"b"}}`,
+		`{"type":"response_item","payload":{"type":"function_call_output","call_id":"b","output":"hi"}}`,
+	}
+	// Flushed after the message line, as a reader that paused there does.
+	early := &transcripttest.Recorder{}
+	p := New(transcript.Options{})
+	for i, l := range lines[:5] {
+		p.Feed(int64(i+1), []byte(l), early.Emit)
+	}
+	p.Flush(early.Emit)
+	if len(early.Answers) != 1 {
+		t.Fatalf("flushed after the message: %d answers, want the candidate", len(early.Answers))
+	}
+	candidate := early.Answers[0].Answer.MessageID
+
+	rec := &transcripttest.Recorder{}
+	p = New(transcript.Options{})
+	for i, l := range lines {
+		p.Feed(int64(i+1), []byte(l), rec.Emit)
+	}
+	p.Flush(rec.Emit)
+	if len(rec.Answers) != 0 || len(rec.Calls) != 2 {
+		t.Fatalf("answers %d calls %d, want 0 and 2", len(rec.Answers), len(rec.Calls))
+	}
+	if rec.Calls[0].Narrated != "" || rec.Calls[1].Narrated != candidate {
+		t.Errorf("narrated = %q, %q; want \"\", %q", rec.Calls[0].Narrated, rec.Calls[1].Narrated, candidate)
+	}
+}
+
 func equal(a, b map[string]int) bool {
 	if len(a) != len(b) {
 		return false

@@ -1,4 +1,4 @@
-package agenttranscriptsreceiver // import "github.com/ctxaudit/ctxaudit/collector/receiver/agenttranscriptsreceiver"
+package tail
 
 import (
 	"context"
@@ -18,8 +18,7 @@ import (
 // `{a,b}` and `\` escapes within one path element, and `**` as a whole
 // element for zero or more folders. Patterns are matched on absolute,
 // slash-separated paths; a relative pattern is taken against the working
-// directory and a leading `~` is the home folder (expandHome, applied by the
-// caller).
+// directory; expanding a leading `~` is the caller's.
 
 // filePattern is one validated pattern, split into the static folder it
 // starts below and the part doublestar walks.
@@ -50,20 +49,27 @@ func compilePattern(p string) (filePattern, error) {
 	return filePattern{raw: p, slashed: slashed, base: filepath.FromSlash(base), rest: rest}, nil
 }
 
+// CheckPattern checks a pattern's syntax and returns the static folder it
+// starts below (what a walk of it would read).
+func CheckPattern(p string) (base string, err error) {
+	c, err := compilePattern(p)
+	return c.base, err
+}
+
 func (p filePattern) match(name string) bool {
 	return doublestar.MatchUnvalidated(p.slashed, filepath.ToSlash(name))
 }
 
-// fileMatcher is the receiver's set of include and exclude patterns.
-type fileMatcher struct {
+// Finder finds the files to follow: a set of include and exclude patterns.
+type Finder struct {
 	include []filePattern
 	exclude []filePattern
 }
 
-// newFileMatcher compiles include and exclude patterns (already ~-expanded);
+// NewFinder compiles include and exclude patterns (already ~-expanded);
 // the error names the list of the first bad one.
-func newFileMatcher(include, exclude []string) (*fileMatcher, error) {
-	m := &fileMatcher{}
+func NewFinder(include, exclude []string) (*Finder, error) {
+	m := &Finder{}
 	for _, p := range include {
 		c, err := compilePattern(p)
 		if err != nil {
@@ -82,7 +88,7 @@ func newFileMatcher(include, exclude []string) (*fileMatcher, error) {
 }
 
 // match reports whether a file path is included and not excluded.
-func (m *fileMatcher) match(name string) bool {
+func (m *Finder) match(name string) bool {
 	included := false
 	for _, p := range m.include {
 		if p.match(name) {
@@ -101,13 +107,13 @@ func (m *fileMatcher) match(name string) bool {
 	return true
 }
 
-// find returns the regular files (or symlinks to regular files) that an
+// Find returns the regular files (or symlinks to regular files) that an
 // include pattern matches and no exclude pattern does, sorted and without
 // duplicates. doublestar walks only the folders a pattern can reach and does
 // not descend into symlinked folders (no loops). Folders that do not exist
 // or cannot be read are skipped: a harness that is not installed is not an
 // error. Only cancellation fails it; it is checked per pattern and per match.
-func (m *fileMatcher) find(ctx context.Context) ([]string, error) {
+func (m *Finder) Find(ctx context.Context) ([]string, error) {
 	seen := map[string]bool{}
 	var out []string
 	for _, inc := range m.include {
@@ -141,19 +147,4 @@ func (m *fileMatcher) find(ctx context.Context) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
-}
-
-// matcherFor builds the matcher of a configuration, with `~` expanded to the
-// current user's home folder.
-func matcherFor(cfg *Config) (*fileMatcher, error) {
-	home, _ := os.UserHomeDir()
-	expand := func(ps []string) []string {
-		out := make([]string, len(ps))
-		for i, p := range ps {
-			out[i] = expandHome(p, home)
-		}
-		return out
-	}
-	include, _ := cfg.patterns(home)
-	return newFileMatcher(include, expand(cfg.Exclude))
 }

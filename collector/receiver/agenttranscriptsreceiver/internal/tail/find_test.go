@@ -1,4 +1,4 @@
-package agenttranscriptsreceiver
+package tail
 
 import (
 	"context"
@@ -80,7 +80,7 @@ func TestFind(t *testing.T) {
 	require.NoError(t, os.Symlink(filepath.Join(root, "elsewhere"), filepath.Join(root, "claude", "-p", "dirlink")))
 	require.NoError(t, os.Symlink(root, filepath.Join(root, "claude", "loop")))
 
-	m, err := newFileMatcher(
+	m, err := NewFinder(
 		[]string{
 			filepath.Join(root, "claude", "**", "*.jsonl"),
 			filepath.Join(root, "codex", "*", "*", "*", "rollout-*.jsonl"),
@@ -89,7 +89,7 @@ func TestFind(t *testing.T) {
 		[]string{filepath.Join(root, "**", "subagents", "**")},
 	)
 	require.NoError(t, err)
-	got, err := m.find(context.Background())
+	got, err := m.Find(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, []string{
 		filepath.Join(root, "claude", "-p", "link.jsonl"),
@@ -99,36 +99,15 @@ func TestFind(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err = m.find(ctx)
+	_, err = m.Find(ctx)
 	assert.ErrorIs(t, err, context.Canceled)
 }
 
-func TestNewFileMatcherNamesTheList(t *testing.T) {
-	_, err := newFileMatcher([]string{"/h/[x"}, nil)
+func TestNewFinderNamesTheList(t *testing.T) {
+	_, err := NewFinder([]string{"/h/[x"}, nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "include")
-	_, err = newFileMatcher([]string{"/h/*.jsonl"}, []string{"/h/[x"})
+	_, err = NewFinder([]string{"/h/*.jsonl"}, []string{"/h/[x"})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "exclude")
-}
-
-// The configuration's `~` is the home folder, in include and exclude alike.
-func TestMatcherForExpandsHome(t *testing.T) {
-	home := t.TempDir()
-	t.Setenv("HOME", home)
-	t.Setenv("USERPROFILE", home)
-	for _, f := range []string{".claude/projects/-p/s.jsonl", ".claude/projects/-p/s/subagents/a.jsonl"} {
-		p := filepath.Join(home, filepath.FromSlash(f))
-		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		require.NoError(t, os.WriteFile(p, []byte("{}\n"), 0o644))
-	}
-	cfg := createDefaultConfig().(*Config)
-	cfg.Include = []string{"~/.claude/projects/**/*.jsonl"}
-	cfg.Exclude = []string{"~/**/subagents/**"}
-	require.NoError(t, cfg.Validate())
-	m, err := matcherFor(cfg)
-	require.NoError(t, err)
-	got, err := m.find(context.Background())
-	require.NoError(t, err)
-	assert.Equal(t, []string{filepath.Join(home, ".claude", "projects", "-p", "s.jsonl")}, got)
 }

@@ -1,0 +1,102 @@
+package agenttranscriptsreceiver
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/receiver/receivertest"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/ctxaudit/ctxaudit/collector/ingest"
+	"github.com/ctxaudit/ctxaudit/collector/otelconv"
+	"github.com/ctxaudit/ctxaudit/collector/receiver/agenttranscriptsreceiver/internal/metadata"
+)
+
+// TestAnswerCutMidMessageIsTakenBack cuts the real 2.1.6 session inside an
+// assistant message: line 13 is the text block of msg_01HoxpMDyxfh4Xf3Aoed6f8S,
+// line 14 its tool_use block. Paused there for longer than session_idle, the
+// session is analysed with that text as its answer, which is all that can be
+// known then. Once the rest arrives the message has called a tool, so it was
+// never an answer: the later analysis neither counts nor returns it, names it
+// as taken back, and ends with what one-shot ingest gives for the whole file.
+func TestAnswerCutMidMessageIsTakenBack(t *testing.T) {
+	const cutAfter, openMessage = 13, "msg_01HoxpMDyxfh4Xf3Aoed6f8S"
+	root := t.TempDir()
+	project := filepath.Join(root, "projects", "-p")
+	copyTree(t, fixture216(t), project)
+	main := filepath.Join(project, session216+".jsonl")
+	sub := filepath.Join(project, session216, "subagents", "agent-a4d534b.jsonl")
+	all, subLines := lines(t, main), lines(t, sub)
+	// Both files end with a newline, which lines leaves out.
+	all[len(all)-1] = append(all[len(all)-1], '\n')
+	subLines[len(subLines)-1] = append(subLines[len(subLines)-1], '\n')
+	require.Contains(t, string(all[cutAfter-1]), openMessage)
+	require.Contains(t, string(all[cutAfter]), openMessage)
+	require.Contains(t, string(all[cutAfter]), `"type":"tool_use"`)
+	// The sub-agent runs later in the session (line 21): its file comes with it.
+	require.NoError(t, os.Remove(sub))
+	writeFile(t, main, all[:cutAfter]...)
+
+	w := &ingestRecorder{}
+	_, err := ingest.Run(context.Background(), []string{root}, ingest.Options{}, w)
+	require.NoError(t, err)
+	require.Len(t, w.answers, 1, "ingest of the cut file takes the open message's text as an answer, as the receiver will")
+	require.Equal(t, openMessage, w.answers[0].MessageID)
+
+	core, logs := observer.New(zapcore.InfoLevel)
+	set := receivertest.NewNopSettings(metadata.Type)
+	set.Logger = zap.New(core)
+	cfg := testConfig(root)
+	cfg.SessionIdle = 50 * time.Millisecond
+	sink := new(consumertest.TracesSink)
+	startReceiver(t, cfg, sink, nil, &set)
+	require.Eventually(t, func() bool {
+		_, ok := finalState(sink).answers[openMessage]
+		return ok
+	}, waitFor, 10*time.Millisecond)
+	first := finalState(sink).sessions[session216]
+	assert.Equal(t, 1, first.Answers, "the paused session's analysis")
+
+	writeFile(t, sub, subLines...)
+	appendFile(t, main, bytes.Join(all[cutAfter:], nil))
+	w = &ingestRecorder{}
+	_, err = ingest.Run(context.Background(), []string{root}, ingest.Options{}, w)
+	require.NoError(t, err)
+	require.Len(t, w.sessions, 1)
+	want := w.sessions[0]
+	require.Equal(t, 3, want.Answers)
+
+	require.Eventually(t, func() bool {
+		s := finalState(sink).sessions[session216]
+		return s.ToolCalls == want.ToolCalls && s.Answers == want.Answers
+	}, waitFor, 10*time.Millisecond, "session %+v, want %d calls, %d answers", finalState(sink).sessions[session216], want.ToolCalls, want.Answers)
+	got := finalState(sink)
+
+	for _, a := range w.answers {
+		assert.Contains(t, got.answers, a.MessageID)
+		assert.NotEqual(t, openMessage, a.MessageID)
+	}
+	// The later analyses never sent the open message again as an answer:
+	// its only chat span is the first one.
+	n := 0
+	for _, s := range withOp(spansOf(sink.AllTraces()), otelconv.OperationChat) {
+		if s.spanID == otelconv.SpanID(session216, "answer", openMessage) {
+			n++
+		}
+	}
+	assert.Equal(t, 1, n, "chat spans of the open message")
+	taken := logs.FilterMessage("Answers sent earlier were not answers: their messages went on to call a tool").All()
+	require.Len(t, taken, 1)
+	assert.Equal(t, session216, taken[0].ContextMap()["session"])
+	assert.Equal(t, []any{openMessage}, taken[0].ContextMap()["message_ids"])
+	assert.Equal(t, zapcore.WarnLevel, taken[0].Level)
+}
