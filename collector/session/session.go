@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"reflect"
 	"slices"
 
 	"github.com/ctxaudit/ctxaudit/collector/analysis"
@@ -33,9 +34,10 @@ type Builder struct {
 	ansIdx  map[string]int
 	// spawnedTurn maps a sub-agent id to the turn of the Task call that ran it.
 	spawnedTurn map[string]int
-	// sentCall is the follow-through each call was last returned with;
-	// sentAnswer a hash of each answer as last returned.
-	sentCall   map[string]followThrough
+	// sentCall is a fingerprint of the follow-through each call was last
+	// returned with; sentAnswer a fingerprint of each answer as last
+	// returned (see Sent).
+	sentCall   map[string]uint64
 	sentAnswer map[string]uint64
 	// Partial marks a builder that does not hold the session from its first
 	// record (see schema.Analysis.Partial).
@@ -46,7 +48,7 @@ type Builder struct {
 func New(id string) *Builder {
 	return &Builder{
 		id: id, callIdx: map[string]int{}, ansIdx: map[string]int{}, spawnedTurn: map[string]int{},
-		sentCall: map[string]followThrough{}, sentAnswer: map[string]uint64{},
+		sentCall: map[string]uint64{}, sentAnswer: map[string]uint64{},
 	}
 }
 
@@ -76,6 +78,14 @@ func followOf(c *schema.ToolCall) followThrough {
 	}
 }
 
+// callPrint is the fingerprint of a call's follow-through: equal
+// fingerprints, equal rows (the rest of a call is fixed by its source).
+func callPrint(c *schema.ToolCall) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%+v", followOf(c))
+	return h.Sum64()
+}
+
 // AddCall stores a call (replacing one of the same id) and returns it with
 // its turn placed in the parent's turn when it ran in a sub-agent whose
 // spawning call is known. spawnedAgentID names the sub-agent a Task call
@@ -94,9 +104,26 @@ func (b *Builder) AddCall(c schema.ToolCall, spawnedAgentID string, emitted bool
 	}
 	transcript.PlaceCall(&c, b.spawnedTurn)
 	if _, known := b.sentCall[c.CallID]; emitted || !known {
-		b.sentCall[c.CallID] = followOf(&c)
+		b.sentCall[c.CallID] = callPrint(&c)
 	}
 	return c
+}
+
+// HoldCall stores a call that nobody has emitted yet: the next analysis
+// returns it whatever its follow-through. A call held again with different
+// content (a source that re-sent it with other figures) is returned again
+// too; held again unchanged, it is returned only if its follow-through
+// changes, as usual.
+func (b *Builder) HoldCall(c schema.ToolCall) {
+	if i, ok := b.callIdx[c.CallID]; ok {
+		if !reflect.DeepEqual(b.calls[i], c) {
+			delete(b.sentCall, c.CallID)
+		}
+		b.calls[i] = c
+		return
+	}
+	b.callIdx[c.CallID] = len(b.calls)
+	b.calls = append(b.calls, c)
 }
 
 // AddAnswer stores an answer candidate (replacing one of the same id).
@@ -131,6 +158,15 @@ type Result struct {
 // placed in the spawning turn, calls in issue order — and returns what
 // changed since the last result, which it records as returned.
 func (b *Builder) Analyze(meta schema.Session) Result {
+	res := b.Pending(meta)
+	b.Commit(res)
+	return res
+}
+
+// Pending is Analyze without recording the result as returned: a caller
+// whose emission can fail calls Commit once it succeeded, so a failed
+// emission is returned again by the next analysis.
+func (b *Builder) Pending(meta schema.Session) Result {
 	calls, answers := slices.Clone(b.calls), slices.Clone(b.answers)
 	transcript.Assemble(calls, answers, b.spawnedTurn)
 
@@ -140,23 +176,55 @@ func (b *Builder) Analyze(meta schema.Session) Result {
 	res := Result{Meta: as.Meta}
 	for i := range as.Calls {
 		c := &as.Calls[i]
-		ft := followOf(c)
-		if prev, ok := b.sentCall[c.CallID]; ok && prev == ft {
+		if prev, ok := b.sentCall[c.CallID]; ok && prev == callPrint(c) {
 			continue
 		}
-		b.sentCall[c.CallID] = ft
 		res.Calls = append(res.Calls, *c)
 	}
 	for i := range as.Answers {
 		a := &as.Answers[i]
-		h := hashAnswer(a)
-		if prev, ok := b.sentAnswer[a.MessageID]; ok && prev == h {
+		if prev, ok := b.sentAnswer[a.MessageID]; ok && prev == hashAnswer(a) {
 			continue
 		}
-		b.sentAnswer[a.MessageID] = h
 		res.Answers = append(res.Answers, *a)
 	}
 	return res
+}
+
+// Commit records res (from Pending) as returned and gives the fingerprints
+// it recorded, for a caller that keeps them across restarts (Restore).
+func (b *Builder) Commit(res Result) Sent {
+	s := Sent{Calls: make(map[string]uint64, len(res.Calls)), Answers: make(map[string]uint64, len(res.Answers))}
+	for i := range res.Calls {
+		c := &res.Calls[i]
+		s.Calls[c.CallID] = callPrint(c)
+		b.sentCall[c.CallID] = s.Calls[c.CallID]
+	}
+	for i := range res.Answers {
+		a := &res.Answers[i]
+		s.Answers[a.MessageID] = hashAnswer(a)
+		b.sentAnswer[a.MessageID] = s.Answers[a.MessageID]
+	}
+	return s
+}
+
+// Sent is what a builder last returned of each record, as fingerprints by
+// call id and answer message id: with the records themselves, enough to
+// rebuild a builder after a restart that returns only what changed.
+type Sent struct {
+	Calls   map[string]uint64 `json:"calls,omitempty"`
+	Answers map[string]uint64 `json:"answers,omitempty"`
+}
+
+// Restore records fingerprints (from Commit, possibly of an earlier
+// process) as returned; a later one of the same record replaces an earlier.
+func (b *Builder) Restore(s Sent) {
+	for id, p := range s.Calls {
+		b.sentCall[id] = p
+	}
+	for id, p := range s.Answers {
+		b.sentAnswer[id] = p
+	}
 }
 
 func hashAnswer(a *schema.Answer) uint64 {
