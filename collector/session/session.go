@@ -136,6 +136,11 @@ func (b *Builder) AddAnswer(a schema.Answer) {
 	b.answers = append(b.answers, a)
 }
 
+// Records returns copies of the calls and answers held, as added.
+func (b *Builder) Records() ([]schema.ToolCall, []schema.Answer) {
+	return slices.Clone(b.calls), slices.Clone(b.answers)
+}
+
 // Calls is how many calls the builder holds.
 func (b *Builder) Calls() int { return len(b.calls) }
 
