@@ -76,21 +76,27 @@ func TestTracesRedacted(t *testing.T) {
 	}
 	// Sizes are of the original, not the redacted text: on the pass-through
 	// span and on the analysed call alike (either batch may come first).
-	calls := 0
+	passed, analysed := 0, 0
 	for _, out := range sink.AllTraces() {
 		otelconv.EachSpan(out, func(_ pcommon.Map, _ string, sp ptrace.Span) {
 			if otelconv.Operation(sp.Attributes()) != otelconv.OperationExecuteTool {
 				return
 			}
-			calls++
+			if otelconv.AnalysisPending(sp.Attributes()) {
+				passed++
+			} else {
+				analysed++
+			}
 			bytes, _ := sp.Attributes().Get(forensics.AttrOriginalBytes)
 			if bytes.Int() != int64(len(secrets)) {
 				t.Errorf("original bytes %d, want %d (measured before redaction)", bytes.Int(), len(secrets))
 			}
 		})
 	}
-	if calls != 2 {
-		t.Errorf("%d execute_tool spans; want the pass-through one and the analysed one", calls)
+	// (The session may be analysed twice, if the processor's tick falls
+	// between the call and the answer.)
+	if passed != 1 || analysed == 0 {
+		t.Errorf("%d pass-through and %d analysed execute_tool spans; want 1 and at least 1", passed, analysed)
 	}
 }
 

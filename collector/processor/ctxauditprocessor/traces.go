@@ -111,12 +111,12 @@ func (p *tracesProcessor) processTraces(ctx context.Context, td ptrace.Traces) (
 			}
 		}
 	})
+	if err := p.emit(ctx, evicted, true); err != nil {
+		p.logger.Warn("emitting evicted sessions failed; will retry", zap.Error(err))
+	}
 	if err := p.persist(ctx, add); err != nil {
 		// Not acknowledged: the client sends the request again.
 		return td, err
-	}
-	if err := p.emit(ctx, evicted, true); err != nil {
-		p.logger.Warn("emitting evicted sessions failed; will retry", zap.Error(err))
 	}
 	p.redactSecrets(ctx, td)
 	return td, nil
