@@ -146,6 +146,7 @@ func TestEachCallWrittenOnce(t *testing.T) {
 	t.Logf("%d calls, %d tool_calls rows written (%.2f per call)", len(rows.rows), written, float64(written)/float64(len(rows.rows)))
 
 	s := chtest.OpenStore(t, addr)
+	covered := 0
 	for sid, held := range rows.held {
 		// The expected record: the same calls analysed as ingest does.
 		b := session.New(sid)
@@ -165,6 +166,9 @@ func TestEachCallWrittenOnce(t *testing.T) {
 		}
 		for _, got := range stored {
 			w := want[got.CallID]
+			if got.SessionCoverage.Known {
+				covered++
+			}
 			if got.Kind != w.Kind || got.Truncated != w.Truncated || got.FollowedUp != w.FollowedUp ||
 				got.SessionCoverage != w.SessionCoverage || got.ContinuationOf != w.ContinuationOf || got.Turn != w.Turn {
 				t.Errorf("%s/%s stored %+v; analysis gives kind %s truncated %v followed %v coverage %+v continuation %q turn %d",
@@ -176,6 +180,10 @@ func TestEachCallWrittenOnce(t *testing.T) {
 			t.Errorf("%s: session %+v found=%v err=%v; want %d calls, %d truncated", sid, sess, found, err, perSession, perSession/3)
 		}
 	}
+	if covered == 0 {
+		t.Error("no stored call has a session_coverage: the comparison above checked no follow-through")
+	}
+	t.Logf("%d stored calls with a session_coverage, equal to the ingest path's", covered)
 	if len(rows.held) != sessions {
 		t.Errorf("%d sessions passed through held; want %d", len(rows.held), sessions)
 	}
