@@ -223,10 +223,11 @@ func peakRSS(pid int) int {
 // a collector process killed with SIGKILL at random points, 22 times, while
 // Claude Code transcripts grow line by line and OTLP spans flow, ClickHouse
 // unreachable in about a third of the runs. Afterwards every acknowledged
-// span is stored exactly once, and the transcript sessions' calls, answers
-// and session rows are exactly what `ctxaudit ingest` stores from the
-// finished files — nothing lost, nothing undercounted, every session
-// analysed.
+// span is stored exactly once, as analysed, and each OTLP session's row
+// counts the calls stored (the processor held them across the kills, in
+// its storage); the transcript sessions' calls, answers and session rows
+// are exactly what `ctxaudit ingest` stores from the finished files —
+// nothing lost, nothing undercounted, every session analysed.
 func TestKillNineAtRandomPoints(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	if v := os.Getenv("CTXAUDIT_FAULT_SEED"); v != "" {
