@@ -48,6 +48,9 @@ type sessionBuffer struct {
 	hasBase    bool
 	incs       []uint64
 	sent       session.Sent
+	// retired: dropped from the held set; its keys go once it is emitted,
+	// and an emission of it still under way must not write them again.
+	retired bool
 }
 
 func newSessionBuffer(id string, source schema.Harness, partial bool, gen uint64) *sessionBuffer {
@@ -192,6 +195,7 @@ func (p *tracesProcessor) reload(ctx context.Context) error {
 			// An older buffer of the same session (its buffer started again
 			// before the restart): it is emitted and dropped first.
 			old := el.Value.(*sessionBuffer)
+			old.retired = true
 			p.lru.Remove(el)
 			delete(p.sessions, old.id)
 			p.tel.sessionsHeld.Add(ctx, -1)
@@ -276,6 +280,7 @@ func (p *tracesProcessor) buffer(id string, source schema.Harness) (*sessionBuff
 // Called with p.mu held.
 func (p *tracesProcessor) drop(el *list.Element) *sessionBuffer {
 	b := el.Value.(*sessionBuffer)
+	b.retired = true
 	p.lru.Remove(el)
 	delete(p.sessions, b.id)
 	p.tel.sessionsHeld.Add(context.Background(), -1)
@@ -489,7 +494,7 @@ func (p *tracesProcessor) emitted(ctx context.Context, parts []emitted, retire b
 			ops = append(ops, deleteBuffer(b.gen, append(e.incs, b.incs...), b.hasBase)...)
 			continue
 		}
-		if !e.analysed {
+		if !e.analysed || b.retired {
 			continue
 		}
 		meta, err := setJSON(metaKey(b.gen), storedMeta{SessionID: b.id, Source: b.source, Partial: b.b.Partial, Sent: b.sent})

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/extension"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
 )
@@ -188,4 +189,54 @@ func TestShutdownWithRefusingConsumer(t *testing.T) {
 				first.rows, second.rows, second.sessions["kept"])
 		}
 	})
+}
+
+// TestRestartedBufferSurvivesACrash: a session whose buffer started again
+// (max_calls_per_session) while the next consumer refused the old buffer's
+// emission keeps both buffers across a crash: the next process emits the
+// old one and the new one, each call once.
+func TestRestartedBufferSurvivesACrash(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	cfg := createDefaultConfig().(*Config)
+	cfg.SessionIdle = time.Hour
+	cfg.MaxCallsPerSession = 4
+	cfg.Storage = &fileStorage
+	at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+	start := func(sink *refusing) (*tracesProcessor, extension.Extension) {
+		host, ext := newFileStorage(t, dir)
+		p, err := newTracesProcessor(processortest.NewNopSettings(componentType), cfg, sink)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.start(ctx, host); err != nil {
+			t.Fatal(err)
+		}
+		return p, ext
+	}
+	first := &refusing{callRows: newCallRows(nil), refuse: true}
+	p, ext := start(first)
+	for i := range 6 {
+		if _, err := p.processTraces(ctx, sessionSpans("runaway", i, 1, at)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(p.retry) != 1 {
+		t.Fatalf("%d dropped buffers waiting; want the first one", len(p.retry))
+	}
+	crash(t, p, ext)
+
+	second := &refusing{callRows: newCallRows(nil)}
+	p, ext = start(second)
+	if err := p.shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := ext.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 6 {
+		if id := fmt.Sprintf("runaway-c%03d", i); second.rows[id] != 1 {
+			t.Errorf("call %s written %d times after the restart; want 1", id, second.rows[id])
+		}
+	}
 }
