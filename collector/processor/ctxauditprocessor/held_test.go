@@ -13,6 +13,8 @@ import (
 	"go.opentelemetry.io/collector/extension"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
+
+	"github.com/ctxaudit/ctxaudit/collector/otelconv"
 )
 
 // refusing passes traces on to rows, or refuses them while refuse is set,
@@ -238,5 +240,49 @@ func TestRestartedBufferSurvivesACrash(t *testing.T) {
 		if id := fmt.Sprintf("runaway-c%03d", i); second.rows[id] != 1 {
 			t.Errorf("call %s written %d times after the restart; want 1", id, second.rows[id])
 		}
+	}
+}
+
+// Only calls the processor holds are marked pending: not with
+// analyze_sessions off, not spans analysed upstream, not calls without a
+// session.
+func TestPendingOnlyWhenHeld(t *testing.T) {
+	ctx := context.Background()
+	at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name    string
+		analyze bool
+		edit    func(ptrace.Span)
+		want    bool
+	}{
+		{"held", true, func(ptrace.Span) {}, true},
+		{"analyze_sessions off", false, func(ptrace.Span) {}, false},
+		{"analysed upstream", true, func(sp ptrace.Span) { sp.Attributes().PutBool(otelconv.AttrAnalysisUpstream, true) }, false},
+		{"no session", true, func(sp ptrace.Span) { sp.Attributes().Remove(otelconv.AttrConversationID) }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := createDefaultConfig().(*Config)
+			cfg.AnalyzeSessions = tc.analyze
+			p, err := newTracesProcessor(processortest.NewNopSettings(componentType), cfg, newCallRows(nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := p.start(ctx, componenttest.NewNopHost()); err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = p.shutdown(ctx) }()
+			td := ptrace.NewTraces()
+			spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+			shellSpan(spans, "pending", "c1", "a\n", at)
+			tc.edit(spans.At(0))
+			out, err := p.processTraces(ctx, td)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sp := out.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
+			if got := otelconv.AnalysisPending(sp.Attributes()); got != tc.want {
+				t.Errorf("pending = %v; want %v", got, tc.want)
+			}
+		})
 	}
 }
