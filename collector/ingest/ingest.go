@@ -22,6 +22,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ctxaudit/ctxaudit/collector/redact"
 	"github.com/ctxaudit/ctxaudit/collector/session"
 	"github.com/ctxaudit/ctxaudit/collector/transcript"
 	"github.com/ctxaudit/ctxaudit/collector/transcript/parsers"
@@ -57,6 +58,9 @@ type Options struct {
 	// DryRun, when set, receives one JSON tool-call record per line and
 	// nothing is written to the Writer (which may then be nil).
 	DryRun io.Writer
+	// Redactor removes secrets from every string of a dry-run record, as
+	// the store does for every column it writes (nil: the built-in rules).
+	Redactor *redact.Redactor
 	// MaxSkipDetails bounds Summary.Skipped; counts stay exact.
 	MaxSkipDetails int
 	// MaxSavedBytes caps one saved output read (default DefaultMaxSavedBytes).
@@ -227,7 +231,12 @@ func (r *run) unit(ctx context.Context, u unit) error {
 	if r.opts.DryRun != nil {
 		enc := json.NewEncoder(r.opts.DryRun)
 		enc.SetEscapeHTML(false)
+		red := r.opts.Redactor
+		if red == nil {
+			red = redact.Default()
+		}
 		for i := range res.Calls {
+			red.Record(&res.Calls[i])
 			if err := enc.Encode(&res.Calls[i]); err != nil {
 				return fmt.Errorf("write dry-run record: %w", err)
 			}

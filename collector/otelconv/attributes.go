@@ -109,6 +109,11 @@ const (
 	// the processor's analysis output): a processor downstream leaves it out
 	// of its own session analysis.
 	AttrAnalysisUpstream = "ctxaudit.analysis.upstream"
+	// AttrAnalysisPending marks an execute_tool span whose call a processor
+	// holds for session analysis: its tool_calls row comes later, written
+	// once with the analysis, so a writer stores everything else of the
+	// span but not that row.
+	AttrAnalysisPending = "ctxaudit.analysis.pending"
 
 	// Answers (chat spans).
 	AttrAnswerText         = "ctxaudit.answer.text"

@@ -182,6 +182,11 @@ func TestEmittedAttributesHaveDocumentedTypes(t *testing.T) {
 	otelconv.AppendAnswer(spans, &answer)
 	otelconv.AppendSession(spans, &session)
 	otelconv.MarkAnalysedUpstream(spans)
+	// A pass-through call span of a processor that holds the call.
+	held := ptrace.NewSpanSlice()
+	otelconv.AppendToolCall(held, &call)
+	otelconv.MarkAnalysisPending(held.At(0).Attributes())
+	held.MoveAndAppendTo(spans)
 
 	emitted := map[string]bool{}
 	for i := 0; i < spans.Len(); i++ {

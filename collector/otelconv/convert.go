@@ -113,6 +113,17 @@ func AnalysedUpstream(m pcommon.Map) bool {
 	return ok && v.Type() == pcommon.ValueTypeBool && v.Bool()
 }
 
+// MarkAnalysisPending stamps a span with AttrAnalysisPending: its call's
+// row is written later, by the session analysis that holds it.
+func MarkAnalysisPending(m pcommon.Map) { m.PutBool(AttrAnalysisPending, true) }
+
+// AnalysisPending reports whether a span's call row comes later
+// (MarkAnalysisPending).
+func AnalysisPending(m pcommon.Map) bool {
+	v, ok := m.Get(AttrAnalysisPending)
+	return ok && v.Type() == pcommon.ValueTypeBool && v.Bool()
+}
+
 // analysisOf is the inverse of putAnalysis.
 func analysisOf(m pcommon.Map) schema.Analysis {
 	n := count(m, AttrAnalysisRecords)

@@ -25,6 +25,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"reflect"
 	"slices"
 
 	"github.com/ctxaudit/ctxaudit/collector/analysis"
@@ -48,9 +49,10 @@ type Builder struct {
 	retracted []schema.Answer
 	// spawnedTurn maps a sub-agent id to the turn of the Task call that ran it.
 	spawnedTurn map[string]int
-	// sentCall is the follow-through each call was last returned with;
-	// sentAnswer a hash of each answer as last returned.
-	sentCall   map[string]followThrough
+	// sentCall is a fingerprint of the follow-through each call was last
+	// returned with; sentAnswer a fingerprint of each answer as last
+	// returned (see Sent).
+	sentCall   map[string]uint64
 	sentAnswer map[string]uint64
 	// Partial marks a builder that does not hold the session from its first
 	// record (see schema.Analysis.Partial).
@@ -62,7 +64,7 @@ func New(id string) *Builder {
 	return &Builder{
 		id: id, callIdx: map[string]int{}, ansIdx: map[string]int{}, notAnswers: map[string]bool{},
 		spawnedTurn: map[string]int{},
-		sentCall:    map[string]followThrough{}, sentAnswer: map[string]uint64{},
+		sentCall:    map[string]uint64{}, sentAnswer: map[string]uint64{},
 	}
 }
 
@@ -92,6 +94,14 @@ func followOf(c *schema.ToolCall) followThrough {
 	}
 }
 
+// callPrint is the fingerprint of a call's follow-through: equal
+// fingerprints, equal rows (the rest of a call is fixed by its source).
+func callPrint(c *schema.ToolCall) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%+v", followOf(c))
+	return h.Sum64()
+}
+
 // AddCall stores a call (replacing one of the same id) and returns it with
 // its turn placed in the parent's turn when it ran in a sub-agent whose
 // spawning call is known. spawnedAgentID names the sub-agent a Task call
@@ -111,9 +121,27 @@ func (b *Builder) AddCall(c schema.ToolCall, spawnedAgentID string, emitted bool
 	b.NotAnswer(c.MessageID)
 	transcript.PlaceCall(&c, b.spawnedTurn)
 	if _, known := b.sentCall[c.CallID]; emitted || !known {
-		b.sentCall[c.CallID] = followOf(&c)
+		b.sentCall[c.CallID] = callPrint(&c)
 	}
 	return c
+}
+
+// HoldCall stores a call that nobody has emitted yet: the next analysis
+// returns it whatever its follow-through. A call held again with different
+// content (a source that re-sent it with other figures) is returned again
+// too; held again unchanged, it is returned only if its follow-through
+// changes, as usual.
+func (b *Builder) HoldCall(c schema.ToolCall) {
+	b.NotAnswer(c.MessageID)
+	if i, ok := b.callIdx[c.CallID]; ok {
+		if !reflect.DeepEqual(b.calls[i], c) {
+			delete(b.sentCall, c.CallID)
+		}
+		b.calls[i] = c
+		return
+	}
+	b.callIdx[c.CallID] = len(b.calls)
+	b.calls = append(b.calls, c)
 }
 
 // AddAnswer stores an answer candidate (replacing one of the same id). A
@@ -154,6 +182,11 @@ func (b *Builder) NotAnswer(id string) {
 	}
 }
 
+// Records returns copies of the calls and answers held, as added.
+func (b *Builder) Records() ([]schema.ToolCall, []schema.Answer) {
+	return slices.Clone(b.calls), slices.Clone(b.answers)
+}
+
 // Calls is how many calls the builder holds.
 func (b *Builder) Calls() int { return len(b.calls) }
 
@@ -181,33 +214,77 @@ type Result struct {
 // placed in the spawning turn, calls in issue order — and returns what
 // changed since the last result, which it records as returned.
 func (b *Builder) Analyze(meta schema.Session) Result {
+	res := b.Pending(meta)
+	b.Commit(res)
+	return res
+}
+
+// Pending is Analyze without recording the result as returned: a caller
+// whose emission can fail calls Commit once it succeeded, so a failed
+// emission is returned again by the next analysis.
+func (b *Builder) Pending(meta schema.Session) Result {
 	calls, answers := slices.Clone(b.calls), slices.Clone(b.answers)
 	transcript.Assemble(calls, answers, b.spawnedTurn)
 
 	as := analysis.Session{Meta: meta, Calls: calls, Answers: answers, Partial: b.Partial}
 	analysis.Analyze(&as)
 
-	res := Result{Meta: as.Meta, Retracted: b.retracted}
-	b.retracted = nil
+	res := Result{Meta: as.Meta, Retracted: slices.Clone(b.retracted)}
 	for i := range as.Calls {
 		c := &as.Calls[i]
-		ft := followOf(c)
-		if prev, ok := b.sentCall[c.CallID]; ok && prev == ft {
+		if prev, ok := b.sentCall[c.CallID]; ok && prev == callPrint(c) {
 			continue
 		}
-		b.sentCall[c.CallID] = ft
 		res.Calls = append(res.Calls, *c)
 	}
 	for i := range as.Answers {
 		a := &as.Answers[i]
-		h := hashAnswer(a)
-		if prev, ok := b.sentAnswer[a.MessageID]; ok && prev == h {
+		if prev, ok := b.sentAnswer[a.MessageID]; ok && prev == hashAnswer(a) {
 			continue
 		}
-		b.sentAnswer[a.MessageID] = h
 		res.Answers = append(res.Answers, *a)
 	}
 	return res
+}
+
+// Commit records res (from Pending) as returned and gives the fingerprints
+// it recorded, for a caller that keeps them across restarts (Restore).
+func (b *Builder) Commit(res Result) Sent {
+	s := Sent{Calls: make(map[string]uint64, len(res.Calls)), Answers: make(map[string]uint64, len(res.Answers))}
+	// The retractions res carried are delivered; any made since stay.
+	b.retracted = slices.DeleteFunc(b.retracted, func(a schema.Answer) bool {
+		return slices.ContainsFunc(res.Retracted, func(r schema.Answer) bool { return r.MessageID == a.MessageID })
+	})
+	for i := range res.Calls {
+		c := &res.Calls[i]
+		s.Calls[c.CallID] = callPrint(c)
+		b.sentCall[c.CallID] = s.Calls[c.CallID]
+	}
+	for i := range res.Answers {
+		a := &res.Answers[i]
+		s.Answers[a.MessageID] = hashAnswer(a)
+		b.sentAnswer[a.MessageID] = s.Answers[a.MessageID]
+	}
+	return s
+}
+
+// Sent is what a builder last returned of each record, as fingerprints by
+// call id and answer message id: with the records themselves, enough to
+// rebuild a builder after a restart that returns only what changed.
+type Sent struct {
+	Calls   map[string]uint64 `json:"calls,omitempty"`
+	Answers map[string]uint64 `json:"answers,omitempty"`
+}
+
+// Restore records fingerprints (from Commit, possibly of an earlier
+// process) as returned; a later one of the same record replaces an earlier.
+func (b *Builder) Restore(s Sent) {
+	for id, p := range s.Calls {
+		b.sentCall[id] = p
+	}
+	for id, p := range s.Answers {
+		b.sentAnswer[id] = p
+	}
 }
 
 func hashAnswer(a *schema.Answer) uint64 {

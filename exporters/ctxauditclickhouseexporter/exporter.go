@@ -119,6 +119,11 @@ func (r *records) addSpan(sp ptrace.Span, res pcommon.Map) {
 	attrs := sp.Attributes()
 	switch otelconv.Operation(attrs) {
 	case otelconv.OperationExecuteTool:
+		if otelconv.AnalysisPending(attrs) {
+			// A processor holds the call: its row comes with the session's
+			// analysis, written once. The span carries nothing else stored.
+			return
+		}
 		c := otelconv.ToolCallFromAttributes(attrs, res, sp.StartTimestamp().AsTime())
 		if c.CallID == "" {
 			c.CallID = sp.SpanID().String()

@@ -89,6 +89,7 @@ and an ETA; --quiet hides it, and it is never drawn into a pipe or a file.`,
 			summaryOut := cmd.OutOrStdout()
 			var w ingest.Writer
 			if a.v.GetBool("dry-run") {
+				opts.Redactor = red
 				if format == "jsonl" {
 					opts.DryRun = cmd.OutOrStdout()
 					summaryOut = cmd.ErrOrStderr() // keep stdout pure JSON lines

@@ -3,7 +3,8 @@
 // `ctxaudit collector` as separate processes against a real ClickHouse, kills
 // them with SIGKILL at arbitrary points, and checks what the tables and the
 // collector's persistent queue hold afterwards — every acknowledged record
-// stored exactly once, and no secret stored anywhere.
+// stored exactly once, every session analysed, and no secret stored
+// anywhere.
 //
 // The package has no code of its own; everything is in its tests.
 package faultsuite

@@ -251,3 +251,52 @@ func TestFullQueueRefusesRetryably(t *testing.T) {
 	c.stop()
 	t.Logf("40 requests of 20 spans: %d refused with 503, %d spans acked, all stored", refused, len(acked))
 }
+
+// TestGracefulStopWithFullQueue: a SIGTERM while ClickHouse is down and the
+// persistent queue is full exits 0 — what the processor still held and
+// could not pass on stays in its storage, and says so — and after a restart
+// with ClickHouse up every acked call is stored once, analysed, and counted
+// in its session's row.
+func TestGracefulStopWithFullQueue(t *testing.T) {
+	addr := chtest.Address(t)
+	s := chtest.OpenStore(t, addr)
+	d := newDurable(t)
+	small := filepath.Join(t.TempDir(), "small-queue.yaml")
+	if err := os.WriteFile(small, []byte("exporters:\n  ctxaudit_clickhouse:\n    sending_queue: {queue_size: 3}\nprocessors:\n  ctxaudit: {session_idle: 1h}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d.extra = []string{small}
+	c := d.start(t, deadAddress(t, s.Database()))
+	snd := newOTLPSender(t, d.otlpHTTP)
+	acked := map[string]bool{}
+	refused := 0
+	for r := range 12 {
+		batch := ids("stop", r*10, 10)
+		if err := snd.send(context.Background(), fmt.Sprintf("stop-q-%d", r), batch); err != nil {
+			refused++
+			continue
+		}
+		for _, id := range batch {
+			acked[id] = true
+		}
+	}
+	if refused == 0 || len(acked) == 0 {
+		t.Fatalf("%d requests refused, %d spans acked; want some of each with a 3-request queue", refused, len(acked))
+	}
+	c.stop() // fails the test unless the exit status is 0
+	if !strings.Contains(c.logText(), "stay in storage") {
+		t.Errorf("the collector did not say that the held sessions stay in storage:\n%s", tail(c.logText(), 2000))
+	}
+	d.extra = nil // session_idle back to 500ms
+	c = d.start(t, addr)
+	waitFor(t, "every acked call stored and its session analysed", 2*time.Minute, func() (bool, string) {
+		m := missing(acked, storedCalls(t, s, "stop-q-"))
+		a, b := diff(rows(t, s, strings.ReplaceAll(otlpSessionRows, "fault-otlp-", "stop-q-")), rows(t, s, strings.ReplaceAll(otlpCallsPerSession, "fault-otlp-", "stop-q-")))
+		return len(m) == 0 && len(a)+len(b) == 0, fmt.Sprintf("%d of %d acked calls missing; session rows vs calls: %v vs %v", len(m), len(acked), a, b)
+	})
+	c.stop()
+	if n := count(t, s, "SELECT count() FROM "+s.Database()+".tool_calls FINAL WHERE startsWith(session_id, 'stop-q-') AND version < 9223372036854775808"); n > 0 {
+		t.Errorf("%d calls stored without session analysis", n)
+	}
+	t.Logf("SIGTERM with a full queue and ClickHouse down: exit 0; %d requests refused, %d calls acked, all stored once and analysed after the restart", refused, len(acked))
+}

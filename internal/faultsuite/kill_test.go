@@ -173,6 +173,11 @@ const (
 		FROM DB.tool_calls FINAL WHERE startsWith(session_id, 'fa017000')`
 	answerRows = `SELECT concat(session_id, ' ', message_id, ' ', toString(risk), ' ', arrayStringConcat(reasons, ','), ' ', toString(absence_claim))
 		FROM DB.answers FINAL WHERE startsWith(session_id, 'fa017000')`
+	// An OTLP session's row and its stored calls: the same count.
+	otlpSessionRows = `SELECT concat(session_id, ' ', toString(tool_calls)) FROM DB.sessions FINAL
+		WHERE startsWith(session_id, 'fault-otlp-')`
+	otlpCallsPerSession = `SELECT concat(session_id, ' ', toString(count())) FROM DB.tool_calls FINAL
+		WHERE startsWith(session_id, 'fault-otlp-') GROUP BY session_id`
 	sessionRows = `SELECT concat(session_id, ' ', toString(turns), ' ', toString(tool_calls), ' ', toString(truncated_calls), ' ',
 		toString(answers), ' ', toString(risky_answers), ' ', toString(max_risk))
 		FROM DB.sessions FINAL WHERE startsWith(session_id, 'fa017000')`
@@ -218,10 +223,11 @@ func peakRSS(pid int) int {
 // a collector process killed with SIGKILL at random points, 22 times, while
 // Claude Code transcripts grow line by line and OTLP spans flow, ClickHouse
 // unreachable in about a third of the runs. Afterwards every acknowledged
-// span is stored exactly once, and the transcript sessions' calls, answers
-// and session rows are exactly what `ctxaudit ingest` stores from the
-// finished files — nothing lost, nothing undercounted, every session
-// analysed.
+// span is stored exactly once, as analysed, and each OTLP session's row
+// counts the calls stored (the processor held them across the kills, in
+// its storage); the transcript sessions' calls, answers and session rows
+// are exactly what `ctxaudit ingest` stores from the finished files —
+// nothing lost, nothing undercounted, every session analysed.
 func TestKillNineAtRandomPoints(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	if v := os.Getenv("CTXAUDIT_FAULT_SEED"); v != "" {
@@ -308,7 +314,9 @@ func TestKillNineAtRandomPoints(t *testing.T) {
 		m := missing(acked, storedCalls(t, s, "fault-otlp-"))
 		gotSessions := rows(t, s, sessionRows)
 		a, b := diff(gotSessions, wantSessions)
-		return len(m) == 0 && len(a)+len(b) == 0, fmt.Sprintf("%d acked spans missing; sessions differ: %v vs %v", len(m), a, b)
+		oa, ob := diff(rows(t, s, otlpSessionRows), rows(t, s, otlpCallsPerSession))
+		return len(m) == 0 && len(a)+len(b)+len(oa)+len(ob) == 0,
+			fmt.Sprintf("%d acked spans missing; sessions differ: %v vs %v; OTLP session rows vs calls stored: %v vs %v", len(m), a, b, oa, ob)
 	})
 	time.Sleep(time.Second) // let a last analysis land, so a difference below is real
 	c.stop()
@@ -316,6 +324,15 @@ func TestKillNineAtRandomPoints(t *testing.T) {
 	stored := storedCalls(t, s, "fault-otlp-")
 	if m := missing(acked, stored); len(m) > 0 {
 		t.Errorf("%d of %d acked spans not stored exactly once: %v", len(m), len(acked), m[:min(len(m), 10)])
+	}
+	// Every OTLP session is analysed — each stored call row is the
+	// analysis's — and its session row counts the calls stored, though its
+	// calls were held by processes that were killed.
+	if n := count(t, s, "SELECT count() FROM "+s.Database()+".tool_calls FINAL WHERE startsWith(session_id, 'fault-otlp-') AND version < 9223372036854775808"); n > 0 {
+		t.Errorf("%d OTLP calls stored without session analysis (a held call was lost and written as read?)", n)
+	}
+	if a, b := diff(rows(t, s, otlpSessionRows), rows(t, s, otlpCallsPerSession)); len(a)+len(b) > 0 {
+		t.Errorf("OTLP sessions.tool_calls differ from the calls stored:\nsession rows: %v\ncalls stored: %v", a, b)
 	}
 	for what, q := range map[string][2][]string{
 		"calls":    {rows(t, s, callRows), wantCalls},
@@ -326,7 +343,7 @@ func TestKillNineAtRandomPoints(t *testing.T) {
 			t.Errorf("transcript %s differ from ingest's:\ncollector only: %v\ningest only:    %v", what, a, b)
 		}
 	}
-	t.Logf("%d kill -9 runs (%d with ClickHouse down): %d spans sent, %d acked, %d stored once, 0 acked lost; "+
+	t.Logf("%d kill -9 runs (%d with ClickHouse down): %d spans sent, %d acked, %d stored once, 0 acked lost, every OTLP session analysed and counted; "+
 		"transcripts: %d calls, %d answers, %d sessions identical to ingest; peak RSS %d MiB",
 		killRuns, outages, sent, len(acked), len(stored), len(wantCalls), len(wantAnswers), len(wantSessions), maxRSS/1024)
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"go.opentelemetry.io/collector/component"
+
 	"github.com/ctxaudit/ctxaudit/collector/redact"
 	"github.com/ctxaudit/ctxaudit/schema"
 )
@@ -27,6 +29,15 @@ type Config struct {
 	// MaxCallsPerSession bounds one session's buffered calls; a session that
 	// reaches it is analysed early and its buffer starts again.
 	MaxCallsPerSession int `mapstructure:"max_calls_per_session"`
+	// MaxHold bounds how long a call is held unwritten: a session with a
+	// call held longer is emitted with its current analysis, so long
+	// sessions show up while they run (a later change is emitted again).
+	MaxHold time.Duration `mapstructure:"max_hold"`
+	// Storage names a storage extension (e.g. file_storage) that keeps what
+	// is held per session, so that a restart — a crash included — leaves no
+	// acknowledged call unanalysed. Without it sessions are held in memory
+	// only and a crash loses the calls not yet emitted.
+	Storage *component.ID `mapstructure:"storage"`
 	// Redact adds patterns to the built-in secret rules applied to every
 	// string of the data passing through, before it reaches an exporter's
 	// (possibly persistent) queue.
@@ -50,6 +61,9 @@ func (c *Config) Validate() error {
 	}
 	if c.SessionIdle <= 0 {
 		errs = append(errs, errors.New("session_idle: must be positive"))
+	}
+	if c.MaxHold <= 0 {
+		errs = append(errs, errors.New("max_hold: must be positive"))
 	}
 	if c.MaxSessions <= 0 {
 		errs = append(errs, errors.New("max_sessions: must be positive"))

@@ -40,6 +40,7 @@ func createDefaultConfig() component.Config {
 		DefaultSource:      string(schema.HarnessGeneric),
 		AnalyzeSessions:    true,
 		SessionIdle:        30 * time.Second,
+		MaxHold:            5 * time.Minute,
 		MaxSessions:        1000,
 		MaxCallsPerSession: 10000,
 	}

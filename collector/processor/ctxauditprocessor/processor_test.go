@@ -26,6 +26,8 @@ import (
 	"github.com/ctxaudit/ctxaudit/schema"
 )
 
+var fileStorage = component.MustNewID("file_storage")
+
 func TestConfig(t *testing.T) {
 	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
 	if err != nil {
@@ -41,7 +43,7 @@ func TestConfig(t *testing.T) {
 	}{
 		{id: component.NewID(componentType), want: createDefaultConfig().(*Config)},
 		{id: component.NewIDWithName(componentType, "custom"), want: &Config{DefaultSource: "codex", AnalyzeSessions: true,
-			SessionIdle: 5 * time.Second, MaxSessions: 10, MaxCallsPerSession: 100,
+			SessionIdle: 5 * time.Second, MaxSessions: 10, MaxCallsPerSession: 100, MaxHold: time.Minute, Storage: &fileStorage,
 			Redact: redact.Config{Patterns: []redact.Pattern{{Name: "acme_key", Regex: `acme_(?P<secret>[a-z0-9]{12})`, Keywords: []string{"acme_"}}}}}},
 		{id: component.NewIDWithName(componentType, "bad"), wantErr: "default_source: unknown harness aider"},
 	} {

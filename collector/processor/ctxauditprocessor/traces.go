@@ -9,6 +9,7 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
@@ -16,7 +17,6 @@ import (
 
 	"github.com/ctxaudit/ctxaudit/collector/otelconv"
 	"github.com/ctxaudit/ctxaudit/collector/redact"
-	"github.com/ctxaudit/ctxaudit/collector/session"
 	"github.com/ctxaudit/ctxaudit/schema"
 )
 
@@ -34,70 +34,29 @@ type tracesProcessor struct {
 	// version is the collector build's, for the resource of emitted spans.
 	version string
 
+	// id is the processor's component id, which names its storage.
+	id component.ID
+	// store keeps the held sessions across restarts (nil: memory only);
+	// persistMu orders its writes (taken before mu).
+	store     *heldStore
+	persistMu sync.Mutex
+
 	mu       sync.Mutex
 	sessions map[string]*list.Element // of *sessionBuffer, most recent at the front
 	lru      *list.List
+	// retry are buffers dropped from the held set whose emission failed.
+	retry []*sessionBuffer
 	// dropped are sessions whose buffer was dropped (evicted or restarted
 	// past max_calls_per_session): a buffer started again for one of them
 	// does not hold the session from its start, and says so.
 	dropped *recentSet
+	// seq numbers buffers and stored increments; pendingOps are storage
+	// writes for the next batch (the dropped set).
+	seq        uint64
+	pendingOps []*storage.Operation
 
 	stop chan struct{}
 	done chan struct{}
-}
-
-// sessionBuffer is one session as seen so far: its records, held and
-// analysed by collector/session, and the metadata its spans carry.
-type sessionBuffer struct {
-	id     string
-	source schema.Harness
-	b      *session.Builder
-	// meta is what the spans say of the session: its time span, and the
-	// model and place of its first call.
-	meta      schema.Session
-	firstCall *schema.ToolCall
-	lastSeen  time.Time
-	dirty     bool
-}
-
-func newSessionBuffer(id string, source schema.Harness, partial bool) *sessionBuffer {
-	b := session.New(id)
-	// Partial: an earlier buffer of the same session was dropped, so this
-	// one lacks the session's first records.
-	b.Partial = partial
-	return &sessionBuffer{id: id, source: source, b: b, meta: schema.Session{SessionID: id, Source: source}}
-}
-
-// span widens the session's time span to t.
-func (b *sessionBuffer) span(t time.Time) {
-	if b.meta.StartedAt.IsZero() || t.Before(b.meta.StartedAt) {
-		b.meta.StartedAt = t
-	}
-	if t.After(b.meta.EndedAt) {
-		b.meta.EndedAt = t
-	}
-}
-
-func (b *sessionBuffer) addCall(c schema.ToolCall) {
-	b.b.AddCall(c, "", false)
-	b.span(c.Timestamp)
-	if f := b.firstCall; f == nil || c.Timestamp.Before(f.Timestamp) || (c.Timestamp.Equal(f.Timestamp) && c.CallID < f.CallID) {
-		b.firstCall = &c
-		b.meta.Model, b.meta.HarnessVersion = c.Model, c.HarnessVersion
-		b.meta.Project, b.meta.Cwd, b.meta.GitBranch = c.Project, c.Cwd, c.GitBranch
-	}
-	if b.source == "" {
-		b.source = c.Source
-		b.meta.Source = c.Source
-	}
-}
-
-func (b *sessionBuffer) addAnswer(a schema.Answer) {
-	if a.Source == "" {
-		a.Source = b.source
-	}
-	b.b.AddAnswer(a)
-	b.span(a.Timestamp)
 }
 
 func newTracesProcessor(set processor.Settings, cfg *Config, next consumer.Traces) (*tracesProcessor, error) {
@@ -111,53 +70,15 @@ func newTracesProcessor(set processor.Settings, cfg *Config, next consumer.Trace
 	}
 	return &tracesProcessor{
 		cfg: cfg, logger: set.Logger, next: next, tel: tel, now: time.Now, secret: secret,
-		version:  set.BuildInfo.Version,
+		version: set.BuildInfo.Version, id: set.ID,
 		sessions: map[string]*list.Element{}, lru: list.New(),
 		dropped: newRecentSet(max(8*cfg.MaxSessions, 1024)),
 	}, nil
 }
 
-func (p *tracesProcessor) start(context.Context, component.Host) error {
-	if !p.cfg.AnalyzeSessions {
-		return nil
-	}
-	p.stop, p.done = make(chan struct{}), make(chan struct{})
-	go p.loop()
-	return nil
-}
-
-// shutdown analyses what is still buffered, so a stopping collector does not
-// lose the verdicts of sessions that had not gone idle yet.
-func (p *tracesProcessor) shutdown(ctx context.Context) error {
-	if p.stop == nil {
-		return nil
-	}
-	close(p.stop)
-	<-p.done
-	p.stop = nil
-	return p.flush(ctx, func(*sessionBuffer) bool { return true })
-}
-
-func (p *tracesProcessor) loop() {
-	defer close(p.done)
-	tick := max(p.cfg.SessionIdle/4, 10*time.Millisecond)
-	t := time.NewTicker(tick)
-	defer t.Stop()
-	for {
-		select {
-		case <-p.stop:
-			return
-		case <-t.C:
-			cutoff := p.now().Add(-p.cfg.SessionIdle)
-			if err := p.flush(context.Background(), func(b *sessionBuffer) bool { return b.lastSeen.Before(cutoff) }); err != nil {
-				p.logger.Warn("emitting analysed session failed; will retry", zap.Error(err))
-			}
-		}
-	}
-}
-
 func (p *tracesProcessor) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.Traces, error) {
 	var evicted []*sessionBuffer
+	add := added{}
 	otelconv.EachSpan(td, func(res pcommon.Map, _ string, sp ptrace.Span) {
 		attrs := sp.Attributes()
 		track := p.cfg.AnalyzeSessions && !otelconv.AnalysedUpstream(attrs)
@@ -172,20 +93,30 @@ func (p *tracesProcessor) processTraces(ctx context.Context, td ptrace.Traces) (
 				if c.CallID == "" {
 					c.CallID = sp.SpanID().String()
 				}
-				evicted = append(evicted, p.addCall(c)...)
+				b, ev := p.addCall(&c)
+				evicted = append(evicted, ev...)
+				if b != nil {
+					// Its row comes with the session's analysis.
+					add.call(b, c)
+					otelconv.MarkAnalysisPending(attrs)
+				}
 			}
 		case otelconv.OperationChat:
 			if track {
 				if a, ok := answerFromChatSpan(sp); ok {
-					evicted = append(evicted, p.addAnswer(a)...)
+					b, ev := p.addAnswer(&a)
+					evicted = append(evicted, ev...)
+					add.answer(b, a)
 				}
 			}
 		}
 	})
-	if len(evicted) > 0 {
-		if err := p.emit(ctx, evicted); err != nil {
-			p.logger.Warn("emitting evicted sessions failed", zap.Error(err))
-		}
+	if err := p.emit(ctx, evicted, true); err != nil {
+		p.logger.Warn("emitting evicted sessions failed; will retry", zap.Error(err))
+	}
+	if err := p.persist(ctx, add); err != nil {
+		// Not acknowledged: the client sends the request again.
+		return td, err
 	}
 	p.redactSecrets(ctx, td)
 	return td, nil
@@ -256,141 +187,4 @@ func assistantText(v pcommon.Value) string {
 		}
 	}
 	return out
-}
-
-// buffer returns the session's buffer, creating it (and evicting the least
-// recently active session when full). Called with p.mu held.
-func (p *tracesProcessor) buffer(id string, source schema.Harness) (*sessionBuffer, []*sessionBuffer) {
-	if el, ok := p.sessions[id]; ok {
-		p.lru.MoveToFront(el)
-		return el.Value.(*sessionBuffer), nil
-	}
-	var evicted []*sessionBuffer
-	for p.lru.Len() >= p.cfg.MaxSessions {
-		el := p.lru.Back()
-		b := el.Value.(*sessionBuffer)
-		p.lru.Remove(el)
-		delete(p.sessions, b.id)
-		p.tel.sessionsHeld.Add(context.Background(), -1)
-		p.tel.sessionsEvicted.Add(context.Background(), 1)
-		p.dropped.add(b.id)
-		if b.dirty {
-			evicted = append(evicted, b)
-		}
-	}
-	b := newSessionBuffer(id, source, p.dropped.has(id))
-	p.sessions[id] = p.lru.PushFront(b)
-	p.tel.sessionsHeld.Add(context.Background(), 1)
-	return b, evicted
-}
-
-func (p *tracesProcessor) addCall(c schema.ToolCall) []*sessionBuffer {
-	if c.SessionID == "" {
-		return nil
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	b, evicted := p.buffer(c.SessionID, c.Source)
-	if !b.b.HasCall(c.CallID) && b.b.Calls() >= p.cfg.MaxCallsPerSession {
-		// Analyse what we have and start the session's buffer again: bounded
-		// memory wins over whole-session analysis for runaway sessions.
-		el := p.sessions[c.SessionID]
-		p.lru.Remove(el)
-		delete(p.sessions, c.SessionID)
-		p.tel.sessionsHeld.Add(context.Background(), -1)
-		p.tel.sessionsEvicted.Add(context.Background(), 1)
-		p.dropped.add(c.SessionID)
-		evicted = append(evicted, b)
-		var more []*sessionBuffer
-		b, more = p.buffer(c.SessionID, c.Source)
-		evicted = append(evicted, more...)
-	}
-	b.addCall(c)
-	b.lastSeen, b.dirty = p.now(), true
-	return evicted
-}
-
-func (p *tracesProcessor) addAnswer(a schema.Answer) []*sessionBuffer {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	b, evicted := p.buffer(a.SessionID, a.Source)
-	b.addAnswer(a)
-	b.lastSeen, b.dirty = p.now(), true
-	return evicted
-}
-
-// flush analyses and emits every dirty session that pick selects.
-func (p *tracesProcessor) flush(ctx context.Context, pick func(*sessionBuffer) bool) error {
-	p.mu.Lock()
-	var ready []*sessionBuffer
-	for el := p.lru.Front(); el != nil; el = el.Next() {
-		b := el.Value.(*sessionBuffer)
-		if b.dirty && pick(b) {
-			ready = append(ready, b)
-			b.dirty = false
-		}
-	}
-	p.mu.Unlock()
-	if len(ready) == 0 {
-		return nil
-	}
-	if err := p.emit(ctx, ready); err != nil {
-		p.mu.Lock()
-		for _, b := range ready {
-			b.dirty = true // try again on the next tick
-		}
-		p.mu.Unlock()
-		return err
-	}
-	return nil
-}
-
-// emit analyses sessions and sends their verdicts downstream as spans: the
-// calls whose follow-through changed, the answers (with risk) and the session.
-func (p *tracesProcessor) emit(ctx context.Context, bufs []*sessionBuffer) error {
-	td := ptrace.NewTraces()
-	rs := td.ResourceSpans().AppendEmpty()
-	otelconv.PutEmitterResource(rs.Resource().Attributes(), otelconv.ServiceProcessor, p.version)
-	ss := rs.ScopeSpans().AppendEmpty()
-	ss.Scope().SetName(ScopeName)
-	spans := ss.Spans()
-	for _, b := range bufs {
-		p.mu.Lock()
-		res := b.b.Analyze(b.meta)
-		p.mu.Unlock()
-		p.tel.sessionsAnalysed.Add(ctx, 1)
-		otelconv.AppendSession(spans, &res.Meta)
-		for i := range res.Calls {
-			otelconv.AppendToolCall(spans, &res.Calls[i])
-		}
-		for i := range res.Answers {
-			otelconv.AppendAnswer(spans, &res.Answers[i])
-		}
-	}
-	otelconv.MarkAnalysedUpstream(spans)
-	p.redactSecrets(ctx, td)
-	return p.next.ConsumeTraces(ctx, td)
-}
-
-// recentSet remembers up to n ids, forgetting the oldest first.
-type recentSet struct {
-	n     int
-	ids   map[string]struct{}
-	order []string
-}
-
-func newRecentSet(n int) *recentSet { return &recentSet{n: n, ids: map[string]struct{}{}} }
-
-func (r *recentSet) has(id string) bool { _, ok := r.ids[id]; return ok }
-
-func (r *recentSet) add(id string) {
-	if r.has(id) {
-		return
-	}
-	if len(r.order) >= r.n {
-		delete(r.ids, r.order[0])
-		r.order = r.order[1:]
-	}
-	r.ids[id] = struct{}{}
-	r.order = append(r.order, id)
 }

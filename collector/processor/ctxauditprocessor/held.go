@@ -1,0 +1,567 @@
+package ctxauditprocessor
+
+import (
+	"container/list"
+	"context"
+	"fmt"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.uber.org/zap"
+
+	"github.com/ctxaudit/ctxaudit/collector/otelconv"
+	"github.com/ctxaudit/ctxaudit/collector/session"
+	"github.com/ctxaudit/ctxaudit/schema"
+)
+
+// Session holding: a call tracked for session analysis is held, and its
+// tool_calls row is written once, by the session's analysis (the
+// pass-through span carries ctxaudit.analysis.pending). A session is
+// emitted when it has been quiet for session_idle, when a call of it has
+// been held for max_hold, when it reaches max_calls_per_session, when it is
+// evicted, and at shutdown; a later emission carries only the records whose
+// analysis changed.
+
+// sessionBuffer is one session as seen so far: its records, held and
+// analysed by collector/session, and the metadata its spans carry.
+type sessionBuffer struct {
+	id     string
+	source schema.Harness
+	b      *session.Builder
+	// meta is what the spans say of the session: its time span, and the
+	// model and place of its first call.
+	meta      schema.Session
+	firstCall *schema.ToolCall
+	lastSeen  time.Time
+	dirty     bool
+	// pendingSince is when the oldest record not yet emitted arrived (zero:
+	// none), for max_hold.
+	pendingSince time.Time
+
+	// In storage (see state.go): the buffer's generation, whether its meta
+	// and base keys exist, the increments written since the last emission,
+	// and the fingerprints of everything emitted.
+	gen        uint64
+	metaStored bool
+	hasBase    bool
+	incs       []uint64
+	sent       session.Sent
+	// retired: dropped from the held set; its keys go once it is emitted,
+	// and an emission of it still under way must not write them again.
+	retired bool
+}
+
+func newSessionBuffer(id string, source schema.Harness, partial bool, gen uint64) *sessionBuffer {
+	b := session.New(id)
+	// Partial: an earlier buffer of the same session was dropped, so this
+	// one lacks the session's first records.
+	b.Partial = partial
+	return &sessionBuffer{id: id, source: source, b: b, meta: schema.Session{SessionID: id, Source: source}, gen: gen,
+		sent: session.Sent{Calls: map[string]uint64{}, Answers: map[string]uint64{}}}
+}
+
+// span widens the session's time span to t.
+func (b *sessionBuffer) span(t time.Time) {
+	if b.meta.StartedAt.IsZero() || t.Before(b.meta.StartedAt) {
+		b.meta.StartedAt = t
+	}
+	if t.After(b.meta.EndedAt) {
+		b.meta.EndedAt = t
+	}
+}
+
+func (b *sessionBuffer) addCall(c schema.ToolCall) {
+	b.b.HoldCall(c)
+	b.span(c.Timestamp)
+	if f := b.firstCall; f == nil || c.Timestamp.Before(f.Timestamp) || (c.Timestamp.Equal(f.Timestamp) && c.CallID < f.CallID) {
+		b.firstCall = &c
+		b.meta.Model, b.meta.HarnessVersion = c.Model, c.HarnessVersion
+		b.meta.Project, b.meta.Cwd, b.meta.GitBranch = c.Project, c.Cwd, c.GitBranch
+	}
+	if b.source == "" {
+		b.source = c.Source
+		b.meta.Source = c.Source
+	}
+}
+
+func (b *sessionBuffer) addAnswer(a schema.Answer) {
+	if a.Source == "" {
+		a.Source = b.source
+	}
+	b.b.AddAnswer(a)
+	b.span(a.Timestamp)
+}
+
+// touch records that the buffer received records now.
+func (b *sessionBuffer) touch(now time.Time) {
+	b.lastSeen, b.dirty = now, true
+	if b.pendingSince.IsZero() {
+		b.pendingSince = now
+	}
+}
+
+// added are the records one request added, per buffer, to be persisted
+// before the request is answered.
+type added map[*sessionBuffer]*storedRecords
+
+func (a added) call(b *sessionBuffer, c schema.ToolCall) {
+	if b == nil {
+		return
+	}
+	a.of(b).Calls = append(a.of(b).Calls, c)
+}
+
+func (a added) answer(b *sessionBuffer, x schema.Answer) {
+	if b == nil {
+		return
+	}
+	a.of(b).Answers = append(a.of(b).Answers, x)
+}
+
+func (a added) of(b *sessionBuffer) *storedRecords {
+	r, ok := a[b]
+	if !ok {
+		r = &storedRecords{}
+		a[b] = r
+	}
+	return r
+}
+
+func (p *tracesProcessor) start(ctx context.Context, host component.Host) error {
+	if !p.cfg.AnalyzeSessions {
+		return nil
+	}
+	store, err := openHeldStore(ctx, host, p.cfg.Storage, p.id)
+	if err != nil {
+		return err
+	}
+	p.store = store
+	if err := p.reload(ctx); err != nil {
+		_ = p.store.close(ctx)
+		p.store = nil
+		return err
+	}
+	p.stop, p.done = make(chan struct{}), make(chan struct{})
+	go p.loop()
+	return nil
+}
+
+// reload rebuilds the buffers a previous process held, so that a restart
+// leaves no call unanalysed: each comes back with its records and what was
+// emitted of them, dirty if it received records since its last emission.
+func (p *tracesProcessor) reload(ctx context.Context) error {
+	l, err := p.store.load(ctx, func(key string, err error) {
+		p.logger.Warn("Ignoring unreadable held-session state", zap.String("key", key), zap.Error(err))
+	})
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.seq = max(p.seq, l.maxSeq)
+	for _, id := range l.dropped {
+		p.dropped.add(id)
+	}
+	calls := 0
+	for _, lb := range l.buffers {
+		b := newSessionBuffer(lb.meta.SessionID, lb.meta.Source, lb.meta.Partial, lb.gen)
+		b.metaStored, b.hasBase = true, lb.base != nil
+		seqs, incs := lb.sortedIncs()
+		b.incs = seqs
+		for i, r := range append([]*storedRecords{lb.base}, incs...) {
+			if r == nil {
+				continue
+			}
+			for _, c := range r.Calls {
+				b.addCall(c)
+			}
+			for _, a := range r.Answers {
+				b.addAnswer(a)
+			}
+			if r.At.After(b.lastSeen) {
+				b.lastSeen = r.At
+			}
+			if i > 0 && (b.pendingSince.IsZero() || r.At.Before(b.pendingSince)) {
+				b.pendingSince = r.At
+			}
+		}
+		b.b.Restore(lb.meta.Sent)
+		b.sent = mergeSent(session.Sent{Calls: map[string]uint64{}, Answers: map[string]uint64{}}, lb.meta.Sent)
+		b.dirty = len(seqs) > 0
+		calls += b.b.Calls()
+		if el, ok := p.sessions[b.id]; ok {
+			// An older buffer of the same session (its buffer started again
+			// before the restart): it is emitted and dropped first.
+			old := el.Value.(*sessionBuffer)
+			old.retired = true
+			p.lru.Remove(el)
+			delete(p.sessions, old.id)
+			p.tel.sessionsHeld.Add(ctx, -1)
+			p.retry = append(p.retry, old)
+		}
+		p.sessions[b.id] = p.lru.PushFront(b)
+		p.tel.sessionsHeld.Add(ctx, 1)
+	}
+	if len(l.buffers) > 0 {
+		p.logger.Info("Reloaded held sessions from storage", zap.Int("sessions", len(p.sessions)+len(p.retry)), zap.Int("calls", calls))
+	}
+	return nil
+}
+
+// shutdown analyses what is still held, so a stopping collector does not
+// lose the verdicts of sessions that had not gone idle yet. What cannot be
+// handed on (the next consumer refuses it: a full queue) stays in storage
+// for the next start; without storage it is lost, and shutdown says so.
+func (p *tracesProcessor) shutdown(ctx context.Context) error {
+	if p.stop == nil {
+		return nil
+	}
+	close(p.stop)
+	<-p.done
+	p.stop = nil
+	err := p.flush(ctx, func(*sessionBuffer) bool { return true })
+	if err != nil {
+		if p.store != nil {
+			p.logger.Warn("Held sessions could not be passed on at shutdown; they stay in storage and are emitted after the next start", zap.Error(err))
+			err = nil
+		} else {
+			err = fmt.Errorf("ctxaudit processor: the analysis of held sessions could not be passed on at shutdown and, without `storage`, is lost: %w", err)
+		}
+	}
+	if cerr := p.store.close(ctx); cerr != nil {
+		err = fmt.Errorf("ctxaudit processor: close storage: %w", cerr)
+	}
+	p.store = nil
+	return err
+}
+
+func (p *tracesProcessor) loop() {
+	defer close(p.done)
+	tick := max(min(p.cfg.SessionIdle, p.cfg.MaxHold)/4, 10*time.Millisecond)
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-t.C:
+			now := p.now()
+			idle, hold := now.Add(-p.cfg.SessionIdle), now.Add(-p.cfg.MaxHold)
+			if err := p.flush(context.Background(), func(b *sessionBuffer) bool {
+				return b.lastSeen.Before(idle) || (!b.pendingSince.IsZero() && b.pendingSince.Before(hold))
+			}); err != nil {
+				p.logger.Warn("emitting analysed session failed; will retry", zap.Error(err))
+			}
+		}
+	}
+}
+
+// buffer returns the session's buffer, creating it (and evicting the least
+// recently active session when full). Called with p.mu held.
+func (p *tracesProcessor) buffer(id string, source schema.Harness) (*sessionBuffer, []*sessionBuffer) {
+	if el, ok := p.sessions[id]; ok {
+		p.lru.MoveToFront(el)
+		return el.Value.(*sessionBuffer), nil
+	}
+	var evicted []*sessionBuffer
+	for p.lru.Len() >= p.cfg.MaxSessions {
+		evicted = append(evicted, p.drop(p.lru.Back()))
+	}
+	p.seq++
+	b := newSessionBuffer(id, source, p.dropped.has(id), p.seq)
+	p.sessions[id] = p.lru.PushFront(b)
+	p.tel.sessionsHeld.Add(context.Background(), 1)
+	return b, evicted
+}
+
+// drop takes a buffer out of the held set, to be emitted and forgotten.
+// Called with p.mu held.
+func (p *tracesProcessor) drop(el *list.Element) *sessionBuffer {
+	b := el.Value.(*sessionBuffer)
+	b.retired = true
+	p.lru.Remove(el)
+	delete(p.sessions, b.id)
+	p.tel.sessionsHeld.Add(context.Background(), -1)
+	p.tel.sessionsEvicted.Add(context.Background(), 1)
+	if p.dropped.has(b.id) {
+		return b
+	}
+	forgot, ok := p.dropped.add(b.id)
+	if p.store == nil {
+		return b
+	}
+	if ok {
+		p.pendingOps = append(p.pendingOps, storage.DeleteOperation(droppedPrefix+forgot))
+	}
+	p.pendingOps = append(p.pendingOps, storage.SetOperation(droppedPrefix+b.id, []byte{}))
+	return b
+}
+
+// addCall holds *c, redacted in place (held, and possibly kept in
+// storage: no secret past this point); it returns the buffer that holds it
+// (nil: not held) and the buffers dropped to make room.
+func (p *tracesProcessor) addCall(pc *schema.ToolCall) (*sessionBuffer, []*sessionBuffer) {
+	if pc.SessionID == "" {
+		return nil, nil
+	}
+	p.secret.Record(pc)
+	c := *pc
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b, evicted := p.buffer(c.SessionID, c.Source)
+	if !b.b.HasCall(c.CallID) && b.b.Calls() >= p.cfg.MaxCallsPerSession {
+		// Analyse what we have and start the session's buffer again: bounded
+		// memory wins over whole-session analysis for runaway sessions.
+		evicted = append(evicted, p.drop(p.sessions[c.SessionID]))
+		var more []*sessionBuffer
+		b, more = p.buffer(c.SessionID, c.Source)
+		evicted = append(evicted, more...)
+	}
+	b.addCall(c)
+	b.touch(p.now())
+	return b, evicted
+}
+
+// addAnswer holds *pa, redacted in place, as addCall does.
+func (p *tracesProcessor) addAnswer(pa *schema.Answer) (*sessionBuffer, []*sessionBuffer) {
+	p.secret.Record(pa)
+	a := *pa
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b, evicted := p.buffer(a.SessionID, a.Source)
+	b.addAnswer(a)
+	b.touch(p.now())
+	return b, evicted
+}
+
+// persist writes what one request added, in one batch, before the request
+// is answered: an acknowledged call is then on disk.
+func (p *tracesProcessor) persist(ctx context.Context, add added) error {
+	if p.store == nil {
+		return nil
+	}
+	p.persistMu.Lock()
+	defer p.persistMu.Unlock()
+	p.mu.Lock()
+	ops := p.pendingOps
+	p.pendingOps = nil
+	now := p.now()
+	for b, r := range add {
+		if !b.metaStored {
+			op, err := setJSON(metaKey(b.gen), storedMeta{SessionID: b.id, Source: b.source, Partial: b.b.Partial, Sent: b.sent})
+			if err != nil {
+				p.mu.Unlock()
+				return err
+			}
+			ops = append(ops, op)
+			b.metaStored = true
+		}
+		p.seq++
+		r.At = now
+		op, err := setJSON(incKey(b.gen, p.seq), r)
+		if err != nil {
+			p.mu.Unlock()
+			return err
+		}
+		ops = append(ops, op)
+		b.incs = append(b.incs, p.seq)
+	}
+	p.mu.Unlock()
+	return p.store.write(ctx, ops)
+}
+
+// flush analyses and emits every dirty held session that pick selects,
+// and every dropped session not emitted yet.
+func (p *tracesProcessor) flush(ctx context.Context, pick func(*sessionBuffer) bool) error {
+	p.mu.Lock()
+	var ready []*sessionBuffer
+	for el := p.lru.Front(); el != nil; el = el.Next() {
+		if b := el.Value.(*sessionBuffer); b.dirty && pick(b) {
+			ready = append(ready, b)
+		}
+	}
+	retired := p.retry
+	p.retry = nil
+	p.mu.Unlock()
+	err := p.emit(ctx, ready, false)
+	if rerr := p.emit(ctx, retired, true); rerr != nil {
+		err = rerr
+	}
+	return err
+}
+
+// emitted is one buffer's part of an emission: what was analysed, and what
+// of storage it covers.
+type emitted struct {
+	b        *sessionBuffer
+	res      session.Result
+	calls    []schema.ToolCall
+	answers  []schema.Answer
+	incs     []uint64
+	pending  time.Time
+	analysed bool
+}
+
+// emit analyses buffers and sends what changed downstream as spans: the
+// calls (each held call's row is written here, once), the answers (with
+// risk) and the session. Only once the next consumer accepted them are
+// they recorded as emitted, in memory and in storage; a refused emission
+// is retried whole. retire: the buffers were dropped from the held set,
+// and lose their keys once emitted.
+func (p *tracesProcessor) emit(ctx context.Context, bufs []*sessionBuffer, retire bool) error {
+	if len(bufs) == 0 {
+		return nil
+	}
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	otelconv.PutEmitterResource(rs.Resource().Attributes(), otelconv.ServiceProcessor, p.version)
+	ss := rs.ScopeSpans().AppendEmpty()
+	ss.Scope().SetName(ScopeName)
+	spans := ss.Spans()
+	parts := make([]emitted, 0, len(bufs))
+	p.mu.Lock()
+	for _, b := range bufs {
+		e := emitted{b: b, incs: b.incs, pending: b.pendingSince}
+		if b.dirty {
+			e.res, e.analysed = b.b.Pending(b.meta), true
+			if p.store != nil && !retire {
+				e.calls, e.answers = b.b.Records()
+			}
+		}
+		b.incs, b.dirty, b.pendingSince = nil, false, time.Time{}
+		parts = append(parts, e)
+	}
+	p.mu.Unlock()
+	for i := range parts {
+		e := &parts[i]
+		if !e.analysed {
+			continue
+		}
+		p.tel.sessionsAnalysed.Add(ctx, 1)
+		otelconv.AppendSession(spans, &e.res.Meta)
+		for i := range e.res.Calls {
+			otelconv.AppendToolCall(spans, &e.res.Calls[i])
+		}
+		for i := range e.res.Answers {
+			otelconv.AppendAnswer(spans, &e.res.Answers[i])
+		}
+	}
+	otelconv.MarkAnalysedUpstream(spans)
+	p.redactSecrets(ctx, td)
+	var err error
+	if spans.Len() > 0 {
+		err = p.next.ConsumeTraces(ctx, td)
+	}
+	if err != nil {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		for _, e := range parts {
+			b := e.b
+			b.incs = append(e.incs, b.incs...)
+			b.dirty = b.dirty || e.analysed
+			if !e.pending.IsZero() && (b.pendingSince.IsZero() || e.pending.Before(b.pendingSince)) {
+				b.pendingSince = e.pending
+			}
+			if retire {
+				p.retry = append(p.retry, b)
+			}
+		}
+		return err
+	}
+	return p.emitted(ctx, parts, retire)
+}
+
+// emitted records a successful emission: in the builders, so the next one
+// carries only what changed, and in storage — the increments folded into
+// the buffer's base with the fingerprints of what was emitted, or, for a
+// retired buffer, every key dropped.
+func (p *tracesProcessor) emitted(ctx context.Context, parts []emitted, retire bool) error {
+	p.persistMu.Lock()
+	defer p.persistMu.Unlock()
+	p.mu.Lock()
+	var ops []*storage.Operation
+	for _, e := range parts {
+		b := e.b
+		if e.analysed {
+			b.sent = mergeSent(b.sent, b.b.Commit(e.res))
+		}
+		if p.store == nil || !b.metaStored {
+			continue
+		}
+		if retire {
+			ops = append(ops, deleteBuffer(b.gen, append(e.incs, b.incs...), b.hasBase)...)
+			continue
+		}
+		if !e.analysed || b.retired {
+			continue
+		}
+		meta, err := setJSON(metaKey(b.gen), storedMeta{SessionID: b.id, Source: b.source, Partial: b.b.Partial, Sent: b.sent})
+		if err != nil {
+			p.mu.Unlock()
+			return err
+		}
+		base, err := setJSON(baseKey(b.gen), storedRecords{At: b.lastSeen, Calls: e.calls, Answers: e.answers})
+		if err != nil {
+			p.mu.Unlock()
+			return err
+		}
+		ops = append(ops, meta, base)
+		b.hasBase = true
+		for _, s := range e.incs {
+			ops = append(ops, storage.DeleteOperation(incKey(b.gen, s)))
+		}
+	}
+	ops = append(ops, p.pendingOps...)
+	p.pendingOps = nil
+	p.mu.Unlock()
+	if err := p.store.write(ctx, ops); err != nil {
+		// Handed on already; what storage still says is at worst emitted
+		// again after a restart, as the same rows.
+		p.logger.Warn("recording an emitted session in storage failed", zap.Error(err))
+	}
+	return nil
+}
+
+func mergeSent(into, more session.Sent) session.Sent {
+	if into.Calls == nil {
+		into.Calls = map[string]uint64{}
+	}
+	if into.Answers == nil {
+		into.Answers = map[string]uint64{}
+	}
+	for k, v := range more.Calls {
+		into.Calls[k] = v
+	}
+	for k, v := range more.Answers {
+		into.Answers[k] = v
+	}
+	return into
+}
+
+// recentSet remembers up to n ids, forgetting the oldest first.
+type recentSet struct {
+	n     int
+	ids   map[string]struct{}
+	order []string
+}
+
+func newRecentSet(n int) *recentSet { return &recentSet{n: n, ids: map[string]struct{}{}} }
+
+func (r *recentSet) has(id string) bool { _, ok := r.ids[id]; return ok }
+
+// add remembers id, and returns the id it forgot to make room, if any.
+func (r *recentSet) add(id string) (forgot string, ok bool) {
+	if r.has(id) {
+		return "", false
+	}
+	if len(r.order) >= r.n {
+		forgot, ok = r.order[0], true
+		delete(r.ids, forgot)
+		r.order = r.order[1:]
+	}
+	r.ids[id] = struct{}{}
+	r.order = append(r.order, id)
+	return forgot, ok
+}

@@ -1,0 +1,288 @@
+package ctxauditprocessor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/extension"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor/processortest"
+
+	"github.com/ctxaudit/ctxaudit/collector/otelconv"
+)
+
+// refusing passes traces on to rows, or refuses them while refuse is set,
+// as a full queue does.
+type refusing struct {
+	*callRows
+	mu     sync.Mutex
+	refuse bool
+}
+
+func (r *refusing) set(v bool) { r.mu.Lock(); r.refuse = v; r.mu.Unlock() }
+
+func (r *refusing) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	r.mu.Lock()
+	refuse := r.refuse
+	r.mu.Unlock()
+	if refuse {
+		return errors.New("sending queue is full")
+	}
+	return r.callRows.ConsumeTraces(ctx, td)
+}
+
+// TestRefusedEmissionIsRetriedWhole: an analysis the next consumer refuses
+// is emitted again, calls included, once it accepts — not recorded as
+// emitted when it was not.
+func TestRefusedEmissionIsRetriedWhole(t *testing.T) {
+	ctx := context.Background()
+	cfg := createDefaultConfig().(*Config)
+	cfg.SessionIdle = time.Hour
+	sink := &refusing{callRows: newCallRows(nil)}
+	p, err := newTracesProcessor(processortest.NewNopSettings(componentType), cfg, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.start(ctx, componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.processTraces(ctx, sessionSpans("retry", 0, 6, time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC))); err != nil {
+		t.Fatal(err)
+	}
+	sink.set(true)
+	all := func(*sessionBuffer) bool { return true }
+	if err := p.flush(ctx, all); err == nil {
+		t.Fatal("flush into a refusing consumer reported success")
+	}
+	sink.set(false)
+	if err := p.flush(ctx, all); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 6 {
+		if id := fmt.Sprintf("retry-c%03d", i); sink.rows[id] != 1 {
+			t.Errorf("call %s written %d times; want 1", id, sink.rows[id])
+		}
+	}
+	if s := sink.sessions["retry"]; s.ToolCalls != 6 {
+		t.Errorf("session row counts %d calls; want 6", s.ToolCalls)
+	}
+}
+
+// TestMaxHoldEmitsOpenSessions: a session that never goes quiet is emitted
+// once a call has been held for max_hold, and what it receives later is
+// emitted again (a call's later row over more of the session).
+func TestMaxHoldEmitsOpenSessions(t *testing.T) {
+	ctx := context.Background()
+	cfg := createDefaultConfig().(*Config)
+	cfg.SessionIdle = time.Hour
+	cfg.MaxHold = 40 * time.Millisecond
+	sink := newCallRows(nil)
+	p, err := newTracesProcessor(processortest.NewNopSettings(componentType), cfg, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.start(ctx, componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = p.shutdown(ctx) }()
+	at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+	emittedCalls := func(n int) func() bool {
+		return func() bool {
+			sink.mu.Lock()
+			defer sink.mu.Unlock()
+			return sink.sessions["hold"].ToolCalls == n
+		}
+	}
+	if _, err := p.processTraces(ctx, sessionSpans("hold", 0, 3, at)); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the first emission by max_hold", emittedCalls(3))
+	if _, err := p.processTraces(ctx, sessionSpans("hold", 3, 2, at)); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the second emission by max_hold", emittedCalls(5))
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	for i := range 5 {
+		if id := fmt.Sprintf("hold-c%03d", i); sink.rows[id] == 0 {
+			t.Errorf("call %s never written", id)
+		}
+	}
+}
+
+// waitUntil polls cond; the bound only ends a hung test, it is no assertion
+// on time.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatalf("no %s", what)
+}
+
+// TestShutdownWithRefusingConsumer: at shutdown, an analysis the next
+// consumer refuses stays in storage and shutdown succeeds; the next start
+// emits it. Without storage the shutdown fails, saying what is lost.
+func TestShutdownWithRefusingConsumer(t *testing.T) {
+	ctx := context.Background()
+	at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+	cfg := createDefaultConfig().(*Config)
+	cfg.SessionIdle = time.Hour
+
+	t.Run("memory", func(t *testing.T) {
+		sink := &refusing{callRows: newCallRows(nil), refuse: true}
+		p, err := newTracesProcessor(processortest.NewNopSettings(componentType), cfg, sink)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.start(ctx, componenttest.NewNopHost()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.processTraces(ctx, sessionSpans("lost", 0, 3, at)); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.shutdown(ctx); err == nil || !strings.Contains(err.Error(), "without `storage`, is lost") {
+			t.Fatalf("shutdown = %v; want an error saying the analysis is lost without storage", err)
+		}
+	})
+
+	t.Run("storage", func(t *testing.T) {
+		dir := t.TempDir()
+		scfg := *cfg
+		scfg.Storage = &fileStorage
+		run := func(sink *refusing) {
+			host, ext := newFileStorage(t, dir)
+			p, err := newTracesProcessor(processortest.NewNopSettings(componentType), &scfg, sink)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := p.start(ctx, host); err != nil {
+				t.Fatal(err)
+			}
+			if sink.refuse {
+				if _, err := p.processTraces(ctx, sessionSpans("kept", 0, 3, at)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := p.shutdown(ctx); err != nil {
+				t.Fatalf("shutdown with storage: %v", err)
+			}
+			if err := ext.Shutdown(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		first := &refusing{callRows: newCallRows(nil), refuse: true}
+		run(first)
+		second := &refusing{callRows: newCallRows(nil)}
+		run(second)
+		if len(first.rows) != 0 || len(second.rows) != 3 || second.sessions["kept"].ToolCalls != 3 {
+			t.Fatalf("rows before the restart %v, after %v, session %+v; want the 3 calls and their session after it",
+				first.rows, second.rows, second.sessions["kept"])
+		}
+	})
+}
+
+// TestRestartedBufferSurvivesACrash: a session whose buffer started again
+// (max_calls_per_session) while the next consumer refused the old buffer's
+// emission keeps both buffers across a crash: the next process emits the
+// old one and the new one, each call once.
+func TestRestartedBufferSurvivesACrash(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	cfg := createDefaultConfig().(*Config)
+	cfg.SessionIdle = time.Hour
+	cfg.MaxCallsPerSession = 4
+	cfg.Storage = &fileStorage
+	at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+	start := func(sink *refusing) (*tracesProcessor, extension.Extension) {
+		host, ext := newFileStorage(t, dir)
+		p, err := newTracesProcessor(processortest.NewNopSettings(componentType), cfg, sink)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.start(ctx, host); err != nil {
+			t.Fatal(err)
+		}
+		return p, ext
+	}
+	first := &refusing{callRows: newCallRows(nil), refuse: true}
+	p, ext := start(first)
+	for i := range 6 {
+		if _, err := p.processTraces(ctx, sessionSpans("runaway", i, 1, at)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(p.retry) != 1 {
+		t.Fatalf("%d dropped buffers waiting; want the first one", len(p.retry))
+	}
+	crash(t, p, ext)
+
+	second := &refusing{callRows: newCallRows(nil)}
+	p, ext = start(second)
+	if err := p.shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := ext.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 6 {
+		if id := fmt.Sprintf("runaway-c%03d", i); second.rows[id] != 1 {
+			t.Errorf("call %s written %d times after the restart; want 1", id, second.rows[id])
+		}
+	}
+}
+
+// Only calls the processor holds are marked pending: not with
+// analyze_sessions off, not spans analysed upstream, not calls without a
+// session.
+func TestPendingOnlyWhenHeld(t *testing.T) {
+	ctx := context.Background()
+	at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name    string
+		analyze bool
+		edit    func(ptrace.Span)
+		want    bool
+	}{
+		{"held", true, func(ptrace.Span) {}, true},
+		{"analyze_sessions off", false, func(ptrace.Span) {}, false},
+		{"analysed upstream", true, func(sp ptrace.Span) { sp.Attributes().PutBool(otelconv.AttrAnalysisUpstream, true) }, false},
+		{"no session", true, func(sp ptrace.Span) { sp.Attributes().Remove(otelconv.AttrConversationID) }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := createDefaultConfig().(*Config)
+			cfg.AnalyzeSessions = tc.analyze
+			p, err := newTracesProcessor(processortest.NewNopSettings(componentType), cfg, newCallRows(nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := p.start(ctx, componenttest.NewNopHost()); err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = p.shutdown(ctx) }()
+			td := ptrace.NewTraces()
+			spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+			shellSpan(spans, "pending", "c1", "a\n", at)
+			tc.edit(spans.At(0))
+			out, err := p.processTraces(ctx, td)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sp := out.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
+			if got := otelconv.AnalysisPending(sp.Attributes()); got != tc.want {
+				t.Errorf("pending = %v; want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,242 @@
+package ctxauditprocessor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
+
+	"github.com/ctxaudit/ctxaudit/collector/session"
+	"github.com/ctxaudit/ctxaudit/schema"
+)
+
+// What the processor holds per session, kept in a storage extension so that
+// a restart — a crash included — loses no held call and no session
+// analysis. One buffer of a session (a generation: a session whose buffer
+// started again has two) is a few keys:
+//
+//	held/<gen>/meta       the session id, whether the buffer is partial,
+//	                      and the fingerprints of what was last emitted
+//	held/<gen>/base       the records held when the buffer was last emitted
+//	held/<gen>/r/<seq>    the records one request added since then
+//	dropped/<session id>  a session whose buffer was dropped (see recentSet)
+//
+// A request's records are written in one Batch before the request is
+// answered, so an acknowledged call is on disk. An emission folds the
+// increments it covered into base and writes the fingerprints, so a restart
+// re-emits nothing that was already handed on. A buffer that is dropped
+// after its emission loses all its keys. Records are redacted before they
+// get here: no secret reaches the storage extension.
+const (
+	heldPrefix    = "held/"
+	droppedPrefix = "dropped/"
+)
+
+func metaKey(gen uint64) string { return heldPrefix + strconv.FormatUint(gen, 10) + "/meta" }
+func baseKey(gen uint64) string { return heldPrefix + strconv.FormatUint(gen, 10) + "/base" }
+func incKey(gen, seq uint64) string {
+	return heldPrefix + strconv.FormatUint(gen, 10) + "/r/" + strconv.FormatUint(seq, 10)
+}
+
+// storedMeta is a buffer's meta key.
+type storedMeta struct {
+	SessionID string         `json:"session_id"`
+	Source    schema.Harness `json:"source,omitempty"`
+	Partial   bool           `json:"partial,omitempty"`
+	Sent      session.Sent   `json:"sent"`
+}
+
+// storedRecords are records of one buffer, with when they were added.
+type storedRecords struct {
+	At      time.Time         `json:"at"`
+	Calls   []schema.ToolCall `json:"calls,omitempty"`
+	Answers []schema.Answer   `json:"answers,omitempty"`
+}
+
+// heldStore reads and writes those keys. Without a storage extension it is
+// nil and every method does nothing: the processor then holds sessions in
+// memory only.
+type heldStore struct {
+	client storage.Client
+	walker storage.Walker
+}
+
+// openHeldStore gets the storage client of the extension id names.
+func openHeldStore(ctx context.Context, host component.Host, id *component.ID, self component.ID) (*heldStore, error) {
+	if id == nil {
+		return nil, nil
+	}
+	ext, ok := host.GetExtensions()[*id]
+	if !ok {
+		return nil, fmt.Errorf("storage: extension %q not found", id.String())
+	}
+	se, ok := ext.(storage.Extension)
+	if !ok {
+		return nil, fmt.Errorf("storage: extension %q is not a storage extension", id.String())
+	}
+	client, err := se.GetClient(ctx, component.KindProcessor, self, "sessions")
+	if err != nil {
+		return nil, fmt.Errorf("storage: %w", err)
+	}
+	w, ok := client.(storage.Walker)
+	if !ok {
+		_ = client.Close(ctx)
+		return nil, fmt.Errorf("storage: extension %q cannot list its keys (it is no storage.Walker), so held sessions could not be reloaded after a restart; use file_storage", id.String())
+	}
+	return &heldStore{client: client, walker: w}, nil
+}
+
+func (s *heldStore) close(ctx context.Context) error {
+	if s == nil {
+		return nil
+	}
+	return s.client.Close(ctx)
+}
+
+// write applies ops as one batch.
+func (s *heldStore) write(ctx context.Context, ops []*storage.Operation) error {
+	if s == nil || len(ops) == 0 {
+		return nil
+	}
+	if err := s.client.Batch(ctx, ops...); err != nil {
+		return fmt.Errorf("storage: write held sessions: %w", err)
+	}
+	return nil
+}
+
+func setJSON(key string, v any) (*storage.Operation, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s: %w", key, err)
+	}
+	return storage.SetOperation(key, b), nil
+}
+
+// loadedBuffer is one buffer as read back from storage.
+type loadedBuffer struct {
+	gen  uint64
+	meta *storedMeta
+	base *storedRecords
+	incs map[uint64]*storedRecords
+}
+
+// loaded is everything read back at start.
+type loaded struct {
+	buffers []*loadedBuffer // oldest generation first
+	dropped []string
+	maxSeq  uint64
+}
+
+// load reads every held buffer. A key that cannot be decoded is reported
+// and skipped (the rest still loads); a storage error fails the start.
+func (s *heldStore) load(ctx context.Context, warn func(key string, err error)) (*loaded, error) {
+	out := &loaded{}
+	if s == nil {
+		return out, nil
+	}
+	bufs := map[uint64]*loadedBuffer{}
+	buf := func(gen uint64) *loadedBuffer {
+		b, ok := bufs[gen]
+		if !ok {
+			b = &loadedBuffer{gen: gen, incs: map[uint64]*storedRecords{}}
+			bufs[gen] = b
+		}
+		return b
+	}
+	err := s.walker.Walk(ctx, func(key string, value []byte) ([]*storage.Operation, error) {
+		if id, ok := strings.CutPrefix(key, droppedPrefix); ok {
+			out.dropped = append(out.dropped, id)
+			return nil, nil
+		}
+		rest, ok := strings.CutPrefix(key, heldPrefix)
+		if !ok {
+			return nil, nil
+		}
+		parts := strings.Split(rest, "/")
+		gen, err := strconv.ParseUint(parts[0], 10, 64)
+		if err != nil {
+			warn(key, err)
+			return nil, nil
+		}
+		out.maxSeq = max(out.maxSeq, gen)
+		switch {
+		case len(parts) == 2 && parts[1] == "meta":
+			var m storedMeta
+			if err := json.Unmarshal(value, &m); err != nil {
+				warn(key, err)
+				return nil, nil
+			}
+			buf(gen).meta = &m
+		case len(parts) == 2 && parts[1] == "base":
+			var r storedRecords
+			if err := json.Unmarshal(value, &r); err != nil {
+				warn(key, err)
+				return nil, nil
+			}
+			buf(gen).base = &r
+		case len(parts) == 3 && parts[1] == "r":
+			seq, err := strconv.ParseUint(parts[2], 10, 64)
+			if err != nil {
+				warn(key, err)
+				return nil, nil
+			}
+			var r storedRecords
+			if err := json.Unmarshal(value, &r); err != nil {
+				warn(key, err)
+				return nil, nil
+			}
+			out.maxSeq = max(out.maxSeq, seq)
+			buf(gen).incs[seq] = &r
+		default:
+			warn(key, errors.New("unknown key"))
+		}
+		return nil, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("storage: read held sessions: %w", err)
+	}
+	for _, b := range bufs {
+		if b.meta == nil {
+			// The meta key is written with the buffer's first records, in
+			// the same batch: records without it are not a buffer's.
+			warn(metaKey(b.gen), errors.New("records without their session; ignored"))
+			continue
+		}
+		out.buffers = append(out.buffers, b)
+	}
+	sort.Slice(out.buffers, func(i, j int) bool { return out.buffers[i].gen < out.buffers[j].gen })
+	return out, nil
+}
+
+// sortedIncs returns a loaded buffer's increments in the order written.
+func (b *loadedBuffer) sortedIncs() ([]uint64, []*storedRecords) {
+	seqs := make([]uint64, 0, len(b.incs))
+	for s := range b.incs {
+		seqs = append(seqs, s)
+	}
+	sort.Slice(seqs, func(i, j int) bool { return seqs[i] < seqs[j] })
+	recs := make([]*storedRecords, len(seqs))
+	for i, s := range seqs {
+		recs[i] = b.incs[s]
+	}
+	return seqs, recs
+}
+
+// deleteBuffer is the operations that drop every key of a buffer.
+func deleteBuffer(gen uint64, incs []uint64, hasBase bool) []*storage.Operation {
+	ops := []*storage.Operation{storage.DeleteOperation(metaKey(gen))}
+	if hasBase {
+		ops = append(ops, storage.DeleteOperation(baseKey(gen)))
+	}
+	for _, s := range incs {
+		ops = append(ops, storage.DeleteOperation(incKey(gen, s)))
+	}
+	return ops
+}
