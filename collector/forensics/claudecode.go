@@ -177,6 +177,17 @@ func ccPersisted(s *scan, fd *finding) bool {
 	fd.disclose(true, true, true)
 	fd.show(schema.Known(0), schema.KnownInt(countRunes(preview)), schema.UnitChars, schema.Unknown)
 	fd.totalIsOriginal = true
+	if strings.HasSuffix(path, ".json") {
+		// A content array (an MCP result) saved as JSON: the label and any
+		// saved prefix measure the JSON envelope, not the tool's text,
+		// and bound neither way what the text is. Only the saved file, read
+		// as the text of its blocks, gives the original.
+		fd.savedIsPrefix = capped
+		if capped {
+			fd.Reason = "cap_bytes"
+		}
+		return true
+	}
 	if capped {
 		// At least the limit was printed; the saved file is a prefix.
 		fd.Reason, fd.savedIsPrefix = "cap_bytes", true
