@@ -265,3 +265,46 @@ func sizeText(c schema.ToolCall) string {
 	}
 	return ", original " + strings.Join(parts, " ")
 }
+
+// SameRecords ingests two recordings of one run (raw and normalised) and
+// reports the first difference in what ctxaudit records of them: every
+// measurement and verdict of each call and the risk of each answer. Ids,
+// times, paths and the texts quoting them are what normalising replaces,
+// so they are left out.
+func SameRecords(ctx context.Context, a, b string) error {
+	ca, aa, err := Records(ctx, a)
+	if err != nil {
+		return err
+	}
+	cb, ab, err := Records(ctx, b)
+	if err != nil {
+		return err
+	}
+	if len(ca) != len(cb) || len(aa) != len(ab) {
+		return fmt.Errorf("%d calls and %d answers, normalised %d and %d", len(ca), len(aa), len(cb), len(ab))
+	}
+	for i := range ca {
+		if x, y := callView(ca[i]), callView(cb[i]); x != y {
+			return fmt.Errorf("call %d (%s):\n  raw        %s\n  normalised %s", i, ca[i].Tool, x, y)
+		}
+	}
+	for i := range aa {
+		x := fmt.Sprint(aa[i].Risk, aa[i].Reasons, len(aa[i].InputCallIDs), len(aa[i].IncompleteInputs), aa[i].AbsenceClaim, len(aa[i].Text))
+		y := fmt.Sprint(ab[i].Risk, ab[i].Reasons, len(ab[i].InputCallIDs), len(ab[i].IncompleteInputs), ab[i].AbsenceClaim, len(ab[i].Text))
+		if x != y {
+			return fmt.Errorf("answer %d: raw %s, normalised %s", i, x, y)
+		}
+	}
+	return nil
+}
+
+// callView is a call's measurements and verdict, without what normalising
+// replaces (the texts that quote paths keep only their length).
+func callView(c schema.ToolCall) string {
+	f := c.Forensics
+	f.NextHint = fmt.Sprintf("(%d bytes)", len(f.NextHint))
+	f.SavedRef = fmt.Sprintf("(%d bytes)", len(f.SavedRef))
+	f.Marker = fmt.Sprintf("(%d bytes)", len(f.Marker))
+	b, _ := json.Marshal(f)
+	return fmt.Sprintf("%s %s %s coverage %+v", c.Tool, Describe(c), b, c.SessionCoverage)
+}

@@ -2,6 +2,7 @@ package harnesslab
 
 import (
 	"path/filepath"
+	"time"
 
 	"github.com/ctxaudit/ctxaudit/internal/harnesslab/model"
 )
@@ -232,7 +233,9 @@ func claudeCodeToolScenarios() []Scenario {
 				s := steps(absentAnswer, one(model.ToolCall{Name: "Agent", Input: map[string]any{
 					"description": "lab sub-agent", "prompt": "LAB_SUBAGENT: run cat big.txt", "subagent_type": "general-purpose", "run_in_background": false}}))
 				s.SubMarker = "LAB_SUBAGENT"
-				s.SubSteps = []model.Step{{Calls: one(ccBash("cat big.txt"))}, {Text: "Sub-agent: there is no LAB_MARKER line."}}
+				// Held back 1.5 s, so the sub-agent's duration_ms, which its
+				// result quotes, has four digits on every run.
+				s.SubSteps = []model.Step{{Calls: one(ccBash("cat big.txt")), Delay: 1500 * time.Millisecond}, {Text: "Sub-agent: there is no LAB_MARKER line."}}
 				return s
 			},
 			Truth: func(e Env) ([]CallTruth, []AnswerTruth) {

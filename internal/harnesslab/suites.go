@@ -85,8 +85,11 @@ where/why/how-to-continue.
   processor and the ClickHouse exporter; the rows must agree with the transcript's
   (` + "`go test ./internal/harnesslab`" + `).
 - The transcript is copied into [testdata/lab](../testdata/lab) with its truth file (what is
-  left out is listed in its README); ` + "`make test`" + ` re-checks every recording without npm, and
-  ` + "`make lab`" + ` re-runs the harnesses, re-records and rewrites this page.
+  left out is listed in its README), normalised so that an unchanged harness re-records it byte
+  for byte: run-chosen ids, paths and clock readings become fixed placeholders of the same
+  length, and the verdicts on the raw and the normalised copy must agree. ` + "`make test`" + `
+  re-checks every recording without npm, and ` + "`make lab`" + ` re-runs the harnesses, re-records
+  and rewrites this page.
 
 `)
 	calls, okCalls, answers, okAnswers, harnesses := 0, 0, 0, 0, map[string]bool{}

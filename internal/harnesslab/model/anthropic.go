@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Server is a scripted model server on a loopback port.
@@ -91,6 +92,13 @@ func StartAnthropic(ctx context.Context, script Script, mainTool, logPath string
 			}
 			step, note := anthropicStep(script, req, mainTool)
 			s.log.write(r.URL.String(), body, note)
+			if step.Delay > 0 {
+				select {
+				case <-time.After(step.Delay):
+				case <-r.Context().Done():
+					return
+				}
+			}
 			id := fmt.Sprintf("msg_lab%06d", s.next())
 			if req.Stream {
 				writeAnthropicSSE(w, id, req.Model, step, s)

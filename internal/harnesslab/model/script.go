@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"time"
 )
 
 // ToolCall is one tool call the scripted model makes: the harness's own tool
@@ -24,6 +25,10 @@ type ToolCall struct {
 type Step struct {
 	Text  string     `json:"text,omitempty"`
 	Calls []ToolCall `json:"calls,omitempty"`
+	// Delay holds the answer back, for a harness that prints how long a
+	// step took: a duration of a fixed number of digits keeps the length
+	// of the text it is printed in, and so the recording, the same.
+	Delay time.Duration `json:"delay,omitempty"`
 }
 
 // Script is what the model says. Steps are played in order: the n-th request
