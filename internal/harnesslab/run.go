@@ -54,6 +54,9 @@ type Scenario struct {
 	MCP bool
 	// OTLP: capture the harness's own OTLP log events.
 	OTLP bool
+	// Config is added to the harness's configuration (Codex: config.toml
+	// lines).
+	Config string
 }
 
 func (sc Scenario) prompt() string {
