@@ -78,7 +78,7 @@ func TestNotices(t *testing.T) {
 					"[\n  {\n    \"type\": \"text\",\n    \"text\": \"" + strings.Repeat("m", 1960) + "\n...\n</persisted-output>"},
 			want: want{kind: schema.KindExplicit, strategy: schema.StrategySpillToFile, truncated: true, reason: "too_large",
 				disclosure: "111", total: "unknown", source: schema.SourceUnknown, chars: "unknown", precision: "none",
-				savedRef: "/home/u/.claude/projects/p/s/tool-results/toolu_01.json"},
+				shown: "0-1960 chars", savedRef: "/home/u/.claude/projects/p/s/tool-results/toolu_01.json"},
 		},
 		{
 			name: "claude MCP save failed (C3)",
