@@ -63,7 +63,7 @@ var idRules = []idRule{
 	// pi's full bash output: $TMPDIR/pi-bash-<16 hex>.log.
 	{"pi-bash-log", regexp.MustCompile(`pi-bash-([0-9a-f]{16})\.log`), padded("%016x")},
 	// pi's session entry ids.
-	{"pi-entry", regexp.MustCompile(`"(?:id|parentId)":"([0-9a-f]{8})"`), padded("%08x")},
+	{"pi-entry", regexp.MustCompile(`"(?:id|parentId|firstKeptEntryId)":"([0-9a-f]{8})"`), padded("%08x")},
 	// Claude Code's sub-agent ids: a and 16 hex digits.
 	{"claude-agent", regexp.MustCompile(`(?:agent-|"agentId":"|agentId: |to: ')(a[0-9a-f]{16})\b`), func(raw string, n int) string {
 		return fmt.Sprintf("a%016x", n)

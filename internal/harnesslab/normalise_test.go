@@ -104,3 +104,32 @@ func TestSplitOTLP(t *testing.T) {
 		t.Errorf("bad line: err %v, want one naming line 1", err)
 	}
 }
+
+// TestCheckCompactions: a truth that expects another compaction count than
+// the session records carry fails the check, with the counts named.
+func TestCheckCompactions(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join("..", "..", "testdata", "lab", "pi@0.73.1", "compaction-after-answer")
+	if err := copyTree(src, dir); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := ReadTruth(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Compactions == nil || *tr.Compactions != 1 {
+		t.Fatalf("recorded truth: compactions %v, want 1", tr.Compactions)
+	}
+	tr.Compactions = ptr(0)
+	if err := WriteTruth(dir, tr); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Check(t.Context(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "session: 1 compactions recorded, want 0"
+	if r.OK() || len(r.Problems) != 1 || r.Problems[0] != want {
+		t.Errorf("problems %q, want just %q", r.Problems, want)
+	}
+}

@@ -46,6 +46,9 @@ type Scenario struct {
 	Truth func(e Env) ([]CallTruth, []AnswerTruth)
 	// Known lists verdicts ctxaudit is known to get wrong (Truth.KnownDiscrepancy).
 	Known []string
+	// Compactions, when set, is how many compactions the harness makes in
+	// the run (Truth.Compactions).
+	Compactions *int
 	// Timeout bounds the harness run (default 90 s).
 	Timeout time.Duration
 	// Web pages served over loopback HTTPS (path → body, text/html).
@@ -224,7 +227,7 @@ func (l *Lab) Run(ctx context.Context, h Harness, bin string, sc Scenario) (stri
 		return "", err
 	}
 	calls, answers := sc.Truth(env.env())
-	t := Truth{Harness: h.Name, Version: h.Version, Scenario: sc.Name, Case: sc.Case, Calls: calls, Answers: answers, KnownDiscrepancy: sc.Known}
+	t := Truth{Harness: h.Name, Version: h.Version, Scenario: sc.Name, Case: sc.Case, Calls: calls, Answers: answers, Compactions: sc.Compactions, KnownDiscrepancy: sc.Known}
 	for _, d := range []string{raw, dst} {
 		if err := WriteTruth(d, t); err != nil {
 			return "", err

@@ -232,6 +232,22 @@ func piSearchScenarios() []Scenario {
 			},
 		},
 		{
+			// pi compacts at the end of the agent loop once the last answer's
+			// usage passes the context window less its 16,384-token reserve
+			// (here 190,000 of 200,000); the summary request gets the side text.
+			Name: "compaction-after-answer", Case: "bash, then an answer whose usage nears the context window: pi compacts",
+			Compactions: ptr(1),
+			Setup:       writeFiles(map[string]string{"small.txt": piSmall}),
+			Script: func(e Env) model.Script {
+				s := steps(absentAnswer, piCall("bash", map[string]any{"command": "cat small.txt"}))
+				s.Steps[len(s.Steps)-1].InputTokens = 190000
+				return s
+			},
+			Truth: func(e Env) ([]CallTruth, []AnswerTruth) {
+				return []CallTruth{{Tool: "bash", Did: "whole output", Kind: "none", Strategy: "none"}}, []AnswerTruth{{Risk: "none"}}
+			},
+		},
+		{
 			Name: "grep-over-limit", Case: "grep, 300 matching lines (over the 100-match limit)",
 			Setup: writeFiles(map[string]string{"matches.txt": Lines("needle", 300, 30)}),
 			Script: func(e Env) model.Script {

@@ -128,13 +128,17 @@ where/why/how-to-continue.
 			if len(v.Problems) > 0 {
 				mark = "✗ " + strings.Join(v.Problems, "; ")
 			}
-			riskCell := ""
+			riskCell, truth, recorded := "", truthText(v.Call), v.Recorded
 			if i == len(r.Calls)-1 {
 				riskCell = strings.Join(risks, ", ")
+				if r.Truth.Compactions != nil {
+					truth += fmt.Sprintf("; session: %d compactions", *r.Truth.Compactions)
+					recorded += fmt.Sprintf("; session: %d compactions", r.Compactions)
+				}
 			}
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 				r.Truth.Harness, r.Truth.Version, cell(r.Truth.Case), v.Call.Tool, cell(v.Call.Did),
-				cell(truthText(v.Call)), cell(v.Recorded), riskCell, cell(mark))
+				cell(truth), cell(recorded), riskCell, cell(mark))
 		}
 		for _, k := range r.Truth.KnownDiscrepancy {
 			known = append(known, fmt.Sprintf("- %s@%s %s: %s", r.Truth.Harness, r.Truth.Version, r.Truth.Scenario, k))
