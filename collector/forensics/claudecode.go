@@ -2,7 +2,10 @@ package forensics
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/ctxaudit/ctxaudit/schema"
 )
@@ -177,6 +180,19 @@ func ccPersisted(s *scan, fd *finding) bool {
 	fd.disclose(true, true, true)
 	fd.show(schema.Known(0), schema.KnownInt(countRunes(preview)), schema.UnitChars, schema.Unknown)
 	fd.totalIsOriginal = true
+	if strings.HasSuffix(path, ".json") {
+		// A content array (an MCP result) saved as JSON: the label and any
+		// saved prefix measure the JSON envelope, not the tool's text,
+		// and bound neither way what the text is. Only the saved file, read
+		// as the text of its blocks, gives the original; what the model saw
+		// of that text is the first block's string in the preview.
+		fd.show(schema.Known(0), schema.KnownInt(countRunes(ccJSONPreviewText(preview))), schema.UnitChars, schema.Unknown)
+		fd.savedIsPrefix = capped
+		if capped {
+			fd.Reason = "cap_bytes"
+		}
+		return true
+	}
 	if capped {
 		// At least the limit was printed; the saved file is a prefix.
 		fd.Reason, fd.savedIsPrefix = "cap_bytes", true
@@ -191,6 +207,74 @@ func ccPersisted(s *scan, fd *finding) bool {
 		}
 	}
 	return true
+}
+
+// ccJSONPreviewText is the text a preview of a saved content array shows:
+// the first block's "text" string (JSON.stringify(blocks, null, 2) puts it
+// after its "type"), unescaped up to its closing quote or the end of the
+// preview. An escape the preview cut short is left out, so the text is never
+// longer than what the model saw of it.
+func ccJSONPreviewText(preview string) string {
+	const key = `"text": "`
+	i := strings.Index(preview, key)
+	if i < 0 {
+		return ""
+	}
+	s := preview[i+len(key):]
+	var b strings.Builder
+	for j := 0; j < len(s); j++ {
+		c := s[j]
+		if c == '"' {
+			break
+		}
+		if c != '\\' {
+			b.WriteByte(c)
+			continue
+		}
+		if j+1 >= len(s) {
+			break
+		}
+		j++
+		switch s[j] {
+		case 'u':
+			if j+4 >= len(s) {
+				return b.String()
+			}
+			r, err := strconv.ParseUint(s[j+1:j+5], 16, 16)
+			if err != nil {
+				return b.String()
+			}
+			j += 4
+			if utf16.IsSurrogate(rune(r)) {
+				// The low half follows as another \u escape; a pair is one
+				// character, a lone half none that can be told.
+				if j+6 < len(s) && s[j+1] == '\\' && s[j+2] == 'u' {
+					if lo, err := strconv.ParseUint(s[j+3:j+7], 16, 16); err == nil {
+						if dec := utf16.DecodeRune(rune(r), rune(lo)); dec != utf8.RuneError {
+							b.WriteRune(dec)
+							j += 6
+							continue
+						}
+					}
+				}
+				return b.String()
+			}
+			b.WriteRune(rune(r))
+		case 'n':
+			b.WriteByte('\n')
+		case 't':
+			b.WriteByte('\t')
+		case 'r':
+			b.WriteByte('\r')
+		case 'b':
+			b.WriteByte('\b')
+		case 'f':
+			b.WriteByte('\f')
+		default: // \" \\ \/
+			b.WriteByte(s[j])
+		}
+	}
+	return b.String()
 }
 
 // ccPersistedFooter closes a <persisted-output> preview.

@@ -68,6 +68,19 @@ func TestNotices(t *testing.T) {
 				savedRef: "/home/u/.claude/projects/p/s/tool-results/bqqw0ykde.txt"},
 		},
 		{
+			// Claude Code 2.1.x saves an MCP result's content array as
+			// JSON.stringify(blocks, null, 2); its label (181.7KB) is the size
+			// of that JSON, not of the tool's text, so without the saved
+			// file the original is unknown, not ~186,061 chars.
+			name: "claude MCP persisted-output of a JSON content array: the label is not the original",
+			in: Input{Harness: schema.HarnessClaudeCode, Tool: "mcp__lab__lab_dump",
+				Context: "<persisted-output>\nOutput too large (181.7KB). Full output saved to: /home/u/.claude/projects/p/s/tool-results/toolu_01.json\n\nPreview (first 2KB):\n" +
+					"[\n  {\n    \"type\": \"text\",\n    \"text\": \"" + strings.Repeat("m", 1960) + "\n...\n</persisted-output>"},
+			want: want{kind: schema.KindExplicit, strategy: schema.StrategySpillToFile, truncated: true, reason: "too_large",
+				disclosure: "111", total: "unknown", source: schema.SourceUnknown, chars: "unknown", precision: "none",
+				shown: "0-1960 chars", savedRef: "/home/u/.claude/projects/p/s/tool-results/toolu_01.json"},
+		},
+		{
 			name: "claude MCP save failed (C3)",
 			in: Input{Harness: schema.HarnessClaudeCode, Tool: "mcp__x__y", Context: "Error: result (120,000 characters) exceeds maximum allowed tokens. " +
 				"Failed to save output to file: EACCES. If this MCP server provides pagination or filtering tools, use them to retrieve specific portions of the data."},

@@ -28,10 +28,12 @@ type Verdict struct {
 
 // Result is the check of one recorded run.
 type Result struct {
-	Truth    Truth
-	Calls    []Verdict
-	Answers  []string // recorded risk per answer
-	Problems []string // every mismatch, calls and answers
+	Truth   Truth
+	Calls   []Verdict
+	Answers []string // recorded risk per answer
+	// Compactions is the compaction count the session records carry.
+	Compactions int
+	Problems    []string // every mismatch, calls, answers and session
 }
 
 // OK reports whether every verdict matched, or — with known discrepancies —
@@ -51,11 +53,15 @@ func sortedCopy(s []string) []string {
 
 // collect is an ingest.Writer that keeps the records in memory.
 type collect struct {
-	calls   []schema.ToolCall
-	answers []schema.Answer
+	sessions []schema.Session
+	calls    []schema.ToolCall
+	answers  []schema.Answer
 }
 
-func (c *collect) WriteSessions(context.Context, []schema.Session) error { return nil }
+func (c *collect) WriteSessions(_ context.Context, s []schema.Session) error {
+	c.sessions = append(c.sessions, s...)
+	return nil
+}
 func (c *collect) WriteToolCalls(_ context.Context, calls []schema.ToolCall) error {
 	c.calls = append(c.calls, calls...)
 	return nil
@@ -70,13 +76,27 @@ func (c *collect) WriteToolOutputs(context.Context, []schema.ToolOutput) error {
 // forensics and session analysis (the path of `ctxaudit ingest`), and returns
 // the main thread's calls and answers in transcript order.
 func Records(ctx context.Context, dir string) ([]schema.ToolCall, []schema.Answer, error) {
+	c, err := records(ctx, dir)
+	return c.calls, c.answers, err
+}
+
+func records(ctx context.Context, dir string) (collect, error) {
 	var c collect
 	if _, err := ingest.Run(ctx, []string{filepath.Join(dir, TranscriptDir)}, ingest.Options{}, &c); err != nil {
-		return nil, nil, fmt.Errorf("ingest %s: %w", dir, err)
+		return c, fmt.Errorf("ingest %s: %w", dir, err)
 	}
 	sort.SliceStable(c.calls, func(i, j int) bool { return c.calls[i].SourceLine < c.calls[j].SourceLine })
 	sort.SliceStable(c.answers, func(i, j int) bool { return c.answers[i].Timestamp.Before(c.answers[j].Timestamp) })
-	return c.calls, c.answers, nil
+	return c, nil
+}
+
+// compactions is the compaction count of a run's sessions.
+func compactions(ss []schema.Session) int {
+	n := 0
+	for _, s := range ss {
+		n += s.Compactions
+	}
+	return n
 }
 
 // Check judges one recorded run folder against its truth file.
@@ -85,11 +105,21 @@ func Check(ctx context.Context, dir string) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	calls, answers, err := Records(ctx, dir)
+	c, err := records(ctx, dir)
 	if err != nil {
 		return Result{}, err
 	}
-	return Judge(t, calls, answers), nil
+	r := Judge(t, c.calls, c.answers)
+	r.Compactions = compactions(c.sessions)
+	if t.Compactions != nil && r.Compactions != *t.Compactions {
+		p := fmt.Sprintf("session: %d compactions recorded, want %d", r.Compactions, *t.Compactions)
+		r.Problems = append(r.Problems, p)
+		if len(r.Calls) > 0 {
+			last := &r.Calls[len(r.Calls)-1]
+			last.Problems = append(last.Problems, p)
+		}
+	}
+	return r, nil
 }
 
 // Judge compares records with the truth.
@@ -264,4 +294,51 @@ func sizeText(c schema.ToolCall) string {
 		return ", original unknown"
 	}
 	return ", original " + strings.Join(parts, " ")
+}
+
+// SameRecords ingests two recordings of one run (raw and normalised) and
+// reports the first difference in what ctxaudit records of them: every
+// measurement and verdict of each call and the risk of each answer. Ids,
+// times, paths and the texts quoting them are what normalising replaces,
+// so they are left out.
+func SameRecords(ctx context.Context, a, b string) error {
+	ra, err := records(ctx, a)
+	if err != nil {
+		return err
+	}
+	rb, err := records(ctx, b)
+	if err != nil {
+		return err
+	}
+	ca, aa, cb, ab := ra.calls, ra.answers, rb.calls, rb.answers
+	if x, y := compactions(ra.sessions), compactions(rb.sessions); x != y {
+		return fmt.Errorf("%d compactions, normalised %d", x, y)
+	}
+	if len(ca) != len(cb) || len(aa) != len(ab) {
+		return fmt.Errorf("%d calls and %d answers, normalised %d and %d", len(ca), len(aa), len(cb), len(ab))
+	}
+	for i := range ca {
+		if x, y := callView(ca[i]), callView(cb[i]); x != y {
+			return fmt.Errorf("call %d (%s):\n  raw        %s\n  normalised %s", i, ca[i].Tool, x, y)
+		}
+	}
+	for i := range aa {
+		x := fmt.Sprint(aa[i].Risk, aa[i].Reasons, len(aa[i].InputCallIDs), len(aa[i].IncompleteInputs), aa[i].AbsenceClaim, len(aa[i].Text))
+		y := fmt.Sprint(ab[i].Risk, ab[i].Reasons, len(ab[i].InputCallIDs), len(ab[i].IncompleteInputs), ab[i].AbsenceClaim, len(ab[i].Text))
+		if x != y {
+			return fmt.Errorf("answer %d: raw %s, normalised %s", i, x, y)
+		}
+	}
+	return nil
+}
+
+// callView is a call's measurements and verdict, without what normalising
+// replaces (the texts that quote paths keep only their length).
+func callView(c schema.ToolCall) string {
+	f := c.Forensics
+	f.NextHint = fmt.Sprintf("(%d bytes)", len(f.NextHint))
+	f.SavedRef = fmt.Sprintf("(%d bytes)", len(f.SavedRef))
+	f.Marker = fmt.Sprintf("(%d bytes)", len(f.Marker))
+	b, _ := json.Marshal(f)
+	return fmt.Sprintf("%s %s %s coverage %+v", c.Tool, Describe(c), b, c.SessionCoverage)
 }

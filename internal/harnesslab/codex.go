@@ -45,6 +45,10 @@ env_key = "LAB_API_KEY"
 request_max_retries = 0
 stream_max_retries = 0
 `, srv.URL)
+	if sc.Config != "" {
+		// Top-level keys must come before the first table.
+		cfg = strings.Replace(cfg, "\n[model_providers.lab]", sc.Config+"\n\n[model_providers.lab]", 1)
+	}
 	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(cfg), 0o644); err != nil {
 		return nil, nil, err
 	}

@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/ctxaudit/ctxaudit/internal/harnesslab/model"
 )
@@ -35,9 +37,12 @@ func preparePi(ctx context.Context, env *RunEnv, sc Scenario) ([]string, []strin
 		return nil, nil, err
 	}
 	// pi's grep and find run rg and fd, and download them when they are not
-	// on PATH; the lab links the machine's (Debian names fd "fdfind").
+	// on PATH; the lab links the machine's rg and puts its fd behind a shim.
 	bin := filepath.Join(env.Home, "bin")
-	if err := linkTools(bin, map[string][]string{"rg": {"rg"}, "fd": {"fd", "fdfind"}}); err != nil {
+	if err := linkTools(bin, map[string][]string{"rg": {"rg"}}); err != nil {
+		return nil, nil, err
+	}
+	if err := writeFdShim(bin); err != nil {
 		return nil, nil, err
 	}
 	args := []string{"-p", "--provider", "lab", "--model", "lab-model", "--offline",
@@ -79,4 +84,43 @@ func linkTools(dir string, tools map[string][]string) error {
 		}
 	}
 	return nil
+}
+
+// fdShim is the fd pi's find runs in the lab. It calls the machine's fd
+// (Debian: fdfind) with two changes, neither of which changes what a search
+// of the lab's folders finds:
+//   - it drops --no-require-git, which pi 0.73.1 passes and fd 8 (Debian
+//     bookworm's) does not know; the flag only makes fd honour .gitignore
+//     files outside a git repository, and the lab's folders have none;
+//   - it lists every match in name order and then keeps the first
+//     --max-results, where fd keeps the first it meets while walking in
+//     parallel: the same files in the same order on every run and machine,
+//     so the recording is stable.
+const fdShim = `#!/bin/bash
+# The harness lab's fd for pi (internal/harnesslab/pi.go).
+set -o pipefail
+max=""
+args=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --no-require-git) ;;
+    --max-results) max="$2"; shift ;;
+    --max-results=*) max="${1#--max-results=}" ;;
+    *) args+=("$1") ;;
+  esac
+  shift
+done
+"$FD" "${args[@]}" | LC_ALL=C sort | awk -v n="${max:-0}" 'n == 0 || NR <= n'
+`
+
+// writeFdShim writes dir/fd, calling the machine's fd by its full path (the
+// shim itself is the fd on the run's PATH).
+func writeFdShim(dir string) error {
+	for _, name := range []string{"fdfind", "fd"} {
+		if p, err := exec.LookPath(name); err == nil {
+			script := strings.Replace(fdShim, "set -o pipefail\n", "set -o pipefail\nFD="+strconv.Quote(p)+"\n", 1)
+			return os.WriteFile(filepath.Join(dir, "fd"), []byte(script), 0o755)
+		}
+	}
+	return nil // pi reports fd missing, and the find scenarios fail
 }

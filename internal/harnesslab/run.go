@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -45,6 +46,9 @@ type Scenario struct {
 	Truth func(e Env) ([]CallTruth, []AnswerTruth)
 	// Known lists verdicts ctxaudit is known to get wrong (Truth.KnownDiscrepancy).
 	Known []string
+	// Compactions, when set, is how many compactions the harness makes in
+	// the run (Truth.Compactions).
+	Compactions *int
 	// Timeout bounds the harness run (default 90 s).
 	Timeout time.Duration
 	// Web pages served over loopback HTTPS (path → body, text/html).
@@ -53,6 +57,9 @@ type Scenario struct {
 	MCP bool
 	// OTLP: capture the harness's own OTLP log events.
 	OTLP bool
+	// Config is added to the harness's configuration (Codex: config.toml
+	// lines).
+	Config string
 }
 
 func (sc Scenario) prompt() string {
@@ -126,7 +133,7 @@ func RunDir(out string, h Harness, sc Scenario) string {
 
 // Run runs one scenario on one harness and records it under l.Out.
 func (l *Lab) Run(ctx context.Context, h Harness, bin string, sc Scenario) (string, error) {
-	root, err := os.MkdirTemp("", "ctxaudit-lab-")
+	root, err := makeRoot()
 	if err != nil {
 		return "", err
 	}
@@ -184,17 +191,18 @@ func (l *Lab) Run(ctx context.Context, h Harness, bin string, sc Scenario) (stri
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.WaitDelay = 5 * time.Second
+	start := time.Now()
 	runErr := cmd.Run()
+	end := time.Now()
 	_ = os.WriteFile(filepath.Join(env.Logs, "stdout"), stdout.Bytes(), 0o644)
 	_ = os.WriteFile(filepath.Join(env.Logs, "stderr"), stderr.Bytes(), 0o644)
 	if runErr != nil {
 		return "", fmt.Errorf("%s/%s: %w (see stderr: %s)", h.Name, sc.Name, runErr, tail(stderr.String(), 800))
 	}
-	dst := RunDir(l.Out, h, sc)
-	if err := os.RemoveAll(dst); err != nil {
-		return "", err
-	}
-	if err := h.collect(env, filepath.Join(dst, TranscriptDir)); err != nil {
+	// The run is collected raw into its root, then normalised into the
+	// recording (normalise.go).
+	raw := filepath.Join(env.Root, "recorded")
+	if err := h.collect(env, filepath.Join(raw, TranscriptDir)); err != nil {
 		return "", fmt.Errorf("%s/%s collect: %w", h.Name, sc.Name, err)
 	}
 	if env.otlp != nil {
@@ -203,16 +211,48 @@ func (l *Lab) Run(ctx context.Context, h Harness, bin string, sc Scenario) (stri
 		if err != nil {
 			return "", fmt.Errorf("%s/%s: no OTLP events: %w", h.Name, sc.Name, err)
 		}
-		if err := os.WriteFile(filepath.Join(dst, OTLPFile), b, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(raw, OTLPFile), b, 0o644); err != nil {
 			return "", err
 		}
 	}
-	calls, answers := sc.Truth(env.env())
-	t := Truth{Harness: h.Name, Version: h.Version, Scenario: sc.Name, Case: sc.Case, Calls: calls, Answers: answers, KnownDiscrepancy: sc.Known}
-	if err := WriteTruth(dst, t); err != nil {
+	dst := RunDir(l.Out, h, sc)
+	if err := os.RemoveAll(dst); err != nil {
 		return "", err
 	}
+	norm := newNormaliser(env.Root, start, end)
+	if err := norm.normaliseTree(raw, dst); err != nil {
+		return "", fmt.Errorf("%s/%s: %w", h.Name, sc.Name, err)
+	}
+	if err := norm.writeLog(filepath.Join(env.Logs, "normalise.json")); err != nil {
+		return "", err
+	}
+	calls, answers := sc.Truth(env.env())
+	t := Truth{Harness: h.Name, Version: h.Version, Scenario: sc.Name, Case: sc.Case, Calls: calls, Answers: answers, Compactions: sc.Compactions, KnownDiscrepancy: sc.Known}
+	for _, d := range []string{raw, dst} {
+		if err := WriteTruth(d, t); err != nil {
+			return "", err
+		}
+	}
+	if err := SameRecords(ctx, raw, dst); err != nil {
+		return "", fmt.Errorf("%s/%s: normalising changed what ctxaudit records: %w", h.Name, sc.Name, err)
+	}
 	return dst, nil
+}
+
+// makeRoot makes a run's root, /tmp/ctxaudit-lab-<10 digits>: always the
+// same length, so its normalised form is too.
+func makeRoot() (string, error) {
+	for range 100 {
+		root := filepath.Join("/tmp", fmt.Sprintf("%s%010d", labRootPrefix, rand.Uint32()))
+		err := os.Mkdir(root, 0o700)
+		if err == nil {
+			return root, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return "", err
+		}
+	}
+	return "", errors.New("no free run folder under /tmp")
 }
 
 // baseEnv is the environment every harness runs with: its own HOME and

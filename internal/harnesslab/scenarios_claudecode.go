@@ -2,6 +2,7 @@ package harnesslab
 
 import (
 	"path/filepath"
+	"time"
 
 	"github.com/ctxaudit/ctxaudit/internal/harnesslab/model"
 )
@@ -207,8 +208,11 @@ func claudeCodeToolScenarios() []Scenario {
 			},
 		},
 		{
-			Known: []string{"call 1 (mcp__lab__lab_dump): original.chars: recorded exactly 186046, true 183000"},
-			Name:  "mcp-over-limit", Case: "MCP tool, 183,000-char result (over the 25,000-token limit)", MCP: true,
+			// Claude Code saves the result's content array as JSON (186,046
+			// chars, which its "181.7KB" label measures); the tool's output
+			// is the text of the blocks, 183,000 chars, which the saved file
+			// gives exactly once its blocks are decoded.
+			Name: "mcp-over-limit", Case: "MCP tool, 183,000-char result (over the 25,000-token limit)", MCP: true,
 			Script: func(e Env) model.Script {
 				return steps(absentAnswer, one(ccToolSearch("mcp__lab__lab_dump")),
 					one(model.ToolCall{Name: "mcp__lab__lab_dump", Input: map[string]any{"n": 3000}}))
@@ -217,7 +221,7 @@ func claudeCodeToolScenarios() []Scenario {
 				m := measure(Lines("mcp", 3000, 60))
 				return []CallTruth{toolSearchTruth, {Tool: "mcp__lab__lab_dump", Did: "2 KB preview of the JSON content array + full result saved to a file",
 					Truncated: true, Kind: "explicit", Strategy: "spill_to_file",
-					Original:   map[string]Size{"chars": exact(m.chars)},
+					Original:   map[string]Size{"bytes": exact(m.bytes), "chars": exact(m.chars), "lines": exact(m.lines)},
 					Disclosure: [3]bool{true, true, true}}}, []AnswerTruth{{Risk: "high"}}
 			},
 		},
@@ -229,7 +233,9 @@ func claudeCodeToolScenarios() []Scenario {
 				s := steps(absentAnswer, one(model.ToolCall{Name: "Agent", Input: map[string]any{
 					"description": "lab sub-agent", "prompt": "LAB_SUBAGENT: run cat big.txt", "subagent_type": "general-purpose", "run_in_background": false}}))
 				s.SubMarker = "LAB_SUBAGENT"
-				s.SubSteps = []model.Step{{Calls: one(ccBash("cat big.txt"))}, {Text: "Sub-agent: there is no LAB_MARKER line."}}
+				// Held back 1.5 s, so the sub-agent's duration_ms, which its
+				// result quotes, has four digits on every run.
+				s.SubSteps = []model.Step{{Calls: one(ccBash("cat big.txt")), Delay: 1500 * time.Millisecond}, {Text: "Sub-agent: there is no LAB_MARKER line."}}
 				return s
 			},
 			Truth: func(e Env) ([]CallTruth, []AnswerTruth) {

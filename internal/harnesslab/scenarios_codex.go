@@ -55,6 +55,21 @@ func CodexScenarios() []Scenario {
 			},
 		},
 		{
+			// tool_output_token_limit is the user's cap, not the call's: the
+			// cut is the harness's, at a budget other than the default.
+			Name: "exec-config-token-limit", Case: "exec_command, 183,000-byte output, tool_output_token_limit = 2000 in config.toml",
+			Config: "tool_output_token_limit = 2000",
+			Setup:  writeFiles(map[string]string{"big.txt": cxBig}),
+			Script: func(e Env) model.Script { return steps(absentAnswer, cxExec("cat big.txt")) },
+			Truth: func(e Env) ([]CallTruth, []AnswerTruth) {
+				m := measure(cxBig)
+				return []CallTruth{{Tool: "exec_command", Did: "head+tail within the configured 2,000 tokens; same header",
+					Truncated: true, Kind: "explicit", Strategy: "head_tail",
+					Original:   map[string]Size{"lines": exact(m.lines)},
+					Disclosure: [3]bool{true, false, false}}}, []AnswerTruth{{Risk: "high"}}
+			},
+		},
+		{
 			Name: "exec-max-output-tokens", Case: "exec_command asking max_output_tokens=500",
 			Setup: writeFiles(map[string]string{"big.txt": cxBig}),
 			Script: func(e Env) model.Script {

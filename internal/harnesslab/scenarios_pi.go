@@ -209,6 +209,45 @@ func piMoreScenarios() []Scenario {
 func piSearchScenarios() []Scenario {
 	return []Scenario{
 		{
+			Name: "find-small", Case: "find, 20 matching files (under the 1,000-result limit)",
+			Setup: writeFiles(piManyFiles(20)),
+			Script: func(e Env) model.Script {
+				return steps(absentAnswer, piCall("find", map[string]any{"pattern": "*.txt", "path": filepath.Join(e.Work, "many")}))
+			},
+			Truth: func(e Env) ([]CallTruth, []AnswerTruth) {
+				return []CallTruth{{Tool: "find", Did: "every match", Kind: "none", Strategy: "none"}}, []AnswerTruth{{Risk: "none"}}
+			},
+		},
+		{
+			Name: "find-over-limit", Case: "find, 1,200 matching files (over the 1,000-result limit)",
+			Setup: writeFiles(piManyFiles(1200)),
+			Script: func(e Env) model.Script {
+				return steps(absentAnswer, piCall("find", map[string]any{"pattern": "*.txt", "path": filepath.Join(e.Work, "many")}))
+			},
+			Truth: func(e Env) ([]CallTruth, []AnswerTruth) {
+				// The notice says the limit was hit and how to get more, not of what total.
+				return []CallTruth{{Tool: "find", Did: "first 1,000 results, notice: limit reached, use limit=2000 or refine",
+					Truncated: true, Kind: "explicit", Strategy: "head",
+					Disclosure: [3]bool{false, true, true}}}, []AnswerTruth{{Risk: "high"}}
+			},
+		},
+		{
+			// pi compacts at the end of the agent loop once the last answer's
+			// usage passes the context window less its 16,384-token reserve
+			// (here 190,000 of 200,000); the summary request gets the side text.
+			Name: "compaction-after-answer", Case: "bash, then an answer whose usage nears the context window: pi compacts",
+			Compactions: ptr(1),
+			Setup:       writeFiles(map[string]string{"small.txt": piSmall}),
+			Script: func(e Env) model.Script {
+				s := steps(absentAnswer, piCall("bash", map[string]any{"command": "cat small.txt"}))
+				s.Steps[len(s.Steps)-1].InputTokens = 190000
+				return s
+			},
+			Truth: func(e Env) ([]CallTruth, []AnswerTruth) {
+				return []CallTruth{{Tool: "bash", Did: "whole output", Kind: "none", Strategy: "none"}}, []AnswerTruth{{Risk: "none"}}
+			},
+		},
+		{
 			Name: "grep-over-limit", Case: "grep, 300 matching lines (over the 100-match limit)",
 			Setup: writeFiles(map[string]string{"matches.txt": Lines("needle", 300, 30)}),
 			Script: func(e Env) model.Script {

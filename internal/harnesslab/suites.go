@@ -85,8 +85,11 @@ where/why/how-to-continue.
   processor and the ClickHouse exporter; the rows must agree with the transcript's
   (` + "`go test ./internal/harnesslab`" + `).
 - The transcript is copied into [testdata/lab](../testdata/lab) with its truth file (what is
-  left out is listed in its README); ` + "`make test`" + ` re-checks every recording without npm, and
-  ` + "`make lab`" + ` re-runs the harnesses, re-records and rewrites this page.
+  left out is listed in its README), normalised so that an unchanged harness re-records it byte
+  for byte: run-chosen ids, paths and clock readings become fixed placeholders of the same
+  length, and the verdicts on the raw and the normalised copy must agree. ` + "`make test`" + `
+  re-checks every recording without npm, and ` + "`make lab`" + ` re-runs the harnesses, re-records
+  and rewrites this page.
 
 `)
 	calls, okCalls, answers, okAnswers, harnesses := 0, 0, 0, 0, map[string]bool{}
@@ -125,13 +128,17 @@ where/why/how-to-continue.
 			if len(v.Problems) > 0 {
 				mark = "✗ " + strings.Join(v.Problems, "; ")
 			}
-			riskCell := ""
+			riskCell, truth, recorded := "", truthText(v.Call), v.Recorded
 			if i == len(r.Calls)-1 {
 				riskCell = strings.Join(risks, ", ")
+				if r.Truth.Compactions != nil {
+					truth += fmt.Sprintf("; session: %d compactions", *r.Truth.Compactions)
+					recorded += fmt.Sprintf("; session: %d compactions", r.Compactions)
+				}
 			}
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 				r.Truth.Harness, r.Truth.Version, cell(r.Truth.Case), v.Call.Tool, cell(v.Call.Did),
-				cell(truthText(v.Call)), cell(v.Recorded), riskCell, cell(mark))
+				cell(truth), cell(recorded), riskCell, cell(mark))
 		}
 		for _, k := range r.Truth.KnownDiscrepancy {
 			known = append(known, fmt.Sprintf("- %s@%s %s: %s", r.Truth.Harness, r.Truth.Version, r.Truth.Scenario, k))

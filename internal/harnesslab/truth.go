@@ -82,6 +82,9 @@ type Truth struct {
 	Case     string        `json:"case"`
 	Calls    []CallTruth   `json:"calls"`
 	Answers  []AnswerTruth `json:"answers"`
+	// Compactions, when set, is how many compactions the session record
+	// must count.
+	Compactions *int `json:"compactions,omitempty"`
 	// KnownDiscrepancy names a verdict ctxaudit is known to get wrong on
 	// this run, with the field and why; the check then expects exactly
 	// that mismatch, so a fix shows up as a failure to update the note.

@@ -107,6 +107,7 @@ type envelope struct {
 // is given, so one parser can serve callers that route records differently
 // from one line to the next.
 func New(opts transcript.Options) *Parser {
+	opts.ReadSaved = savedContentReader(opts.ReadSaved)
 	return &Parser{
 		opts:      opts,
 		detect:    opts.DetectFunc(),

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Server is a scripted model server on a loopback port.
@@ -91,6 +92,13 @@ func StartAnthropic(ctx context.Context, script Script, mainTool, logPath string
 			}
 			step, note := anthropicStep(script, req, mainTool)
 			s.log.write(r.URL.String(), body, note)
+			if step.Delay > 0 {
+				select {
+				case <-time.After(step.Delay):
+				case <-r.Context().Done():
+					return
+				}
+			}
 			id := fmt.Sprintf("msg_lab%06d", s.next())
 			if req.Stream {
 				writeAnthropicSSE(w, id, req.Model, step, s)
@@ -187,7 +195,7 @@ func stopReason(step Step) string {
 
 func writeAnthropicSSE(w http.ResponseWriter, id, model string, step Step, s *Server) {
 	e := newSSE(w)
-	usage := obj{"input_tokens": 100, "output_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+	usage := obj{"input_tokens": step.inputTokens(), "output_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
 	e.event("message_start", obj{"type": "message_start", "message": obj{
 		"id": id, "type": "message", "role": "assistant", "model": model, "content": []any{},
 		"stop_reason": nil, "stop_sequence": nil, "usage": usage}})
@@ -212,6 +220,6 @@ func writeAnthropicJSON(w http.ResponseWriter, id, model string, step Step, s *S
 	_ = json.NewEncoder(w).Encode(obj{
 		"id": id, "type": "message", "role": "assistant", "model": model,
 		"content": anthropicBlocks(step, s), "stop_reason": stopReason(step), "stop_sequence": nil,
-		"usage": obj{"input_tokens": 100, "output_tokens": 20},
+		"usage": obj{"input_tokens": step.inputTokens(), "output_tokens": 20},
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"time"
 )
 
 // ToolCall is one tool call the scripted model makes: the harness's own tool
@@ -24,6 +25,20 @@ type ToolCall struct {
 type Step struct {
 	Text  string     `json:"text,omitempty"`
 	Calls []ToolCall `json:"calls,omitempty"`
+	// Delay holds the answer back, for a harness that prints how long a
+	// step took: a duration of a fixed number of digits keeps the length
+	// of the text it is printed in, and so the recording, the same.
+	Delay time.Duration `json:"delay,omitempty"`
+	// InputTokens is the prompt size the answer's usage reports (default
+	// 100): how full the harness believes its context is.
+	InputTokens int `json:"input_tokens,omitempty"`
+}
+
+func (s Step) inputTokens() int {
+	if s.InputTokens > 0 {
+		return s.InputTokens
+	}
+	return 100
 }
 
 // Script is what the model says. Steps are played in order: the n-th request
@@ -50,7 +65,7 @@ func pick(steps []Step, n int) Step {
 	if n < len(steps) {
 		return steps[n]
 	}
-	return Step{Text: steps[len(steps)-1].Text}
+	return Step{Text: steps[len(steps)-1].Text, InputTokens: steps[len(steps)-1].InputTokens}
 }
 
 // requestLog appends every request body the server received to a JSONL file,
