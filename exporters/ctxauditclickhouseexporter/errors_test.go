@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/ctxaudit/ctxaudit/collector/otelconv"
+	"github.com/ctxaudit/ctxaudit/exporters/ctxauditclickhouseexporter/internal/metadata"
 	"github.com/ctxaudit/ctxaudit/internal/chtest"
 	"github.com/ctxaudit/ctxaudit/schema"
 	"github.com/ctxaudit/ctxaudit/schema/migrations"
@@ -40,7 +41,7 @@ func exportOnce(t *testing.T, cfg *Config) (error, int) {
 	cfg.DialTimeout = 5 * time.Second
 
 	core, logs := observer.New(zap.InfoLevel)
-	set := exportertest.NewNopSettings(componentType)
+	set := exportertest.NewNopSettings(metadata.Type)
 	set.Logger = zap.New(core)
 	ctx := context.Background()
 	te, err := NewFactory().CreateTraces(ctx, set, cfg)

@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/ctxaudit/ctxaudit/collector/otelconv"
+	"github.com/ctxaudit/ctxaudit/exporters/ctxauditclickhouseexporter/internal/metadata"
 	"github.com/ctxaudit/ctxaudit/schema"
 	"github.com/ctxaudit/ctxaudit/schema/chstore"
 )
@@ -38,19 +39,11 @@ type chExporter struct {
 }
 
 func newExporter(cfg *Config, set exporter.Settings) (*chExporter, error) {
-	meter := set.MeterProvider.Meter("github.com/ctxaudit/ctxaudit/exporters/ctxauditclickhouseexporter")
-	rows, err := meter.Int64Counter("ctxaudit_exporter_rows_written",
-		metric.WithDescription("Rows written to the ctxaudit tables"), metric.WithUnit("{row}"))
+	tel, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
 	if err != nil {
 		return nil, err
 	}
-	dropped, err := meter.Int64Counter("ctxaudit_exporter_records_dropped",
-		metric.WithDescription("Spans or log records that could not be mapped to a ctxaudit row (no session or call id)"),
-		metric.WithUnit("{record}"))
-	if err != nil {
-		return nil, err
-	}
-	return &chExporter{cfg: cfg, logger: set.Logger, rowsWritten: rows, dropped: dropped}, nil
+	return &chExporter{cfg: cfg, logger: set.Logger, rowsWritten: tel.CtxauditExporterRowsWritten, dropped: tel.CtxauditExporterRecordsDropped}, nil
 }
 
 func (e *chExporter) start(ctx context.Context, _ component.Host) error {

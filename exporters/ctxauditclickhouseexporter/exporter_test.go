@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/ctxaudit/ctxaudit/collector/otelconv"
+	"github.com/ctxaudit/ctxaudit/exporters/ctxauditclickhouseexporter/internal/metadata"
 	"github.com/ctxaudit/ctxaudit/internal/chtest"
 	"github.com/ctxaudit/ctxaudit/schema"
 )
@@ -32,7 +33,7 @@ func TestConfig(t *testing.T) {
 	}
 	load := func(name string) (*Config, error) {
 		cfg := createDefaultConfig().(*Config)
-		sub, err := cm.Sub(component.NewIDWithName(componentType, name).String())
+		sub, err := cm.Sub(component.NewIDWithName(metadata.Type, name).String())
 		if err != nil {
 			return nil, err
 		}
@@ -65,7 +66,7 @@ func TestExportToClickHouse(t *testing.T) {
 	addr := chtest.Address(t)
 	cfg := createDefaultConfig().(*Config)
 	cfg.Endpoint = addr
-	set := exportertest.NewNopSettings(componentType)
+	set := exportertest.NewNopSettings(metadata.Type)
 	ctx := context.Background()
 
 	te, err := NewFactory().CreateTraces(ctx, set, cfg)
@@ -143,7 +144,7 @@ func TestUnreachableAtStart(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
 	cfg.Endpoint = "clickhouse://default@127.0.0.1:1/ctxaudit"
 	cfg.DialTimeout = 200 * time.Millisecond
-	e, err := newExporter(cfg, exportertest.NewNopSettings(componentType))
+	e, err := newExporter(cfg, exportertest.NewNopSettings(metadata.Type))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,19 +20,15 @@ import (
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 
+	"github.com/ctxaudit/ctxaudit/exporters/ctxauditclickhouseexporter/internal/metadata"
 	"github.com/ctxaudit/ctxaudit/schema/chstore"
 )
 
-// TypeStr is the component type name used in collector configuration.
-const TypeStr = "ctxaudit_clickhouse"
-
-var componentType = component.MustNewType(TypeStr)
-
 // NewFactory returns the exporter factory.
 func NewFactory() exporter.Factory {
-	return exporter.NewFactory(componentType, createDefaultConfig,
-		exporter.WithTraces(createTraces, component.StabilityLevelAlpha),
-		exporter.WithLogs(createLogs, component.StabilityLevelAlpha),
+	return exporter.NewFactory(metadata.Type, createDefaultConfig,
+		exporter.WithTraces(createTraces, metadata.TracesStability),
+		exporter.WithLogs(createLogs, metadata.LogsStability),
 	)
 }
 

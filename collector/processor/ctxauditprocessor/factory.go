@@ -19,19 +19,15 @@ import (
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processorhelper"
 
+	"github.com/ctxaudit/ctxaudit/collector/processor/ctxauditprocessor/internal/metadata"
 	"github.com/ctxaudit/ctxaudit/schema"
 )
 
-// TypeStr is the component type name used in collector configuration.
-const TypeStr = "ctxaudit"
-
-var componentType = component.MustNewType(TypeStr)
-
 // NewFactory returns the processor factory.
 func NewFactory() processor.Factory {
-	return processor.NewFactory(componentType, createDefaultConfig,
-		processor.WithTraces(createTraces, component.StabilityLevelAlpha),
-		processor.WithLogs(createLogs, component.StabilityLevelAlpha),
+	return processor.NewFactory(metadata.Type, createDefaultConfig,
+		processor.WithTraces(createTraces, metadata.TracesStability),
+		processor.WithLogs(createLogs, metadata.LogsStability),
 	)
 }
 

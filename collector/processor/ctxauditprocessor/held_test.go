@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/ctxaudit/ctxaudit/collector/otelconv"
+	"github.com/ctxaudit/ctxaudit/collector/processor/ctxauditprocessor/internal/metadata"
 )
 
 // refusing passes traces on to rows, or refuses them while refuse is set,
@@ -45,7 +46,7 @@ func TestRefusedEmissionIsRetriedWhole(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
 	cfg.SessionIdle = time.Hour
 	sink := &refusing{callRows: newCallRows(nil)}
-	p, err := newTracesProcessor(processortest.NewNopSettings(componentType), cfg, sink)
+	p, err := newTracesProcessor(processortest.NewNopSettings(metadata.Type), cfg, sink)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +87,7 @@ func TestMaxHoldEmitsOpenSessions(t *testing.T) {
 	cfg.SessionIdle = time.Hour
 	cfg.MaxHold = 40 * time.Millisecond
 	sink := newCallRows(nil)
-	p, err := newTracesProcessor(processortest.NewNopSettings(componentType), cfg, sink)
+	p, err := newTracesProcessor(processortest.NewNopSettings(metadata.Type), cfg, sink)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +143,7 @@ func TestShutdownWithRefusingConsumer(t *testing.T) {
 
 	t.Run("memory", func(t *testing.T) {
 		sink := &refusing{callRows: newCallRows(nil), refuse: true}
-		p, err := newTracesProcessor(processortest.NewNopSettings(componentType), cfg, sink)
+		p, err := newTracesProcessor(processortest.NewNopSettings(metadata.Type), cfg, sink)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +164,7 @@ func TestShutdownWithRefusingConsumer(t *testing.T) {
 		scfg.Storage = &fileStorage
 		run := func(sink *refusing) {
 			host, ext := newFileStorage(t, dir)
-			p, err := newTracesProcessor(processortest.NewNopSettings(componentType), &scfg, sink)
+			p, err := newTracesProcessor(processortest.NewNopSettings(metadata.Type), &scfg, sink)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -207,7 +208,7 @@ func TestRestartedBufferSurvivesACrash(t *testing.T) {
 	at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
 	start := func(sink *refusing) (*tracesProcessor, extension.Extension) {
 		host, ext := newFileStorage(t, dir)
-		p, err := newTracesProcessor(processortest.NewNopSettings(componentType), cfg, sink)
+		p, err := newTracesProcessor(processortest.NewNopSettings(metadata.Type), cfg, sink)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -263,7 +264,7 @@ func TestPendingOnlyWhenHeld(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := createDefaultConfig().(*Config)
 			cfg.AnalyzeSessions = tc.analyze
-			p, err := newTracesProcessor(processortest.NewNopSettings(componentType), cfg, newCallRows(nil))
+			p, err := newTracesProcessor(processortest.NewNopSettings(metadata.Type), cfg, newCallRows(nil))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/ctxaudit/ctxaudit/collector/forensics"
 	"github.com/ctxaudit/ctxaudit/collector/otelconv"
+	"github.com/ctxaudit/ctxaudit/collector/processor/ctxauditprocessor/internal/metadata"
 	"github.com/ctxaudit/ctxaudit/collector/redact"
 	"github.com/ctxaudit/ctxaudit/schema"
 )
@@ -41,11 +42,11 @@ func TestConfig(t *testing.T) {
 		want    *Config
 		wantErr string
 	}{
-		{id: component.NewID(componentType), want: createDefaultConfig().(*Config)},
-		{id: component.NewIDWithName(componentType, "custom"), want: &Config{DefaultSource: "codex", AnalyzeSessions: true,
+		{id: component.NewID(metadata.Type), want: createDefaultConfig().(*Config)},
+		{id: component.NewIDWithName(metadata.Type, "custom"), want: &Config{DefaultSource: "codex", AnalyzeSessions: true,
 			SessionIdle: 5 * time.Second, MaxSessions: 10, MaxCallsPerSession: 100, MaxHold: time.Minute, Storage: &fileStorage,
 			Redact: redact.Config{Patterns: []redact.Pattern{{Name: "acme_key", Regex: `acme_(?P<secret>[a-z0-9]{12})`, Keywords: []string{"acme_"}}}}}},
-		{id: component.NewIDWithName(componentType, "bad"), wantErr: "default_source: unknown harness aider"},
+		{id: component.NewIDWithName(metadata.Type, "bad"), wantErr: "default_source: unknown harness aider"},
 	} {
 		t.Run(tc.id.String(), func(t *testing.T) {
 			cfg := createDefaultConfig().(*Config)
@@ -108,7 +109,7 @@ const codexCut = "Exit code: 0\nWall time: 0.1 seconds\nTotal output lines: 300\
 func TestTracesDetectAndAnalyse(t *testing.T) {
 	tel := componenttest.NewTelemetry()
 	defer func() { _ = tel.Shutdown(context.Background()) }()
-	set := processortest.NewNopSettings(componentType)
+	set := processortest.NewNopSettings(metadata.Type)
 	set.TelemetrySettings = tel.NewTelemetrySettings()
 	cfg := createDefaultConfig().(*Config)
 	cfg.SessionIdle = 50 * time.Millisecond
@@ -175,7 +176,7 @@ func TestTracesDetectAndAnalyse(t *testing.T) {
 func TestEvictionIsBoundedAndCounted(t *testing.T) {
 	tel := componenttest.NewTelemetry()
 	defer func() { _ = tel.Shutdown(context.Background()) }()
-	set := processortest.NewNopSettings(componentType)
+	set := processortest.NewNopSettings(metadata.Type)
 	set.TelemetrySettings = tel.NewTelemetrySettings()
 	cfg := createDefaultConfig().(*Config)
 	cfg.MaxSessions = 2
@@ -217,7 +218,7 @@ func TestEvictionIsBoundedAndCounted(t *testing.T) {
 
 func TestClaudeCodeLogEvent(t *testing.T) {
 	sink := new(consumertest.LogsSink)
-	p, err := NewFactory().CreateLogs(context.Background(), processortest.NewNopSettings(componentType), createDefaultConfig(), sink)
+	p, err := NewFactory().CreateLogs(context.Background(), processortest.NewNopSettings(metadata.Type), createDefaultConfig(), sink)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +281,7 @@ func TestUpstreamMarkerDecidesReanalysis(t *testing.T) {
 			cfg := createDefaultConfig().(*Config)
 			cfg.SessionIdle = time.Hour // only shutdown flushes the buffer
 			sink := new(consumertest.TracesSink)
-			p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(componentType), cfg, sink)
+			p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, sink)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -317,7 +318,7 @@ func TestProcessorOutputIsNotReanalysed(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
 	cfg.SessionIdle = time.Hour
 	mid := new(consumertest.TracesSink)
-	first, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(componentType), cfg, mid)
+	first, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, mid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,7 +353,7 @@ func TestProcessorOutputIsNotReanalysed(t *testing.T) {
 	})
 
 	sink := new(consumertest.TracesSink)
-	second, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(componentType), cfg, sink)
+	second, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, sink)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -393,7 +394,7 @@ func TestRestartedBufferIsPartial(t *testing.T) {
 	cfg.MaxCallsPerSession = 2
 	cfg.MaxSessions = 1
 	sink := new(consumertest.TracesSink)
-	p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(componentType), cfg, sink)
+	p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, sink)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -438,7 +439,7 @@ func TestRestartedBufferIsPartial(t *testing.T) {
 // context) is never taken for the original: a size alone is no truncation.
 func TestClaudeCodeResultSizeIsNeverTheOriginal(t *testing.T) {
 	sink := new(consumertest.LogsSink)
-	p, err := NewFactory().CreateLogs(context.Background(), processortest.NewNopSettings(componentType), createDefaultConfig(), sink)
+	p, err := NewFactory().CreateLogs(context.Background(), processortest.NewNopSettings(metadata.Type), createDefaultConfig(), sink)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ctxaudit/ctxaudit/collector/forensics"
 	"github.com/ctxaudit/ctxaudit/collector/otelconv"
+	"github.com/ctxaudit/ctxaudit/collector/processor/ctxauditprocessor/internal/metadata"
 	"github.com/ctxaudit/ctxaudit/collector/redact"
 	"github.com/ctxaudit/ctxaudit/collector/redact/redacttest"
 )
@@ -36,7 +37,7 @@ func TestTracesRedacted(t *testing.T) {
 	cfg.SessionIdle = 20 * time.Millisecond
 	cfg.Redact.Patterns = []redact.Pattern{{Name: "acme", Regex: `acme_[a-z0-9]{12}`}}
 	sink := new(consumertest.TracesSink)
-	p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(componentType), cfg, sink)
+	p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, sink)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +103,7 @@ func TestTracesRedacted(t *testing.T) {
 
 func TestLogsRedacted(t *testing.T) {
 	sink := new(consumertest.LogsSink)
-	p, err := NewFactory().CreateLogs(context.Background(), processortest.NewNopSettings(componentType), createDefaultConfig(), sink)
+	p, err := NewFactory().CreateLogs(context.Background(), processortest.NewNopSettings(metadata.Type), createDefaultConfig(), sink)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,7 @@ import (
 	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/ctxaudit/ctxaudit/collector/otelconv"
+	"github.com/ctxaudit/ctxaudit/collector/processor/ctxauditprocessor/internal/metadata"
 	"github.com/ctxaudit/ctxaudit/collector/session"
 	"github.com/ctxaudit/ctxaudit/exporters/ctxauditclickhouseexporter"
 	"github.com/ctxaudit/ctxaudit/internal/chtest"
@@ -110,7 +111,7 @@ func TestEachCallWrittenOnce(t *testing.T) {
 	rows := newCallRows(exp)
 	cfg := createDefaultConfig().(*Config)
 	cfg.SessionIdle = 100 * time.Millisecond
-	p, err := NewFactory().CreateTraces(ctx, processortest.NewNopSettings(componentType), cfg, rows)
+	p, err := NewFactory().CreateTraces(ctx, processortest.NewNopSettings(metadata.Type), cfg, rows)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +243,7 @@ func TestHeldSessionsSurviveACrash(t *testing.T) {
 	at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
 	newProc := func(sink *callRows) (*tracesProcessor, extension.Extension) {
 		host, ext := newFileStorage(t, dir)
-		set := processortest.NewNopSettings(componentType)
+		set := processortest.NewNopSettings(metadata.Type)
 		p, err := newTracesProcessor(set, cfg, sink)
 		if err != nil {
 			t.Fatal(err)
