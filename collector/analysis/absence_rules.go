@@ -119,7 +119,34 @@ var behaviourVerbs = words(`block blocks hold holds change changes affect affect
 	lock locks retry retries stream streams interrupt interrupts overwrite overwrites replace replaces
 	rename renames move moves use uses care cares worry bother bothers recognise recognize recognizes
 	recognises parse parses expect expects accept accepts do does did happen happens stand stands catch catches
-	capture captures detect detects`)
+	capture captures detect detects finish finishes complete completes succeed succeeds terminate terminates
+	exit exits respond responds converge converges`)
+
+// passiveNot are the participles a negated passive does not make a claim
+// with: those of behaviourVerbs ("isn't blocked", "wasn't changed") and those
+// of need, intent, judgement and state ("is not needed", "isn't supposed to",
+// "is not related", "isn't fixed").
+var passiveNot = func() map[string]bool {
+	m := words(`needed required expected supposed allowed permitted meant intended designed recommended advised
+		guaranteed related tied limited affected impacted concerned interested worried convinced surprised pleased
+		satisfied confused tempted inclined prepared equipped obligated forced involved bothered fixed resolved
+		solved addressed finished completed passed failed succeeded reached stopped killed interrupted paused
+		throttled delayed deprecated ordered sorted based focused optimized optimised aligned compared scheduled
+		authorized authorised authenticated able aware sure married awaited blocked locked broken changed modified altered updated touched
+		affected parsed rendered escaped buffered flushed retried reused triggered respected honoured honored
+		accepted rejected handled recognized recognised detected caught captured noticed watched monitored polled
+		reloaded refreshed`)
+	for v := range behaviourVerbs {
+		if strings.HasSuffix(v, "s") {
+			continue
+		}
+		m[v+"ed"], m[v+"d"] = true, true
+		if n := len(v); n >= 3 && !strings.ContainsRune("aeiouwy", rune(v[n-1])) && strings.ContainsRune("aeiou", rune(v[n-2])) {
+			m[v+v[n-1:]+"ed"] = true // stopped, dropped
+		}
+	}
+	return m
+}()
 
 func words(s string) map[string]bool {
 	m := map[string]bool{}
@@ -220,6 +247,16 @@ var englishRules = []rule{
 		notAfter:  re(`^\s*(?:to\s+(?:be|build|make|do|run|get|keep|avoid|help|work)\b|up\s+yet|by\s+default\s+but)`),
 		notBefore: re(`\b(?:i|we|you)(?:'m|\s+am|'re|\s+are)?\s*$`),
 	},
+	{ // "isn't subscribed to", "wasn't built with debug symbols", "the index
+		// is not created": a negated passive says the thing was not made or
+		// put there, unless the participle is about behaviour, need or
+		// judgement ("isn't blocked", "is not needed", "isn't supposed to").
+		re:        re(`\b(?:(?:is|are|was|were|'s|'re|remains|remain|has\s+been|have\s+been)\s+not|isn't|aren't|wasn't|weren't|hasn't\s+been|haven't\s+been)\s+(?:(?:actually|really|currently|yet|even|explicitly|ever|still|also|properly|correctly|automatically|ever\s+been|been)\s+)*(?:[a-z]+-)?([a-z]+ed|built\s+with|written|bound|sent)\b`),
+		notAfter:  re(`^\s*(?:to\s+(?:be|build|make|do|run|get|keep|avoid|help|work|use|say|the\s+same)\b|that\b|as\s+(?:a|an|the)\b|enough\b|by\s+default\s+but)`),
+		notBefore: re(`\b(?:i|we|you)(?:'m|\s+am|'re|\s+are)?\s*$`),
+		verbNot:   passiveNot,
+		cue:       []string{"not", "n't"},
+	},
 	{ // doesn't exist / does not export / doesn't have
 		re:        re(`\b(?:does\s+not|doesn't|do\s+not|don't|did\s+not|didn't|cannot|can't|will\s+not|won't)\s+` + adv + `(?:exist|contain|include|define|declare|have|mention|export|implement|provide|offer|support|list|expose|reference|call|invoke|import|specify|document|describe|cover|set|configure|enable|register|attach|copy|install|load|query|appear|show|occur|carry|store|ship|bundle|emit|log|print|report|mount|initialize|initialise|instantiate|declare)\b`),
 		notAfter:  re(`^\s*(?:to\s|access|time|permission|enough|an?\s+(?:opinion|preference)|much\s+time|up\b|off\b|out\b|in\s+(?:mind|the\s+way))`),
@@ -232,6 +269,11 @@ var englishRules = []rule{
 		notBefore: re(subjectIWe + `|` + imperative),
 		verbNot:   behaviourVerbs,
 		baseVerb:  true,
+	},
+	{ // "doesn't accept a --config flag", "doesn't take a timeout option": a
+		// verb of accepting with an option noun as object says the option is not there.
+		re:        re(`\b(?:does\s+not|doesn't|do\s+not|don't|did\s+not|didn't|cannot|can't|won't|will\s+not)\s+(?:accept|accepts|take|recognise|recognize|understand|allow|permit)\s+(?:(?:a|an|any|the)\s+)?(?:[\w-]+\s+){0,2}?(?:flags?|options?|arguments?|args?|parameters?|params?|switch|switches|fields?|keys?|headers?|settings?|subcommands?)\b`),
+		notBefore: re(subjectIWe + `|` + imperative),
 	},
 	{ // the same with a bare noun object: "doesn't pin pytest"
 		re:        re(`\b(?:does\s+not|doesn't|do\s+not|don't|did\s+not|didn't)\s+(?:(?:actually|really|currently|even|explicitly|ever|yet|also|properly|always|correctly|fully|necessarily|exactly|quite|entirely|reliably)\s+)*([a-z]+)\s+([a-z][\w-]*(?:\.[\w-]+)*)`),
@@ -350,6 +392,10 @@ var meiyouNotAfter = []string{
 	"其他要做", "別的要做", "别的要做", "其他事", "更多要做", "什麼要做", "什么要做", "理由", "原因", "道理",
 }
 
+// meiyouNothingToAdd: 沒有(其他|別的|更多|什麼)要補充/說/做 … is "nothing (more) to
+// add or do", said of the conversation, not of a source.
+var meiyouNothingToAdd = re(`^(?:其他|其它|別的|别的|更多|什麼|什么|任何)?(?:的)?(?:要|需要|可以|可)(?:補充|补充|說|说|做|報告|报告|回報|回报|交代|提|處理|处理|問|问)`)
+
 // meiyouActions after 沒有 are a deed not done ("我沒有修改…"): not a claim
 // when the agent (or the user) is the subject, or the subject is left out;
 // with another subject ("差異沒有動到 schema") or a relative clause ("沒有執行
@@ -391,7 +437,7 @@ func findTrigger(s string, cl, sent tspan) (tspan, bool) {
 		if !hasCue(c, r.cue) {
 			continue
 		}
-		for _, m := range r.re.FindAllStringIndex(c, 4) {
+		for _, m := range r.re.FindAllStringSubmatchIndex(c, 4) {
 			if best.lo >= 0 && (m[0] > best.lo-cl.lo || m[0] == best.lo-cl.lo && cl.lo+m[1] <= best.hi) {
 				break // the earliest trigger wins, the longest among equals
 			}
@@ -406,12 +452,13 @@ func findTrigger(s string, cl, sent tspan) (tspan, bool) {
 				continue
 			}
 			if r.verbNot != nil || r.objNot != nil {
-				g := r.re.FindStringSubmatchIndex(c[m[0]:])
+				// The groups come from the match in the whole clause: matched
+				// again from m[0], a leading \b before "'s" would fail.
 				group := func(i int) string {
-					if g == nil || len(g) <= 2*i+1 || g[2*i] < 0 {
+					if len(m) <= 2*i+1 || m[2*i] < 0 {
 						return ""
 					}
-					return c[m[0]+g[2*i] : m[0]+g[2*i+1]]
+					return c[m[2*i]:m[2*i+1]]
 				}
 				v := group(1)
 				if r.verbNot[v] || r.objNot[group(2)] ||
@@ -536,7 +583,9 @@ func meiyouDeed(before, rest string) bool {
 		return false
 	}
 	for _, p := range pronounSubjects {
-		if strings.Contains(before, p) {
+		// 我讀過的處理器都沒有檢查…: a pronoun followed by 的 is in a
+		// relative clause or a possessive, and the subject is the noun after it.
+		if k := strings.LastIndex(before, p); k >= 0 && !strings.Contains(before[k:], "的") {
 			return true
 		}
 	}
@@ -561,6 +610,9 @@ func meiyouPossession(before, rest string) bool {
 }
 
 func meiyouIdiom(rest string) bool {
+	if meiyouNothingToAdd.MatchString(rest) {
+		return true
+	}
 	for _, w := range meiyouClaimAfter {
 		if strings.HasPrefix(rest, w) {
 			return false
@@ -601,7 +653,7 @@ var (
 		`|\b(?:in|of|from|within)\s+what\s+(?:i|we)\s+(?:was|were|have\s+been|'ve\s+been|had\s+been)\s+(?:shown|given|sent)\b` +
 		`|\bfrom\s+what\s+(?:i|we)\s+(?:can|could)\s+see\b|\bas\s+far\s+as\s+(?:i|we)\s+(?:can|could)\s+(?:see|tell)\b|\bas\s+far\s+as\s+(?:i|we)(?:'ve|\s+have)?\s+(?:read|looked|seen)\b` +
 		`|\b(?:the\s+)?(?:visible|shown|displayed|returned|truncated|partial|excerpted|previewed|loaded|fetched)\s+(?:part|portion|output|lines|section|text|content|results|page|excerpt|chunk|preview|window|slice|range|head|tail|listing|list|log|file|trace|response|diff|table)\b` +
-		`|\b(?:part|portion|section|lines|bit|chunk|excerpt|page|pages|output|results)\s+(?:of\s+(?:the\s+)?(?:[\w.-]+\s+){1,3}?)?(?:that\s+|which\s+)?(?:i|we)(?:'ve|\s+have|\s+had)?\s+(?:was\s+|were\s+)?(?:read|seen|saw|shown|looked\s+at|checked|viewed|got|received|could\s+see|scanned|fetched|opened)\b` +
+		`|\b(?:part|portion|section|lines|bit|chunk|excerpt|page|pages|output|results)\s+(?:of\s+(?:the\s+)?(?:[\w.-]+\s+){1,3}?)?(?:that\s+|which\s+)?(?:i|we)(?:'ve|\s+have|\s+had)?\s+(?:was\s+|were\s+)?(?:(?:could|can|was\s+able\s+to|were\s+able\s+to|managed\s+to)\s+)?(?:read|seen|saw|see|shown|looked\s+at|look\s+at|checked|check|viewed|view|got|get|received|scanned|scan|fetched|fetch|opened|open|load|loaded|access|accessed)\b` +
 		`|\b(?:part|portion|lines|page|section|output|results)\s+(?:shown|displayed|returned|visible|provided|i\s+got|we\s+got|loaded|i\s+read|i\s+saw|i\s+was\s+shown)\b` +
 		`|\b(?:the|this)\s+(?:preview|excerpt|snippet)\b|\bso\s+far\b|\bup\s+to\s+now\b|\bas\s+of\s+now\b` +
 		`|\bthe\s+(?:head|tail|beginning|start|top)\s+of\s+the\s+(?:file|output|log|page|results)\b|\b(?:this|the\s+first|the\s+current)\s+page\b|\bthe\s+(?:first|opening)\s+(?:part|section|portion|half|screen|chunk)\b`)
@@ -618,7 +670,7 @@ var scopeChinese = []string{
 	"目前看過", "目前看过", "這一頁", "这一页", "這頁", "这页", "本頁", "本页", "第一頁", "第一页", "前半", "檔案開頭", "文件开头", "文件開頭", "輸出開頭", "输出开头", "日誌開頭", "日志开头", "的開頭", "的开头",
 	"我讀的", "我读的", "我看的", "讀取的部分", "读取的部分", "回傳的部分", "返回的部分", "已載入", "已加载",
 	"部分內容", "部分内容", "這部分", "这部分", "這一段", "这一段", "目前的內容", "目前的内容",
-	"我看到的",
+	"我看到的", "的那部分", "的那一部分", "的部分裡", "的部分里", "的部分中",
 }
 
 // findScope looks for a scope phrase in sentence sent for the claim at tr.
