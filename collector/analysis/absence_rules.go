@@ -131,11 +131,18 @@ var passiveNot = func() map[string]bool {
 		guaranteed related tied limited affected impacted concerned interested worried convinced surprised pleased
 		satisfied confused tempted inclined prepared equipped obligated forced involved bothered fixed resolved
 		solved addressed finished completed passed failed succeeded reached stopped killed interrupted paused
-		throttled delayed deprecated ordered sorted based focused optimized optimised aligned compared scheduled
+		throttled delayed deprecated ordered sorted based focused optimized optimised aligned compared
 		authorized authorised authenticated able aware sure married awaited blocked locked broken changed modified altered updated touched
 		affected parsed rendered escaped buffered flushed retried reused triggered respected honoured honored
 		accepted rejected handled recognized recognised detected caught captured noticed watched monitored polled
-		reloaded refreshed`)
+		reloaded refreshed invalidated closed delivered surfaced compressed decompressed formatted encrypted
+		decrypted hashed processed evaluated propagated forwarded released freed cleaned cleared retained
+		preserved enforced sanitized sanitised normalized normalised serialized serialised deserialized encoded
+		decoded translated converted transformed rotated renewed expired evicted restored synced synchronized
+		replicated batched queued dispatched routed proxied redirected cancelled canceled aborted joined reused
+		shared duplicated overwritten truncated split saved persisted returned thrown raised read sent written
+		displayed rendered printed executed reproduced reproducible tuned balanced scaled sized capped bounded
+		paginated indexed localized localised translated quoted escaped trimmed padded rounded`)
 	for v := range behaviourVerbs {
 		if strings.HasSuffix(v, "s") {
 			continue
@@ -209,7 +216,7 @@ var englishRules = []rule{
 	},
 	{ // none of them / found none
 		cue: []string{"none"},
-		re:  re(`\bnone\s+of\s+(?:the|these|those|them|its|our|your|their|my|\d+|x+|q+)\b|\bnone\s+(?:is|are|was|were|exists?|matche[sd]|match|contains?|mentions?|defines?|has|have|includes?|references?|uses?|calls?|showed|shows?|returned|found|appears?|appeared|turned\s+up|exports?|imports?|sets?|registers?|handles?|covers?|implements?|supports?|provides?|declares?|lists?|reads?|checks?|touch(?:es)?|do|does|did|had|produced?|returns?)\b|\b(?:found|returned|showed|yielded|got|matched|see|saw)\s+none\b`),
+		re:  re(`\bnone\s+of\s+(?:the|these|those|them|its|our|your|their|my|\d+|x+|q+)\b|\bnone\s+(?:(?:of\s+them\s+)?(?:failed|fail|fails|failing|errored|broke)\b)|\bnone\s+(?:is|are|was|were|exists?|matche[sd]|match|contains?|mentions?|defines?|has|have|includes?|references?|uses?|calls?|showed|shows?|returned|found|appears?|appeared|turned\s+up|exports?|imports?|sets?|registers?|handles?|covers?|implements?|supports?|provides?|declares?|lists?|reads?|checks?|touch(?:es)?|do|does|did|had|produced?|returns?)\b|\b(?:found|returned|showed|yielded|got|matched|see|saw)\s+none\b`),
 	},
 	{ // not a single / not one
 		cue: []string{"not "},
@@ -217,7 +224,7 @@ var englishRules = []rule{
 	},
 	{ // nothing matched / nothing in the docs / found nothing
 		cue:      []string{"nothing"},
-		re:       re(`\bnothing\s+(?:(?:was|is|has\s+been|got)\s+)?(?:found|matches|matched|turned\s+up|came\s+up|comes\s+up|showed\s+up|shows\s+up|returned|printed|logged|defines?|mentions?|references?|refers|calls?|uses?|sets?|exports?|imports?)\b|\bnothing\s+(?:in|about|related\s+to|regarding|named|called|like|on|under|inside|within)\b|\b(?:found|returned|printed|matched|shows?|showed|yields?|yielded|gave|gives|produced|contains?|mentions?|lists?)\s+nothing\b`),
+		re:       re(`\bnothing\s+(?:(?:was|is|has\s+been|got)\s+)?(?:found|matches|matched|turned\s+up|came\s+up|comes\s+up|showed\s+up|shows\s+up|returned|printed|logged|defines?|mentions?|references?|refers|calls?|uses?|sets?|exports?|imports?)\b|\bnothing\s+(?:in|about|related\s+to|regarding|named|called|like|on|under|inside|within)\b|\b(?:found|returned|printed|matched|shows?|showed|yields?|yielded|gave|gives|produced|contains?|mentions?|lists?|turned\s+up|turns\s+up|came\s+back\s+with|comes\s+back\s+with|came\s+up\s+with|brought\s+up|surfaced|collected|reported|logged|output|outputs)\s+nothing\b`),
 		notAfter: re(`^\s*(?:common|particular|else)\b`),
 	},
 	{ // "nothing registers the handler", "nothing depends on libfoo"
@@ -230,7 +237,7 @@ var englishRules = []rule{
 		notBefore: re(subjectIWe),
 	},
 	{ // zero results / 0 matches
-		re: re(`\b(?:zero|0)\s+(?:results?|matches|hits|occurrences|references|mentions|errors|failures|failed|failing|warnings|entries|rows|lines|files|usages|callers)\b`),
+		re: re(`\b(?:zero|0)\s+(?:results?|matches|hits|occurrences|references|mentions|errors|failures|failed|failing|warnings|entries|rows|lines|files|usages|callers|items|tests|records|documents|objects|events|messages|alerts|issues|findings|vulnerabilities|problems|packages|dependencies|deps|callsites|call\s+sites)\b`),
 	},
 	{ // the list is empty / came back empty
 		cue: []string{"empty"},
@@ -258,7 +265,7 @@ var englishRules = []rule{
 		cue:       []string{"not", "n't"},
 	},
 	{ // doesn't exist / does not export / doesn't have
-		re:        re(`\b(?:does\s+not|doesn't|do\s+not|don't|did\s+not|didn't|cannot|can't|will\s+not|won't)\s+` + adv + `(?:exist|contain|include|define|declare|have|mention|export|implement|provide|offer|support|list|expose|reference|call|invoke|import|specify|document|describe|cover|set|configure|enable|register|attach|copy|install|load|query|appear|show|occur|carry|store|ship|bundle|emit|log|print|report|mount|initialize|initialise|instantiate|declare)\b`),
+		re:        re(`\b(?:does\s+not|doesn't|do\s+not|don't|did\s+not|didn't|cannot|can't|will\s+not|won't)\s+` + adv + `(?:exist|contain|include|define|declare|have|mention|export|implement|provide|offer|support|list|expose|reference|call|invoke|import|specify|document|describe|cover|set|configure|enable|register|attach|copy|install|query|appear|show|occur|carry|store|ship|bundle|emit|log|print|report|mount|initialize|initialise|instantiate|declare)\b`),
 		notAfter:  re(`^\s*(?:to\s|access|time|permission|enough|an?\s+(?:opinion|preference)|much\s+time|up\b|off\b|out\b|in\s+(?:mind|the\s+way))`),
 		notBefore: re(subjectIWe + `|` + imperative),
 	},
@@ -319,9 +326,23 @@ var englishRules = []rule{
 		cue: []string{"neither"},
 		re:  re(`\bneither\s+(?:[\w'./-]+\s+){0,8}?(?:nor\s+(?:[\w'./-]+\s+){0,6}?)?(?:defines?|contains?|mentions?|has|have|includes?|exports?|sets?|references?|uses?|calls?|lists?|declares?|documents?|describes?|covers?|provides?|supports?|shows?|matches|match|is|are|was|were)\b`),
 	},
-	{ // compiled without errors
-		cue: []string{"without"},
-		re:  re(`\bwithout\s+(?:any\s+)?(?:errors?|warnings?|failures?|issues|problems|failing\s+tests)\b`),
+	{ // compiled without errors, passed with no failures
+		cue: []string{"with"},
+		re:  re(`\bwithout\s+(?:any\s+)?(?:errors?|warnings?|failures?|issues|problems|failing\s+tests)\b|\bwith\s+(?:no|zero|0)\s+(?:(?:new|compile|type|lint|test)\s+)?(?:errors?|warnings?|failures?|issues|problems|failing\s+tests|failed\s+tests)\b`),
+	},
+	{ // "adds the column but no index", "a README and no LICENSE": "but/and
+		// no" + a noun after a clause boundary says the second thing is not there.
+		cue:      []string{"no "},
+		re:       re(`^\s*(?:but|and|yet|plus)\s+no\s+[a-z][\w'-]*`),
+		idiom:    noIdioms,
+		notAfter: re(`^\s*(?:[\w'-]+\s+){0,4}?(?:is|are|was|were|be)\s+(?:needed|required|necessary|allowed|expected|wanted)\b`),
+	},
+	{ // "x/sync isn't a dependency", "--dry-run is not a valid option": not a
+		// member of the set of things that exist there.
+		cue:       []string{"not", "n't"},
+		re:        re(`\b(?:(?:is|are|was|were|'s)\s+not|isn't|aren't|wasn't|weren't)\s+(?:(?:a|an|one\s+of\s+the|among\s+the|part\s+of\s+the)\s+)?(?:(?:valid|known|recognized|recognised|supported|declared|direct|listed|registered|defined|available|existing|real)\s+)?(?:dependency|dependencies|option|options|flag|flags|field|fields|column|columns|key|keys|member|members|property|properties|setting|settings|subcommand|subcommands|command|commands|target|targets|parameter|parameters|argument|arguments|table|tables|package|packages|module|modules|variable|variables|entry|entries|route|routes|endpoint|endpoints|requirement|requirements)\b`),
+		notBefore: re(`\b(?:i|we|you|it|this|that)(?:'m|\s+am|'re|\s+are)?\s*$`),
+		notAfter:  re(`^\s*(?:issue|problem|concern|worry|question)\b`),
 	},
 	{ // was already removed (a report of its own deletion is not a claim)
 		cue:       []string{"already", "since"},
@@ -380,7 +401,7 @@ var strongChinese = []string{
 
 // meiyou is 沒有/没有 (and 沒/没 before 有 forms): a claim unless an idiom or
 // the agent's own action follows, or 有 precedes (有沒有: whether).
-var meiyou = []string{"沒有", "没有", "並未", "并未"}
+var meiyou = []string{"沒有", "没有", "並未", "并未", "沒", "没", "從來不", "从来不", "從不", "从不"}
 
 // notIn: 不在 … 裡 ("pandas 不在 lockfile 裡").
 var notIn = re(`(?:並|并)?不在[^，。；,;]{1,40}?(?:裡|里|中|內|内|上|清單|清单|列表)`)
@@ -390,7 +411,32 @@ var meiyouNotAfter = []string{
 	"影響", "影响", "差別", "差别", "區別", "区别", "回應", "回应", "反應", "反应", "權限", "权限", "時間", "时间",
 	"用", "錯，", "错，", "錯。", "错。", "錯", "错", "要求", "真的", "太大", "那麼", "那么",
 	"其他要做", "別的要做", "别的要做", "其他事", "更多要做", "什麼要做", "什么要做", "理由", "原因", "道理",
+	"意見", "意见", "想法", "興趣", "兴趣", "把握", "別的事", "别的事", "其他的事", "其它事", "其它的事",
 }
+
+// meiNotAfter: after 沒/没 alone, idioms (沒事, 沒想到, 沒多久) and 有 (沒有 is
+// matched as a word of its own).
+var meiNotAfter = []string{"有", "事", "想", "多久", "多少", "什麼", "什么", "差", "空", "轍", "辙", "啥", "得"}
+
+// meiyouBehaviour after 沒有 says how something acts or that it failed, not
+// that something is missing: 沒有阻塞事件迴圈, 測試沒通過. Followed by 的 it
+// modifies a noun instead (沒有超時的任務: no timed-out tasks) and is a claim.
+var meiyouBehaviour = []string{
+	"阻塞", "卡住", "當機", "当机", "崩潰", "崩溃", "變慢", "变慢", "拖慢", "中斷", "中断", "洩漏", "泄漏",
+	"破壞", "破坏", "阻擋", "阻挡", "等待", "重試", "重试", "超時", "超时", "通過", "通过", "跑完", "跑通",
+	"過", "过", "成功", "變", "变", "壞", "坏", "掛", "挂", "反映", "用到", "用上", "當掉", "当掉", "處理", "处理",
+	"回應", "回应", "響應", "响应",
+}
+
+// notYet before an action is "not done yet" (遷移還沒跑), not "not there".
+var notYet = []string{"還", "还", "尚", "仍", "仍然", "依然", "都還", "都还"}
+
+// emptyChinese: 結果為空, 輸出是空的 (came back empty); not after 不/能/會
+// (不能為空 is a norm, 不為空 the opposite).
+var emptyChinese = []string{"為空", "为空", "是空的", "一片空白", "空空如也"}
+
+// zeroChinese: 0 個失敗, 回傳 0 筆, 零個結果.
+var zeroChinese = re(`(?:^|[^\d.,])(?:0|零)\s*(?:個|个|筆|笔|條|条|行|項|项|次|處|处|份)?\s*(?:結果|结果|失敗|失败|錯誤|错误|警告|命中|匹配|符合|問題|问题|測試失敗|测试失败|筆|笔|條|条|行|項|项)`)
 
 // meiyouNothingToAdd: 沒有(其他|別的|更多|什麼)要補充/說/做 … is "nothing (more) to
 // add or do", said of the conversation, not of a source.
@@ -405,7 +451,12 @@ var meiyouActions = []string{
 	"提交", "刪除", "删除", "安裝", "安装", "做", "寫", "写", "讀", "读", "看完", "打開", "打开", "檢查", "检查",
 	"查看", "推送", "合併", "合并", "部署", "重啟", "重启", "重新", "啟動", "启动", "建立", "创建", "新增", "增加",
 	"加", "更新", "升級", "升级", "回滾", "回滚", "試", "试", "碰過", "碰过", "跑過", "跑过", "說", "说",
+	"給", "给", "告訴", "告诉",
 }
+
+// deedTime: time words that may stand before a deed whose subject is left
+// out (這次沒改到 schema: "this time [I] did not change …").
+var deedTime = []string{"這次", "这次", "本次", "這回", "这回", "剛才", "刚才", "今天", "目前", "暫時", "暂时", "先"}
 
 var pronounSubjects = []string{"我", "你", "您", "妳", "咱", "他們", "他们"}
 
@@ -419,7 +470,7 @@ var chineseConditional = []string{
 }
 
 // yetChinese before a finding trigger scopes it to what was read so far.
-var yetChinese = []string{"尚未", "還沒", "还没", "目前還", "目前还", "暫時", "暂时"}
+var yetChinese = []string{"尚未", "還沒", "还没", "目前還", "目前还", "暫時", "暂时", "暫未", "暂未", "目前"}
 
 // findTrigger returns the first absence trigger in clause cl of sentence sent.
 func findTrigger(s string, cl, sent tspan) (tspan, bool) {
@@ -543,6 +594,10 @@ func findChineseTrigger(s string, cl tspan) (tspan, bool) {
 			at := from + k
 			from = at + len(w)
 			rest := strings.TrimLeft(c[at+len(w):], " ")
+			if (w == "沒" || w == "没") && hasAnyPrefix(rest, meiNotAfter) || meiyouActsOrFails(rest) ||
+				endsWithAny(c[:at], notYet...) && hasAnyPrefix(rest, meiyouActions) {
+				continue
+			}
 			if strings.HasSuffix(c[:at], "有") || meiyouIdiom(rest) || meiyouDeed(c[:at], rest) ||
 				meiyouPossession(c[:at], rest) || strings.Contains(rest, "就") {
 				// 沒有 X 就 Y: "without X, Y" is a condition.
@@ -554,6 +609,19 @@ func findChineseTrigger(s string, cl tspan) (tspan, bool) {
 	}
 	if m := notIn.FindStringIndex(c); m != nil {
 		consider(m[0], m[1]-m[0])
+	}
+	for _, w := range emptyChinese {
+		if k := strings.Index(c, w); k >= 0 && !endsWithAny(c[:k], "不", "能", "會", "会", "可", "可以", "應", "应") {
+			consider(k, len(w))
+		}
+	}
+	if m := zeroChinese.FindStringIndex(c); m != nil {
+		lo := m[0]
+		if lo < len(c) && c[lo] != '0' && !strings.HasPrefix(c[lo:], "零") {
+			_, size := utf8.DecodeRuneInString(c[lo:])
+			lo += size
+		}
+		consider(lo, m[1]-lo)
 	}
 	if best < 0 {
 		return tspan{}, false
@@ -590,6 +658,9 @@ func meiyouDeed(before, rest string) bool {
 		}
 	}
 	before = strings.TrimRight(before, " 並并還还都也就")
+	for _, w := range deedTime {
+		before = strings.TrimSuffix(strings.TrimRight(before, " ，,"), w)
+	}
 	return strings.TrimSpace(before) == "" && !strings.Contains(rest, "的")
 }
 
@@ -607,6 +678,43 @@ func meiyouPossession(before, rest string) bool {
 		}
 	}
 	return true
+}
+
+func hasAnyPrefix(s string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// meiyouActsOrFails: 沒有 + a behaviour verb not introducing a relative clause.
+func meiyouActsOrFails(rest string) bool {
+	for _, v := range meiyouBehaviour {
+		if !strings.HasPrefix(rest, v) {
+			continue
+		}
+		r := rest[len(v):]
+		if strings.HasPrefix(r, "的") {
+			return false // modifies a noun: 沒有超時的任務
+		}
+		if (v == "過" || v == "过") && (strings.HasPrefix(r, "濾") || strings.HasPrefix(r, "滤")) {
+			return false // 過濾: filtering, not passing
+		}
+		return true
+	}
+	return false
+}
+
+func endsWithAny(s string, suffixes ...string) bool {
+	s = strings.TrimRight(s, " ")
+	for _, x := range suffixes {
+		if strings.HasSuffix(s, x) {
+			return true
+		}
+	}
+	return false
 }
 
 func meiyouIdiom(rest string) bool {
