@@ -142,7 +142,7 @@ var passiveNot = func() map[string]bool {
 		replicated batched queued dispatched routed proxied redirected cancelled canceled aborted joined reused
 		shared duplicated overwritten truncated split saved persisted returned thrown raised read sent written
 		displayed rendered printed executed reproduced reproducible tuned balanced scaled sized capped bounded
-		paginated indexed localized localised translated quoted escaped trimmed padded rounded`)
+		paginated localized localised translated quoted escaped trimmed padded rounded coded hardcoded`)
 	for v := range behaviourVerbs {
 		if strings.HasSuffix(v, "s") {
 			continue
@@ -324,7 +324,7 @@ var englishRules = []rule{
 	},
 	{ // "neither file defines it", "neither A nor B lists it"
 		cue: []string{"neither"},
-		re:  re(`\bneither\s+(?:[\w'./-]+\s+){0,8}?(?:nor\s+(?:[\w'./-]+\s+){0,6}?)?(?:defines?|contains?|mentions?|has|have|includes?|exports?|sets?|references?|uses?|calls?|lists?|declares?|documents?|describes?|covers?|provides?|supports?|shows?|matches|match|is|are|was|were)\b`),
+		re:  re(`\bneither\s+(?:[\w'./-]+\s+){0,8}?(?:nor\s+(?:[\w'./-]+\s+){0,6}?)?(?:defines?|contains?|mentions?|has|have|includes?|exports?|sets?|references?|uses?|calls?|lists?|declares?|documents?|describes?|covers?|provides?|supports?|shows?|matches|match|is|are|was|were)\b|\bneither\s+(?:[\w'./-]+\s+){1,8}?nor\s+(?:[\w'./-]+\s+){1,6}?(?:[a-z]+s)\b`),
 	},
 	{ // compiled without errors, passed with no failures
 		cue: []string{"with"},
@@ -396,7 +396,25 @@ var strongChinese = []string{
 	"未設置", "未配置", "未註冊", "未注册", "未記錄", "未记录", "未提供", "不支援", "不支持", "未支援", "未支持",
 	"無相關", "无相关", "不再存在", "未曾出現", "未曾出现", "未記載", "未记载", "沒有記載", "没有记载", "未說明",
 	"未说明", "未描述", "未涵蓋", "未覆蓋", "未覆盖", "未啟用", "未启用", "未開啟", "未开启", "未安裝", "未安装",
-	"未註明", "未注明", "未指定", "未驗證", "未验证", "未校驗", "未校验",
+	"未註明", "未注明", "未指定", "未驗證", "未验证", "未校驗", "未校验", "未提", "隻字未提", "只字未提",
+}
+
+// attributive strong triggers read as "the missing …" before 的.
+var attributive = map[string]bool{"缺少": true, "缺失": true}
+
+// omitChinese: 省略了時區偏移 (omits); like 缺少, attributive before 的, and the
+// agent's own slip after 我.
+var omitChinese = []string{"省略", "略去", "略掉", "遺漏", "遗漏", "漏掉", "漏了"}
+
+// pronounSubject: a pronoun in before that is not inside a relative clause
+// or a possessive (我讀過的…).
+func pronounSubject(before string) bool {
+	for _, p := range pronounSubjects {
+		if k := strings.LastIndex(before, p); k >= 0 && !strings.Contains(before[k:], "的") {
+			return true
+		}
+	}
+	return false
 }
 
 // meiyou is 沒有/没有 (and 沒/没 before 有 forms): a claim unless an idiom or
@@ -416,7 +434,16 @@ var meiyouNotAfter = []string{
 
 // meiNotAfter: after 沒/没 alone, idioms (沒事, 沒想到, 沒多久) and 有 (沒有 is
 // matched as a word of its own).
-var meiNotAfter = []string{"有", "事", "想", "多久", "多少", "什麼", "什么", "差", "空", "轍", "辙", "啥", "得"}
+var meiNotAfter = []string{"有", "事", "想", "多久", "多少", "什麼", "什么", "差", "空", "轍", "辙", "啥", "得", "法"}
+
+// meiNeng: 沒能 + a verb is "could not …" (沒能復現: a failure), except with a
+// finding verb (沒能找到: not found).
+func meiNeng(rest string) bool {
+	r, ok := strings.CutPrefix(rest, "能")
+	return ok && !hasAnyPrefix(r, findingChinese)
+}
+
+var findingChinese = []string{"找到", "發現", "发现", "看到", "見到", "见到", "查到", "搜到", "找出", "定位到"}
 
 // meiyouBehaviour after 沒有 says how something acts or that it failed, not
 // that something is missing: 沒有阻塞事件迴圈, 測試沒通過. Followed by 的 it
@@ -425,7 +452,8 @@ var meiyouBehaviour = []string{
 	"阻塞", "卡住", "當機", "当机", "崩潰", "崩溃", "變慢", "变慢", "拖慢", "中斷", "中断", "洩漏", "泄漏",
 	"破壞", "破坏", "阻擋", "阻挡", "等待", "重試", "重试", "超時", "超时", "通過", "通过", "跑完", "跑通",
 	"過", "过", "成功", "變", "变", "壞", "坏", "掛", "挂", "反映", "用到", "用上", "當掉", "当掉", "處理", "处理",
-	"回應", "回应", "響應", "响应",
+	"回應", "回应", "響應", "响应", "走", "導致", "导致", "造成", "引起", "引發", "引发", "弄壞", "弄坏", "搞壞",
+	"搞坏", "搞砸", "弄亂", "弄乱",
 }
 
 // notYet before an action is "not done yet" (遷移還沒跑), not "not there".
@@ -527,7 +555,7 @@ func findTrigger(s string, cl, sent tspan) (tspan, bool) {
 			break
 		}
 	}
-	if sp, ok := findChineseTrigger(s, cl); ok && (best.lo < 0 || sp.lo < best.lo) {
+	if sp, ok := findChineseTrigger(s, cl, sent); ok && (best.lo < 0 || sp.lo < best.lo) {
 		best = sp
 	}
 	return best, best.lo >= 0
@@ -562,11 +590,15 @@ func findingTrigger(s string, sp tspan) bool {
 	return false
 }
 
-func findChineseTrigger(s string, cl tspan) (tspan, bool) {
+func findChineseTrigger(s string, cl, sent tspan) (tspan, bool) {
 	c := s[cl.lo:cl.hi]
 	if c == "" || isASCII(c) {
 		return tspan{}, false
 	}
+	// 我看過的 diff 裡，沒有修改任何設定檔: a clause after a place phrase
+	// (…裡，) has that place as its subject; 沒有 + an action there is not the
+	// agent's own deed.
+	locative := endsWithAny(strings.TrimRight(s[sent.lo:cl.lo], " ，,"), "裡", "里", "中", "內", "内")
 	best := -1
 	bestLen := 0
 	consider := func(at, n int) {
@@ -581,9 +613,24 @@ func findChineseTrigger(s string, cl tspan) (tspan, bool) {
 		best, bestLen = at, n
 	}
 	for _, w := range strongChinese {
-		if k := strings.Index(c, w); k >= 0 {
-			consider(k, len(w))
+		k := strings.Index(c, w)
+		if k < 0 {
+			continue
 		}
+		if attributive[w] && strings.HasPrefix(c[k+len(w):], "的") && !strings.HasPrefix(c[k+len(w):], "的是") {
+			continue // 補上缺少的 import: "the missing import", an action
+		}
+		consider(k, len(w))
+	}
+	for _, w := range omitChinese {
+		k := strings.Index(c, w)
+		if k < 0 || strings.HasPrefix(c[k+len(w):], "的") && !strings.HasPrefix(c[k+len(w):], "的是") {
+			continue
+		}
+		if pronounSubject(c[:k]) {
+			continue // 我漏掉了: the agent's own slip
+		}
+		consider(k, len(w))
 	}
 	for _, w := range meiyou {
 		for from := 0; from < len(c); {
@@ -594,11 +641,12 @@ func findChineseTrigger(s string, cl tspan) (tspan, bool) {
 			at := from + k
 			from = at + len(w)
 			rest := strings.TrimLeft(c[at+len(w):], " ")
-			if (w == "沒" || w == "没") && hasAnyPrefix(rest, meiNotAfter) || meiyouActsOrFails(rest) ||
+			if (w == "沒" || w == "没") && (hasAnyPrefix(rest, meiNotAfter) || meiNeng(rest)) || meiyouActsOrFails(rest) ||
+				whenClause(rest) ||
 				endsWithAny(c[:at], notYet...) && hasAnyPrefix(rest, meiyouActions) {
 				continue
 			}
-			if strings.HasSuffix(c[:at], "有") || meiyouIdiom(rest) || meiyouDeed(c[:at], rest) ||
+			if strings.HasSuffix(c[:at], "有") || meiyouIdiom(rest) || !locative && meiyouDeed(c[:at], rest) ||
 				meiyouPossession(c[:at], rest) || strings.Contains(rest, "就") {
 				// 沒有 X 就 Y: "without X, Y" is a condition.
 				continue
@@ -650,12 +698,10 @@ func meiyouDeed(before, rest string) bool {
 	if !act {
 		return false
 	}
-	for _, p := range pronounSubjects {
-		// 我讀過的處理器都沒有檢查…: a pronoun followed by 的 is in a
-		// relative clause or a possessive, and the subject is the noun after it.
-		if k := strings.LastIndex(before, p); k >= 0 && !strings.Contains(before[k:], "的") {
-			return true
-		}
+	// 我讀過的處理器都沒有檢查…: a pronoun followed by 的 is in a relative
+	// clause or a possessive, and the subject is the noun after it.
+	if pronounSubject(before) {
+		return true
 	}
 	before = strings.TrimRight(before, " 並并還还都也就")
 	for _, w := range deedTime {
@@ -680,6 +726,16 @@ func meiyouPossession(before, rest string) bool {
 	return true
 }
 
+// whenClause: 沒有暫存的檔案時，… is "when there are none", a condition.
+func whenClause(rest string) bool {
+	for _, w := range []string{"時", "时", "的時候", "的时候", "之時"} {
+		if k := strings.Index(rest, w); k >= 0 {
+			return strings.TrimSpace(rest[k+len(w):]) == ""
+		}
+	}
+	return false
+}
+
 func hasAnyPrefix(s string, prefixes []string) bool {
 	for _, p := range prefixes {
 		if strings.HasPrefix(s, p) {
@@ -691,6 +747,12 @@ func hasAnyPrefix(s string, prefixes []string) bool {
 
 // meiyouActsOrFails: 沒有 + a behaviour verb not introducing a relative clause.
 func meiyouActsOrFails(rest string) bool {
+	for _, a := range []string{"再也", "再", "有再", "真的", "真正"} {
+		if r, ok := strings.CutPrefix(rest, a); ok {
+			rest = r
+			break
+		}
+	}
 	for _, v := range meiyouBehaviour {
 		if !strings.HasPrefix(rest, v) {
 			continue
@@ -756,13 +818,14 @@ var (
 	// scopeLines: "lines 1-500", "up to line 2000".
 	scopeLines  = re(`\blines?\s+(\d[\d,]*)\s*(?:-|–|—|to|through|thru)\s*(\d[\d,]*)\b`)
 	scopeUpTo   = re(`\b(?:up\s+to|until|before|through)\s+line\s+(\d[\d,]*)\b`)
-	scopeEnglsh = re(`\b(?:in|of|from|within|among|across|on)\s+(?:the\s+|this\s+)?(?:part|parts|portion|portions|section|sections|lines|chunk|chunks|bit|excerpt|snippet|sample|slice|output|results|content|text|page|pages|file|files|log)\s+(?:that\s+|which\s+)?(?:i|we)(?:'ve|\s+have|\s+had|'d)?\s+(?:\w+\s+)?(?:read|seen|saw|looked\s+at|checked|viewed|got|received|was\s+shown|were\s+shown|could\s+see|can\s+see|scanned|inspected|reviewed|opened|fetched|loaded)\b` +
+	scopeEnglsh = re(`\b(?:in|of|from|within|among|across|on)\s+(?:the\s+|this\s+|these\s+)?(?:part|parts|portion|portions|section|sections|lines|rows|chunk|chunks|bit|excerpt|excerpts|snippet|snippets|sample|slice|output|results|content|text|page|pages|file|files|log|logs|entries|records|messages|matches|items|commits|events|documents|responses)\s+(?:that\s+|which\s+)?(?:i|we)(?:'ve|\s+have|\s+had|'d)?\s+(?:\w+\s+)?(?:read|seen|saw|looked\s+at|checked|viewed|got|received|was\s+shown|were\s+shown|could\s+see|can\s+see|scanned|inspected|reviewed|opened|fetched|loaded)\b` +
 		`|\b(?:in|of|from|within|among)\s+what\s+(?:i|we)(?:'ve|\s+have|\s+had)?\s+(?:\w+\s+)?(?:read|seen|saw|looked\s+at|checked|viewed|got|received|been\s+shown|could\s+see|can\s+see|reviewed|scanned|fetched)\b` +
 		`|\b(?:in|of|from|within)\s+what\s+(?:i|we)\s+(?:was|were|have\s+been|'ve\s+been|had\s+been)\s+(?:shown|given|sent)\b` +
 		`|\bfrom\s+what\s+(?:i|we)\s+(?:can|could)\s+see\b|\bas\s+far\s+as\s+(?:i|we)\s+(?:can|could)\s+(?:see|tell)\b|\bas\s+far\s+as\s+(?:i|we)(?:'ve|\s+have)?\s+(?:read|looked|seen)\b` +
-		`|\b(?:the\s+)?(?:visible|shown|displayed|returned|truncated|partial|excerpted|previewed|loaded|fetched)\s+(?:part|portion|output|lines|section|text|content|results|page|excerpt|chunk|preview|window|slice|range|head|tail|listing|list|log|file|trace|response|diff|table)\b` +
+		`|\b(?:the\s+)?(?:visible|shown|displayed|returned|truncated|partial|excerpted|previewed|loaded|fetched)\s+(?:(?:test|build|search|grep|command|query|api|log|diff|page|file|tool|job|ci|shell|curl)\s+)?(?:part|portion|output|lines|section|text|content|results|page|excerpt|chunk|preview|window|slice|range|head|tail|listing|list|log|file|trace|response|diff|table)\b` +
 		`|\b(?:part|portion|section|lines|bit|chunk|excerpt|page|pages|output|results)\s+(?:of\s+(?:the\s+)?(?:[\w.-]+\s+){1,3}?)?(?:that\s+|which\s+)?(?:i|we)(?:'ve|\s+have|\s+had)?\s+(?:was\s+|were\s+)?(?:(?:could|can|was\s+able\s+to|were\s+able\s+to|managed\s+to)\s+)?(?:read|seen|saw|see|shown|looked\s+at|look\s+at|checked|check|viewed|view|got|get|received|scanned|scan|fetched|fetch|opened|open|load|loaded|access|accessed)\b` +
 		`|\b(?:part|portion|lines|page|section|output|results)\s+(?:shown|displayed|returned|visible|provided|i\s+got|we\s+got|loaded|i\s+read|i\s+saw|i\s+was\s+shown)\b` +
+		`|\b(?:part|portion|section|chunk|lines|rows|bit|slice)\s+of\s+(?:the\s+)?(?:[\w.-]+\s+){1,3}?(?:that|which)\s+(?:was|were|got|has\s+been|have\s+been)\s+(?:returned|shown|displayed|delivered|loaded|fetched|printed|sent|kept|included)\b` +
 		`|\b(?:the|this)\s+(?:preview|excerpt|snippet)\b|\bso\s+far\b|\bup\s+to\s+now\b|\bas\s+of\s+now\b` +
 		`|\bthe\s+(?:head|tail|beginning|start|top)\s+of\s+the\s+(?:file|output|log|page|results)\b|\b(?:this|the\s+first|the\s+current)\s+page\b|\bthe\s+(?:first|opening)\s+(?:part|section|portion|half|screen|chunk)\b`)
 	scopeYet = re(`\byet\b`)
