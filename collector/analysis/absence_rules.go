@@ -181,7 +181,7 @@ var noIdioms = re(`^no\s+(?:need|needs|problem|problems|worries|worry|doubt|way|
 var englishRules = []rule{
 	{ // there is no / there isn't / there are none
 		cue:      []string{"there"},
-		re:       re(`\bthere(?:'s|\s+is|\s+are|\s+was|\s+were|\s+has\s+been|\s+have\s+been|\s+seems\s+to\s+be|\s+appears\s+to\s+be|\s+is\s+still|\s+are\s+still|\s+is\s+currently|\s+are\s+currently)\s+(?:no|not\s+any|not\s+a\s+single|not\s+one|nothing|none|zero)\b|\bthere\s+(?:isn't|aren't|wasn't|weren't|is\s+not|are\s+not|was\s+not|were\s+not)\b`),
+		re:       re(`\bthere(?:'s|\s+is|\s+are|\s+was|\s+were|\s+has\s+been|\s+have\s+been|\s+seems\s+to\s+be|\s+appears\s+to\s+be|\s+is\s+still|\s+are\s+still|\s+is\s+currently|\s+are\s+currently)\s+(?:no|not\s+any|not\s+a\s+single|not\s+one|nothing|none|zero)\b|\bthere\s+(?:isn't|aren't|wasn't|weren't|is\s+not|are\s+not|was\s+not|were\s+not)\b|\bthere\s+(?:doesn't|does\s+not|didn't|did\s+not|don't|do\s+not)\s+(?:seem|appear)\s+to\s+(?:be|have\s+been|exist)\b`),
 		notAfter: re(`^\s*(?:(?:a|any|real|much|big|such)\s+)?(?:need|needs|doubt|harm|problem|problems|rush|hurry|point|guarantee|way|reason|choice|question|difference|excuse|shortcut|telling|denying|hope|chance|time|rule|issue\s+with\s+(?:that|this|it)|obligation|requirement)\b|^\s*(?:else\s+)?(?:to\s|left\s+to|more\s+to|wrong|much\s+to|that\s+(?:needs|need|requires|should|must)|which\s+(?:needs|requires))`),
 	},
 	{ // no X was found / no X is defined
@@ -199,7 +199,7 @@ var englishRules = []rule{
 	},
 	{ // nobody calls it
 		cue: []string{"no"},
-		re:  re(`\b(?:nobody|no\s+one|no-one)\s+(?:ever\s+|actually\s+)?(?:calls?|uses?|references?|imports?|sets?|reads?|mentions?|defines?|registers?|invokes?)\b`),
+		re:  re(`\b(?:nobody|no\s+one|no-one)\s+(?:ever\s+|actually\s+)?(?:calls?|uses?|references?|imports?|sets?|reads?|mentions?|defines?|registers?|invokes?|called|used|referenced|imported|wrote|writes|added|adds|created|creates|defined|registered|implemented|implements|configured|configures|documented|documents|mentioned|reported|reports|owns)\b`),
 	},
 	{ // no such / no mention / no errors / no `tokensAfter`
 		cue:       []string{"no "},
@@ -243,8 +243,14 @@ var englishRules = []rule{
 		cue: []string{"empty"},
 		re:  re(`\b(?:is|are|was|were|came\s+back|comes\s+back|returned|returns|looks|seems)\s+(?:(?:still|completely|entirely|totally|all|just)\s+)?empty\b`),
 	},
-	{ // couldn't find / don't see / never found
-		re:        re(`\b(?:could\s+not|couldn't|can't|cannot|can\s+not|did\s+not|didn't|do\s+not|don't|does\s+not|doesn't|unable\s+to|failed\s+to|fail\s+to|never|haven't|have\s+not|hasn't|has\s+not|wasn't\s+able\s+to|weren't\s+able\s+to|was\s+not\s+able\s+to|not\s+able\s+to)\s+(?:(?:yet|actually|really|even|seem\s+to|manage\s+to|quite|ever|been\s+able\s+to|immediately|find\s+or)\s+)*(?:find|found|locate|located|see|seen|spot|spotted|detect|detected|identify|identified|discover|discovered|come\s+across|turn\s+up|turned\s+up|notice|noticed|get\s+(?:a|an|any)|got\s+(?:a|an|any)|receive|received)\b`),
+	{ // couldn't find / never found / "Didn't find anything in the wiki": a
+		// report with its subject left out is still a finding.
+		re:       re(`\b(?:could\s+not|couldn't|can't|cannot|can\s+not|did\s+not|didn't|does\s+not|doesn't|unable\s+to|failed\s+to|fail\s+to|never|haven't|have\s+not|hasn't|has\s+not|wasn't\s+able\s+to|weren't\s+able\s+to|was\s+not\s+able\s+to|not\s+able\s+to)\s+(?:(?:yet|actually|really|even|seem\s+to|manage\s+to|quite|ever|been\s+able\s+to|immediately|find\s+or)\s+)*(?:find|found|locate|located|see|seen|spot|spotted|detect|detected|identify|identified|discover|discovered|come\s+across|turn\s+up|turned\s+up|notice|noticed|get\s+(?:a|an|any)|got\s+(?:a|an|any)|receive|received)\b`),
+		notAfter: re(`^\s*(?:why|how|what|whether|if|the\s+point|a\s+(?:reason|way|need|problem|difference|chance)|any\s+(?:reason|way|need|problem|difference|harm)|anything\s+wrong|it\s+as|this\s+as|that\s+as|them\s+as|fit|myself|chance|time|to\s)`),
+		finding:  true,
+	},
+	{ // don't see: without a subject it may be an imperative
+		re:        re(`\b(?:do\s+not|don't)\s+(?:(?:yet|actually|really|even|seem\s+to|manage\s+to|quite|ever|been\s+able\s+to|immediately|find\s+or)\s+)*(?:find|found|locate|located|see|seen|spot|spotted|detect|detected|identify|identified|discover|discovered|come\s+across|turn\s+up|turned\s+up|notice|noticed|get\s+(?:a|an|any)|got\s+(?:a|an|any)|receive|received)\b`),
 		notAfter:  re(`^\s*(?:why|how|what|whether|if|the\s+point|a\s+(?:reason|way|need|problem|difference|chance)|any\s+(?:reason|way|need|problem|difference|harm)|anything\s+wrong|it\s+as|this\s+as|that\s+as|them\s+as|fit|myself|chance|time|to\s)`),
 		notBefore: re(`^\s*(?:please\s+)?$`),
 		finding:   true,
@@ -307,7 +313,7 @@ var englishRules = []rule{
 		notBefore: re(subjectIWe + `|` + imperative),
 	},
 	{ // is missing / lacks / nowhere / nonexistent / "Missing import in …"
-		re:       re(`\b(?:is|are|was|were|'s|'re|'m|am|seems?\s+to\s+be|appears?\s+to\s+be|still|goes|went|remains?|remained)\s+(?:(?:completely|entirely|still|also|now|simply|just|clearly|totally)\s+)?(?:missing|absent|lacking|unused|unreferenced|undefined)\b|\bmissing\s+(?:from|in)\b|\b(?:lacks|lack|lacked)\b|\babsent\s+(?:from|in)\b|\bnowhere\b|\bnot\s+anywhere\b|\bnon-?existent\b|^\s*(?:[-•]\s*)?missing\b`),
+		re:       re(`\b(?:is|are|was|were|'s|'re|'m|am|seems?\s+to\s+be|appears?\s+to\s+be|still|goes|went|remains?|remained)\s+(?:(?:completely|entirely|still|also|now|simply|just|clearly|totally)\s+)?(?:missing|absent|lacking|unused|unreferenced|undefined|unset|undeclared|unspecified|unconfigured|undocumented|unregistered|unimplemented|untested)\b|\bmissing\s+(?:from|in)\b|\b(?:lacks|lack|lacked)\b|\babsent\s+(?:from|in)\b|\bnowhere\b|\bnot\s+anywhere\b|\bnon-?existent\b|^\s*(?:[-•]\s*)?missing\b|\b(?:is|are|was|were|remains?|stays?)\s+(?:(?:completely|entirely|totally|oddly|strangely)\s+)?silent\s+(?:on|about|regarding)\b`),
 		notAfter: re(`^\s*(?:near|close|else\s+to)\b`),
 	},
 	{ // found no OOM messages / saw no errors
@@ -315,6 +321,13 @@ var englishRules = []rule{
 		re:       re(`\b(?:found|find|finds|saw|see|sees|spotted|got|get|detected|noticed|observed)\s+no\b`),
 		notAfter: re(`^\s*(?:reason|way|need|point|problem\s+with|harm)\b`),
 		finding:  true,
+	},
+	{ // "the SDK offers no way to set the base URL": what an API offers or
+		// exposes is a thing in it, a way included.
+		cue:       []string{" no"},
+		re:        re(`\b(?:offers?|offered|provides?|provided|exposes?|exposed|supports?|supported|ships?|shipped|emits?|emitted|sends?|sent|carries|carried)\s+no\b`),
+		notAfter:  re(`^\s*(?:guarantee|guarantees|warranty|benefit|advantage|help)\b`),
+		notBefore: re(subjectIWe + `|\b(?:i|we)\s+(?:\w+\s+)?$`),
 	},
 	{ // contains no Dockerfile / has no tests
 		cue:       []string{" no"},
@@ -372,7 +385,7 @@ var englishRules = []rule{
 
 // negationCue lists the words at least one of which every English rule
 // needs; a clause without any is not searched further.
-var negationCue = re(`\b(?:no|not|none|nothing|nobody|neither|never|nowhere|without|missing|lacks?|lacked|lacking|absent|zero|0|empty|omits?|omitted|left\s+out|leaves\s+out|removed|deleted|dropped|unused|unreferenced|undefined|non-?existent|cannot|unable|failed|fail)\b|n't`)
+var negationCue = re(`\b(?:no|not|none|nothing|nobody|neither|never|nowhere|without|missing|lacks?|lacked|lacking|absent|zero|0|empty|omits?|omitted|left\s+out|leaves\s+out|removed|deleted|dropped|unused|unreferenced|undefined|unset|undeclared|unspecified|unconfigured|undocumented|unregistered|unimplemented|untested|silent|non-?existent|cannot|unable|failed|fail)\b|n't`)
 
 // conditionals before a trigger in its clause make the claim hypothetical
 // or normative: "if the key is not found", "make sure there is no", "there
@@ -453,7 +466,28 @@ var meiyouBehaviour = []string{
 	"破壞", "破坏", "阻擋", "阻挡", "等待", "重試", "重试", "超時", "超时", "通過", "通过", "跑完", "跑通",
 	"過", "过", "成功", "變", "变", "壞", "坏", "掛", "挂", "反映", "用到", "用上", "當掉", "当掉", "處理", "处理",
 	"回應", "回应", "響應", "响应", "走", "導致", "导致", "造成", "引起", "引發", "引发", "弄壞", "弄坏", "搞壞",
-	"搞坏", "搞砸", "弄亂", "弄乱",
+	"搞坏", "搞砸", "弄亂", "弄乱", "帶來", "带来", "考慮", "考虑", "更新",
+}
+
+// resultative complements: 沒啟動成功, 沒載入完成, 沒裝好, 沒跑完 say an action
+// did not succeed, not that something is missing.
+var resultative = []string{"成功", "完成", "起來", "起来", "好", "完"}
+
+// failedResult: rest (after 沒/沒有) is a verb of one or two characters and
+// a resultative complement.
+func failedResult(rest string) bool {
+	r := strings.TrimPrefix(rest, "能")
+	for n, i := 0, 0; n < 2 && i < len(r); n++ {
+		_, size := utf8.DecodeRuneInString(r[i:])
+		i += size
+		if r[i-size] < utf8.RuneSelf {
+			return false
+		}
+		if hasAnyPrefix(r[i:], resultative) {
+			return true
+		}
+	}
+	return false
 }
 
 // notYet before an action is "not done yet" (遷移還沒跑), not "not there".
@@ -479,7 +513,7 @@ var meiyouActions = []string{
 	"提交", "刪除", "删除", "安裝", "安装", "做", "寫", "写", "讀", "读", "看完", "打開", "打开", "檢查", "检查",
 	"查看", "推送", "合併", "合并", "部署", "重啟", "重启", "重新", "啟動", "启动", "建立", "创建", "新增", "增加",
 	"加", "更新", "升級", "升级", "回滾", "回滚", "試", "试", "碰過", "碰过", "跑過", "跑过", "說", "说",
-	"給", "给", "告訴", "告诉",
+	"給", "给", "告訴", "告诉", "修", "合進", "合进", "合入", "上線", "上线", "發布", "发布", "發佈",
 }
 
 // deedTime: time words that may stand before a deed whose subject is left
@@ -642,6 +676,7 @@ func findChineseTrigger(s string, cl, sent tspan) (tspan, bool) {
 			from = at + len(w)
 			rest := strings.TrimLeft(c[at+len(w):], " ")
 			if (w == "沒" || w == "没") && (hasAnyPrefix(rest, meiNotAfter) || meiNeng(rest)) || meiyouActsOrFails(rest) ||
+				failedResult(rest) ||
 				whenClause(rest) ||
 				endsWithAny(c[:at], notYet...) && hasAnyPrefix(rest, meiyouActions) {
 				continue
