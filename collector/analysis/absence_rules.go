@@ -31,7 +31,7 @@ func clauses(s string, sent tspan) []tspan {
 	for i := sent.lo; i < sent.hi; {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		switch r {
-		case ';', ':', '；', '：', '，', '—', '–':
+		case ';', ':', '；', '：', '，', '—', '–', '|':
 			cut(i, i+size)
 		case ',':
 			if !(i > sent.lo && isDigit(s[i-1]) && i+1 < sent.hi && isDigit(s[i+1])) {
@@ -120,7 +120,31 @@ var behaviourVerbs = words(`block blocks hold holds change changes affect affect
 	rename renames move moves use uses care cares worry bother bothers recognise recognize recognizes
 	recognises parse parses expect expects accept accepts do does did happen happens stand stands catch catches
 	capture captures detect detects finish finishes complete completes succeed succeeds terminate terminates
-	exit exits respond responds converge converges`)
+	exit exits respond responds converge converges lose loses drop drops batch batches buffer buffers
+	wrap wraps escape escapes`)
+
+// pastStem returns the base of a regular past form ("responded" → "respond",
+// "stopped" → "stop", "used" → "use"), or "" when v is not one.
+func pastStem(v string) string {
+	b, ok := strings.CutSuffix(v, "ed")
+	if !ok || len(b) < 2 {
+		return ""
+	}
+	if n := len(b); n >= 2 && b[n-1] == b[n-2] && !strings.ContainsRune("aeiouls", rune(b[n-1])) {
+		return b[:n-1] // stopped
+	}
+	if behaviourVerbs[b] {
+		return b
+	}
+	return b + "e" // used, parsed → use, parse
+}
+
+// truncationReport: "2,744 lines were omitted" reports a cut output, not
+// something missing from the source.
+const truncationReport = `\b(?:\d[\d,]*|some|many|several|the\s+remaining|the\s+other)\s+(?:lines?|bytes?|characters?|chars?|tokens?|entries|rows|results|matches|items)\s+(?:were|was|are|is|have\s+been|got|being)\s+$`
+
+// truncationChinese: 有 2744 行被省略了 reports a cut output.
+var truncationChinese = re(`\d[\d,]*\s*(?:行|個字元|个字符|字元|字符|位元組|字节|bytes?|kb|筆|笔|條|条|個結果|个结果)\s*(?:被|已被|已經被|已经被)?\s*$`)
 
 // passiveNot are the participles a negated passive does not make a claim
 // with: those of behaviourVerbs ("isn't blocked", "wasn't changed") and those
@@ -142,7 +166,8 @@ var passiveNot = func() map[string]bool {
 		replicated batched queued dispatched routed proxied redirected cancelled canceled aborted joined reused
 		shared duplicated overwritten truncated split saved persisted returned thrown raised read sent written
 		displayed rendered printed executed reproduced reproducible tuned balanced scaled sized capped bounded
-		paginated localized localised translated quoted escaped trimmed padded rounded coded hardcoded`)
+		paginated localized localised translated quoted escaped trimmed padded rounded coded hardcoded drained
+		flushed`)
 	for v := range behaviourVerbs {
 		if strings.HasSuffix(v, "s") {
 			continue
@@ -234,7 +259,7 @@ var englishRules = []rule{
 	},
 	{ // "isn't seeded with any currencies", "omits the column"
 		re:        re(`\b(?:isn't|is\s+not|aren't|are\s+not|wasn't|was\s+not|weren't|were\s+not)\s+[a-z]+ed\s+with\s+(?:any|a|an)\b|\b(?:omits?|omitted|leaves\s+out|left\s+out)\b`),
-		notBefore: re(subjectIWe),
+		notBefore: re(subjectIWe + `|` + truncationReport),
 	},
 	{ // zero results / 0 matches
 		re: re(`\b(?:zero|0)\s+(?:results?|matches|hits|occurrences|references|mentions|errors|failures|failed|failing|warnings|entries|rows|lines|files|usages|callers|items|tests|records|documents|objects|events|messages|alerts|issues|findings|vulnerabilities|problems|packages|dependencies|deps|callsites|call\s+sites)\b`),
@@ -339,6 +364,16 @@ var englishRules = []rule{
 		cue: []string{"neither"},
 		re:  re(`\bneither\s+(?:[\w'./-]+\s+){0,8}?(?:nor\s+(?:[\w'./-]+\s+){0,6}?)?(?:defines?|contains?|mentions?|has|have|includes?|exports?|sets?|references?|uses?|calls?|lists?|declares?|documents?|describes?|covers?|provides?|supports?|shows?|matches|match|is|are|was|were)\b|\bneither\s+(?:[\w'./-]+\s+){1,8}?nor\s+(?:[\w'./-]+\s+){1,6}?(?:[a-z]+s)\b`),
 	},
+	{ // "declares serde without the derive feature", "it ships without tests":
+		// what was declared or shipped lacks the thing.
+		cue:       []string{"without"},
+		re:        re(`\b(?:declares?|declared|ships?|shipped|built|compiled|deployed|released|defined|published|packaged|generated|installed|vendored|merged|committed|landed)\s+(?:[\w.'-]+\s+){0,4}?without\s+(?:(?:a|an|any|the|its|their)\s+)?[a-z]`),
+		notBefore: re(subjectIWe),
+	},
+	{ // "lists log4j-core and no other log4j artifact"
+		cue: []string{"no "},
+		re:  re(`\b(?:and|but|or)\s+no\s+(?:other|further|additional|more|second|extra)\s+[a-z][\w'-]*`),
+	},
 	{ // compiled without errors, passed with no failures
 		cue: []string{"with"},
 		re:  re(`\bwithout\s+(?:any\s+)?(?:errors?|warnings?|failures?|issues|problems|failing\s+tests)\b|\bwith\s+(?:no|zero|0)\s+(?:(?:new|compile|type|lint|test)\s+)?(?:errors?|warnings?|failures?|issues|problems|failing\s+tests|failed\s+tests)\b`),
@@ -390,7 +425,7 @@ var negationCue = re(`\b(?:no|not|none|nothing|nobody|neither|never|nowhere|with
 // conditionals before a trigger in its clause make the claim hypothetical
 // or normative: "if the key is not found", "make sure there is no", "there
 // should be no".
-var englishConditional = re(`\b(?:if|unless|whether|in\s+case|even\s+if|as\s+long\s+as|assuming|suppose|supposing|make\s+sure|ensure|ensures|ensuring|verify|verifies|confirm|to\s+see|to\s+avoid|so\s+that|expect|expects|should|must|would|might|need\s+to|needs\s+to|want\s+to|let's|let\s+me|try\s+to|trying\s+to|wish)\b`)
+var englishConditional = re(`\bwhen(?:ever)?\s*$|\bwhenever\b|\b(?:if|unless|whether|in\s+case|even\s+if|as\s+long\s+as|assuming|suppose|supposing|make\s+sure|ensure|ensures|ensuring|verify|verifies|confirm|to\s+see|to\s+avoid|so\s+that|expect|expects|should|must|would|might|need\s+to|needs\s+to|want\s+to|let's|let\s+me|try\s+to|trying\s+to|wish)\b`)
 
 // englishConditionalStart: a sentence that opens with a condition is
 // hypothetical throughout ("If you use v2, there is no such flag").
@@ -466,7 +501,8 @@ var meiyouBehaviour = []string{
 	"破壞", "破坏", "阻擋", "阻挡", "等待", "重試", "重试", "超時", "超时", "通過", "通过", "跑完", "跑通",
 	"過", "过", "成功", "變", "变", "壞", "坏", "掛", "挂", "反映", "用到", "用上", "當掉", "当掉", "處理", "处理",
 	"回應", "回应", "響應", "响应", "走", "導致", "导致", "造成", "引起", "引發", "引发", "弄壞", "弄坏", "搞壞",
-	"搞坏", "搞砸", "弄亂", "弄乱", "帶來", "带来", "考慮", "考虑", "更新",
+	"搞坏", "搞砸", "弄亂", "弄乱", "帶來", "带来", "考慮", "考虑", "更新", "批次", "批量", "並行", "并行",
+	"非同步", "异步", "上漲", "上涨", "成長", "成长", "增長", "增长", "下降", "回升", "波動", "波动",
 }
 
 // resultative complements: 沒啟動成功, 沒載入完成, 沒裝好, 沒跑完 say an action
@@ -529,6 +565,7 @@ var meiyouClaimAfter = []string{"錯誤", "错误", "被用", "被使用"}
 var chineseConditional = []string{
 	"如果", "若", "假如", "倘若", "要是", "萬一", "万一", "是否", "只要", "一旦", "確保", "确保", "確認", "确认",
 	"應該", "应该", "必須", "必须", "以免", "避免", "看看", "看一下", "除非", "不管", "無論", "无论",
+	"確定", "确定", "務必", "务必", "記得", "记得", "別忘", "别忘", "請先", "请先",
 }
 
 // yetChinese before a finding trigger scopes it to what was read so far.
@@ -574,7 +611,7 @@ func findTrigger(s string, cl, sent tspan) (tspan, bool) {
 					return c[m[2*i]:m[2*i+1]]
 				}
 				v := group(1)
-				if r.verbNot[v] || r.objNot[group(2)] ||
+				if r.verbNot[v] || r.verbNot[pastStem(v)] || r.objNot[group(2)] ||
 					r.baseVerb && strings.HasSuffix(v, "s") && !strings.HasSuffix(v, "ss") && !strings.HasPrefix(c[m[0]:], "never") {
 					continue
 				}
@@ -661,8 +698,8 @@ func findChineseTrigger(s string, cl, sent tspan) (tspan, bool) {
 		if k < 0 || strings.HasPrefix(c[k+len(w):], "的") && !strings.HasPrefix(c[k+len(w):], "的是") {
 			continue
 		}
-		if pronounSubject(c[:k]) {
-			continue // 我漏掉了: the agent's own slip
+		if pronounSubject(c[:k]) || truncationChinese.MatchString(c[:k]) {
+			continue // 我漏掉了: the agent's own slip; 2744 行被省略: a cut output
 		}
 		consider(k, len(w))
 	}
@@ -675,7 +712,8 @@ func findChineseTrigger(s string, cl, sent tspan) (tspan, bool) {
 			at := from + k
 			from = at + len(w)
 			rest := strings.TrimLeft(c[at+len(w):], " ")
-			if (w == "沒" || w == "没") && (hasAnyPrefix(rest, meiNotAfter) || meiNeng(rest)) || meiyouActsOrFails(rest) ||
+			if (w == "沒" || w == "没") && (hasAnyPrefix(rest, meiNotAfter) || meiNeng(rest)) ||
+				meiyouActsOrFails(rest) && !allOf(c[:at]) ||
 				failedResult(rest) ||
 				whenClause(rest) ||
 				endsWithAny(c[:at], notYet...) && hasAnyPrefix(rest, meiyouActions) {
@@ -761,11 +799,27 @@ func meiyouPossession(before, rest string) bool {
 	return true
 }
 
+// allOf: 所有/每個/任何 … 都 before 沒有 quantifies over the things of a
+// source ("none of the objects handles it"), which makes even a behaviour
+// verb a claim, as "none of" does in English.
+func allOf(before string) bool {
+	b := strings.TrimRight(before, " ")
+	if !strings.HasSuffix(b, "都") && !strings.HasSuffix(b, "全都") {
+		return false
+	}
+	for _, q := range []string{"所有", "每個", "每个", "每一個", "每一个", "任何", "全部", "各個", "各个"} {
+		if strings.Contains(b, q) {
+			return true
+		}
+	}
+	return false
+}
+
 // whenClause: 沒有暫存的檔案時，… is "when there are none", a condition.
 func whenClause(rest string) bool {
-	for _, w := range []string{"時", "时", "的時候", "的时候", "之時"} {
-		if k := strings.Index(rest, w); k >= 0 {
-			return strings.TrimSpace(rest[k+len(w):]) == ""
+	for _, w := range []string{"的時候", "的时候", "時候", "时候", "之時", "之时", "時", "时"} {
+		if strings.HasSuffix(strings.TrimSpace(rest), w) {
+			return true
 		}
 	}
 	return false
@@ -851,7 +905,7 @@ var (
 	// scopeNumeric: "the first 2,000 lines", "the last 128 lines".
 	scopeFirstN = re(`\b(?:the\s+)?(first|last|top|initial|opening|final)\s+` + numWord + `\s+(?:(?:search|grep|log|output|query|matching)\s+)?(lines?|rows?|characters?|chars?|bytes?|kb|results?|matches|entries|items|files|pages?|records|hits|tokens|packages|screens?|commits|messages|events|tests|issues|comments|users|jobs|pods|logs)\b`)
 	// scopeLines: "lines 1-500", "up to line 2000".
-	scopeLines  = re(`\blines?\s+(\d[\d,]*)\s*(?:-|–|—|to|through|thru)\s*(\d[\d,]*)\b`)
+	scopeLines  = re(`\b(lines?|rows?|records?|entries|entry|items?|results?)\s+(\d[\d,]*)\s*(?:-|–|—|to|through|thru)\s*(\d[\d,]*)\b`)
 	scopeUpTo   = re(`\b(?:up\s+to|until|before|through)\s+line\s+(\d[\d,]*)\b`)
 	scopeEnglsh = re(`\b(?:in|of|from|within|among|across|on)\s+(?:the\s+|this\s+|these\s+)?(?:part|parts|portion|portions|section|sections|lines|rows|chunk|chunks|bit|excerpt|excerpts|snippet|snippets|sample|slice|output|results|content|text|page|pages|file|files|log|logs|entries|records|messages|matches|items|commits|events|documents|responses)\s+(?:that\s+|which\s+)?(?:i|we)(?:'ve|\s+have|\s+had|'d)?\s+(?:\w+\s+)?(?:read|seen|saw|looked\s+at|checked|viewed|got|received|was\s+shown|were\s+shown|could\s+see|can\s+see|scanned|inspected|reviewed|opened|fetched|loaded)\b` +
 		`|\b(?:in|of|from|within|among)\s+what\s+(?:i|we)(?:'ve|\s+have|\s+had)?\s+(?:\w+\s+)?(?:read|seen|saw|looked\s+at|checked|viewed|got|received|been\s+shown|could\s+see|can\s+see|reviewed|scanned|fetched)\b` +
@@ -862,11 +916,29 @@ var (
 		`|\b(?:part|portion|lines|page|section|output|results)\s+(?:shown|displayed|returned|visible|provided|i\s+got|we\s+got|loaded|i\s+read|i\s+saw|i\s+was\s+shown)\b` +
 		`|\b(?:part|portion|section|chunk|lines|rows|bit|slice)\s+of\s+(?:the\s+)?(?:[\w.-]+\s+){1,3}?(?:that|which)\s+(?:was|were|got|has\s+been|have\s+been)\s+(?:returned|shown|displayed|delivered|loaded|fetched|printed|sent|kept|included)\b` +
 		`|\b(?:the|this)\s+(?:preview|excerpt|snippet)\b|\bso\s+far\b|\bup\s+to\s+now\b|\bas\s+of\s+now\b` +
-		`|\bthe\s+(?:head|tail|beginning|start|top)\s+of\s+the\s+(?:file|output|log|page|results)\b|\b(?:this|the\s+first|the\s+current)\s+page\b|\bthe\s+(?:first|opening)\s+(?:part|section|portion|half|screen|chunk)\b`)
+		// what reached the agent, named by who delivered it: "what the log
+		// viewer showed me", "the snippet the tool returned", "the part … that loaded".
+		`|\bwhat\s+(?:the\s+)?(?:[\w.-]+\s+){0,3}?(?:showed|shows|gave|gives|sent|returned|displayed|printed)\s+(?:me|us)\b` +
+		`|\b(?:shown|given|sent|displayed|returned|handed)\s+(?:to\s+)?(?:me|us)\b` +
+		`|\b(?:the\s+)?(?:[\w.-]+\s+){1,3}?(?:that\s+|which\s+)?(?:the\s+)?(?:tool|api|search|command|server|fetch|query|viewer|endpoint|reader)\s+(?:returned|gave\s+me|showed\s+me|sent|delivered|displayed)\b` +
+		`|\b(?:part|portion|section|chunk|bit|slice|lines|rows)\s+of\s+(?:the\s+)?(?:[\w.-]+\s+){1,3}?(?:that|which)\s+(?:loaded|came\s+through|arrived|got\s+through|rendered|downloaded|opened|was\s+readable|i\s+got)\b` +
+		// a delivered quantity: "those 10,000 lines", "the returned 500 rows",
+		// "the 50 results the API returned".
+		`|\b(?:those|these)\s+(?:\d[\d,]*|few|several)\s+(?:lines|rows|results|entries|records|items|matches|hits|files|pages|messages|events|commits)\b` +
+		`|\bthe\s+(?:returned|delivered|visible|shown|loaded|fetched|received|displayed)\s+(?:\d[\d,]*\s+)?(?:lines|rows|results|entries|records|items|matches|hits|files|pages|messages|events|commits)\b` +
+		`|\bthe\s+\d[\d,]*\s+(?:lines|rows|results|entries|records|items|matches|hits|files|pages|messages|events|commits)\s+(?:that\s+)?(?:(?:the\s+)?[\w.-]+\s+)?(?:returned|showed|sent|gave|delivered|loaded|printed|displayed|i\s+got|i\s+received|i\s+saw|we\s+got)\b` +
+		// cut output: "the partial `kubectl logs` output", "the trimmed log"
+		`|\b(?:the\s+)?(?:truncated|partial|trimmed|clipped|abridged|cut|cut-off|shortened)\s+(?:(?:[\w-]+|x+)\s+){0,2}?(?:output|log|logs|listing|response|results|diff|trace|dump|file|page|text|content|list)\b` +
+		`|\bthe\s+(?:head|tail|beginning|start|top)\s+of\s+(?:the|this|that)\s+(?:[\w.-]+|x+)|\b(?:this|the\s+first|the\s+current)\s+page\b|\bthe\s+(?:first|opening)\s+(?:part|section|portion|half|screen|chunk)\b`)
 	scopeYet = re(`\byet\b`)
 
 	scopeChineseFirstN = re(`前\s*(\d[\d,，]*|[一二三四五六七八九十百千萬万兩两]+)\s*(行|列|筆|笔|條|条|個結果|个结果|項|项|頁|页|個字元|个字符|字元|字符|個字|个字|字|位元組|字节|kb|個檔案|个文件|个|個)`)
 	scopeChineseRange  = re(`第?\s*(\d[\d,]*)\s*(?:行)?\s*(?:到|至|-|–|~|～|—)\s*(?:第\s*)?(\d[\d,]*)\s*行`)
+	// scopeChineseSeen: what reached the agent, as a relative clause:
+	// 我看得到的輸出, 我能打開的, 顯示給我的, 我收到的.
+	scopeChineseSeen = re(`(?:我|我們|我们)(?:能|可以|所)?(?:看得到|看得見|看得见|看到|讀到|读到|收到|拿到|打開|打开|打得開|打得开|載入|加载|載得入|讀過|读过|看過|看过|取得|获取|獲取|讀取|读取|抓到|下載|下载)(?:了|過|过)?的|(?:顯示|显示|傳|传|發|发|回傳|回传|返回)給(?:我|我們)的|(?:显示|返回|传|发)给(?:我|我们)的`)
+	// scopeChineseDelivered: a delivered quantity: 回傳的 500 筆, 這一萬行, 返回的 1000 条.
+	scopeChineseDelivered = re(`(?:回傳|回传|返回|傳回|传回|收到|拿到|顯示|显示|載入|加载|取得|获取|獲取|輸出|输出)(?:的|了)\s*(?:\d[\d,]*|[一二三四五六七八九十百千萬万兩两]+)\s*(?:筆|笔|條|条|行|列|個|个|項|项|頁|页)|(?:這|这|那)\s*(?:\d[\d,]*|[一二三四五六七八九兩两]?[十百千萬万][一二三四五六七八九十百千萬万兩两]*)\s*(?:筆|笔|條|条|行|列|項|项|頁|页|個結果|个结果)|排名前\s*\d[\d,]*`)
 )
 
 var scopeChinese = []string{
@@ -879,8 +951,35 @@ var scopeChinese = []string{
 	"我看到的", "的那部分", "的那一部分", "的部分裡", "的部分里", "的部分中",
 }
 
+// contrastWord ends the reach of a scope phrase: in "the first two forward
+// it, but the orders service has no propagator" the range belongs to the
+// first clause, not to the claim.
+var contrastWord = re(`\s(?:but|however|whereas|although|though)\s|但是|但|不過|不过|可是|卻|却|然而`)
+
+// anaphor: the claim's own clause points back at the scope named before the
+// contrast ("… was cut off, but within it there are no hits").
+var anaphor = re(`\b(?:within|in|among|of|from)\s+(?:it|them|those|these|that)\b|其中|裡面|里面|這裡面|这里面|當中|当中`)
+
+// scopeReach is the part of sentence sent a scope phrase for the claim at
+// tr may come from: the sentence, cut at contrast words around the claim.
+func scopeReach(s string, sent, tr tspan) tspan {
+	reach := sent
+	before := s[sent.lo:tr.lo]
+	for _, m := range contrastWord.FindAllStringIndex(before, -1) {
+		reach.lo = sent.lo + m[0]
+	}
+	if m := contrastWord.FindStringIndex(s[tr.hi:sent.hi]); m != nil {
+		reach.hi = tr.hi + m[0]
+	}
+	if anaphor.MatchString(s[reach.lo:reach.hi]) {
+		return sent
+	}
+	return reach
+}
+
 // findScope looks for a scope phrase in sentence sent for the claim at tr.
 func findScope(s string, sent tspan, tr tspan) (scopeMatch, bool) {
+	sent = scopeReach(s, sent, tr)
 	t := s[sent.lo:sent.hi]
 	at := func(lo, hi int) tspan { return tspan{sent.lo + lo, sent.lo + hi} }
 	if m := scopeFirstN.FindStringSubmatchIndex(t); m != nil {
@@ -893,9 +992,11 @@ func findScope(s string, sent tspan, tr tspan) (scopeMatch, bool) {
 	}
 	if m := scopeLines.FindStringSubmatchIndex(t); m != nil {
 		sc := scopeMatch{span: at(m[0], m[1])}
-		a, ok1 := parseCount(t[m[2]:m[3]])
-		b, ok2 := parseCount(t[m[4]:m[5]])
-		if ok1 && ok2 && a <= b {
+		a, ok1 := parseCount(t[m[4]:m[5]])
+		b, ok2 := parseCount(t[m[6]:m[7]])
+		// Only lines and rows are numbered from 1 like a Read's shown range;
+		// "results 1-50" is a scope whose range cannot be checked.
+		if ok1 && ok2 && a <= b && englishUnit(t[m[2]:m[3]]) == schema.UnitLines {
 			sc.rng = ScopeRange{Known: true, Start: a, End: b, Unit: schema.UnitLines}
 		}
 		return sc, true
@@ -942,6 +1043,11 @@ func findScope(s string, sent tspan, tr tspan) (scopeMatch, bool) {
 	for _, w := range scopeChinese {
 		if k := strings.Index(t, w); k >= 0 {
 			return scopeMatch{span: at(k, k+len(w))}, true
+		}
+	}
+	for _, r := range []*regexp.Regexp{scopeChineseSeen, scopeChineseDelivered} {
+		if m := r.FindStringIndex(t); m != nil {
+			return scopeMatch{span: at(m[0], m[1])}, true
 		}
 	}
 	return scopeMatch{}, false
