@@ -121,7 +121,7 @@ var behaviourVerbs = words(`block blocks hold holds change changes affect affect
 	recognises parse parses expect expects accept accepts do does did happen happens stand stands catch catches
 	capture captures detect detects finish finishes complete completes succeed succeeds terminate terminates
 	exit exits respond responds converge converges lose loses drop drops batch batches buffer buffers
-	wrap wraps escape escapes`)
+	wrap wraps escape escapes allow allows permit permits forbid forbids prevent prevents reject rejects`)
 
 // pastStem returns the base of a regular past form ("responded" → "respond",
 // "stopped" → "stop", "used" → "use"), or "" when v is not one.
@@ -207,7 +207,7 @@ var englishRules = []rule{
 	{ // there is no / there isn't / there are none
 		cue:      []string{"there"},
 		re:       re(`\bthere(?:'s|\s+is|\s+are|\s+was|\s+were|\s+has\s+been|\s+have\s+been|\s+seems\s+to\s+be|\s+appears\s+to\s+be|\s+is\s+still|\s+are\s+still|\s+is\s+currently|\s+are\s+currently)\s+(?:no|not\s+any|not\s+a\s+single|not\s+one|nothing|none|zero)\b|\bthere\s+(?:isn't|aren't|wasn't|weren't|is\s+not|are\s+not|was\s+not|were\s+not)\b|\bthere\s+(?:doesn't|does\s+not|didn't|did\s+not|don't|do\s+not)\s+(?:seem|appear)\s+to\s+(?:be|have\s+been|exist)\b`),
-		notAfter: re(`^\s*(?:(?:a|any|real|much|big|such)\s+)?(?:need|needs|doubt|harm|problem|problems|rush|hurry|point|guarantee|way|reason|choice|question|difference|excuse|shortcut|telling|denying|hope|chance|time|rule|issue\s+with\s+(?:that|this|it)|obligation|requirement)\b|^\s*(?:else\s+)?(?:to\s|left\s+to|more\s+to|wrong|much\s+to|that\s+(?:needs|need|requires|should|must)|which\s+(?:needs|requires))`),
+		notAfter: re(`^\s*(?:(?:a|any|real|much|big|such)\s+)?(?:need|needs|doubt|harm|problem|problems|rush|hurry|point|guarantee|guarantees|way|reason|choice|question|difference|excuse|shortcut|telling|denying|hope|chance|time|rule|issue\s+with\s+(?:that|this|it)|obligation|requirement)\b|^\s*(?:else\s+)?(?:to\s|left\s+to|more\s+to|wrong|much\s+to|that\s+(?:needs|need|requires|should|must)|which\s+(?:needs|requires))`),
 	},
 	{ // no X was found / no X is defined
 		cue:      []string{"no "},
@@ -236,7 +236,7 @@ var englishRules = []rule{
 		cue: []string{"no "},
 		// with no + a noun phrase is existential, unless it is an idiom.
 		re:       re(`^\s*(?:[-•]\s*|\d+\.\s*)?(?:and\s+|but\s+|also\s+|so\s+)?no\s+[a-z][\w'-]*`),
-		notAfter: re(`^\s*(?:[,.!:;)]|$)|^\s*(?:[\w'-]+\s+){0,4}?(?:is|are|was|were|be)\s+(?:needed|required|necessary|allowed|expected|wanted)\b`),
+		notAfter: re(`^\s*(?:[,.!:;)]|$)|^\s*(?:[\w'-]+\s+){0,4}?(?:is|are|was|were|be)\s+(?:needed|required|necessary|allowed|expected|wanted)\b|^\s*(?:can|could|may|might|should|must|shall|will|would)\b|^\s*(?:[a-z]+er|more|less)\s+than\b`),
 		idiom:    noIdioms,
 	},
 	{ // none of them / found none
@@ -249,7 +249,7 @@ var englishRules = []rule{
 	},
 	{ // nothing matched / nothing in the docs / found nothing
 		cue:      []string{"nothing"},
-		re:       re(`\bnothing\s+(?:(?:was|is|has\s+been|got)\s+)?(?:found|matches|matched|turned\s+up|came\s+up|comes\s+up|showed\s+up|shows\s+up|returned|printed|logged|defines?|mentions?|references?|refers|calls?|uses?|sets?|exports?|imports?)\b|\bnothing\s+(?:in|about|related\s+to|regarding|named|called|like|on|under|inside|within)\b|\b(?:found|returned|printed|matched|shows?|showed|yields?|yielded|gave|gives|produced|contains?|mentions?|lists?|turned\s+up|turns\s+up|came\s+back\s+with|comes\s+back\s+with|came\s+up\s+with|brought\s+up|surfaced|collected|reported|logged|output|outputs)\s+nothing\b`),
+		re:       re(`\bnothing\s+(?:(?:was|is|has\s+been|got)\s+)?(?:found|failed|errored|crashed|broke|matches|matched|turned\s+up|came\s+up|comes\s+up|showed\s+up|shows\s+up|returned|printed|logged|defines?|mentions?|references?|refers|calls?|uses?|sets?|exports?|imports?)\b|\bnothing\s+(?:in|about|related\s+to|regarding|named|called|like|on|under|inside|within)\b|\b(?:found|returned|printed|matched|shows?|showed|yields?|yielded|gave|gives|produced|contains?|mentions?|lists?|turned\s+up|turns\s+up|came\s+back\s+with|comes\s+back\s+with|came\s+up\s+with|brought\s+up|surfaced|collected|reported|logged|output|outputs)\s+nothing\b`),
 		notAfter: re(`^\s*(?:common|particular|else)\b`),
 	},
 	{ // "nothing registers the handler", "nothing depends on libfoo"
@@ -329,7 +329,7 @@ var englishRules = []rule{
 	},
 	{ // never used / never defined
 		cue:       []string{"never"},
-		re:        re(`\bnever\s+(?:been\s+|actually\s+|once\s+|even\s+)?(?:used|uses|called|calls|referenced|references|defined|defines|set|sets|mentioned|mentions|appears?|appeared|imported|imports|exported|exports|invoked|instantiated|registered|declared|assigned|committed|found|occurs?|occurred|shows\s+up|showed\s+up|populated|emitted|logged|documented|reached|triggered|created|exists?|existed|applied|merged|deployed|released|published|executed|run|ran|copies|copied|starts|started|attached|queries|queried|loads|loaded|installs|installed|enabled|configured|initialized|initializes|checked|checks|closes|closed|reads|written|writes|includes|included|contains|contained|covers|covered|tested)\b`),
+		re:        re(`\bnever\s+(?:been\s+|actually\s+|once\s+|even\s+)?(?:used|uses|called|calls|referenced|references|defined|defines|set|sets|mentioned|mentions|appears?|appeared|imported|imports|exported|exports|invoked|instantiated|registered|declared|assigned|committed|found|occurs?|occurred|shows\s+up|showed\s+up|populated|emitted|logged|documented|reached|triggered|created|exists?|existed|applied|merged|deployed|released|published|executed|copies|copied|starts|started|attached|queries|queried|loads|loaded|installs|installed|enabled|configured|initialized|initializes|checked|checks|closes|closed|reads|written|writes|includes|included|contains|contained|covers|covered|tested)\b`),
 		notBefore: re(subjectIWe + `|` + imperative),
 	},
 	{ // "never verifies the signature": never + a verb with an object
@@ -357,7 +357,7 @@ var englishRules = []rule{
 	{ // contains no Dockerfile / has no tests
 		cue:       []string{" no"},
 		re:        re(`\b(?:contains?|contained|includes?|included|has|have|had|defines?|defined|exports?|exported|lists?|listed|shows?|showed|mentions?|mentioned|returned|returns|yields?|yielded|gave|gives|produced?|matched|printed|logged|reported|declares?|sets?)\s+no\b`),
-		notAfter:  re(`^\s*(?:effect|impact|idea|choice|way|reason|need|time|access|permission|problem|problems|issue\s+with|say|bearing|business|intention|plans?|opinion|preference)\b`),
+		notAfter:  re(`^\s*(?:[a-z]+er|more|less|better|worse)\s+than\b|^\s*(?:effect|impact|idea|choice|way|reason|need|time|access|permission|problem|problems|issue\s+with|say|bearing|business|intention|plans?|opinion|preference)\b`),
 		notBefore: re(subjectIWe + `|\b(?:i|we)\s+(?:\w+\s+)?$`),
 	},
 	{ // "neither file defines it", "neither A nor B lists it"
@@ -425,7 +425,7 @@ var negationCue = re(`\b(?:no|not|none|nothing|nobody|neither|never|nowhere|with
 // conditionals before a trigger in its clause make the claim hypothetical
 // or normative: "if the key is not found", "make sure there is no", "there
 // should be no".
-var englishConditional = re(`\bwhen(?:ever)?\s*$|\bwhenever\b|\b(?:if|unless|whether|in\s+case|even\s+if|as\s+long\s+as|assuming|suppose|supposing|make\s+sure|ensure|ensures|ensuring|verify|verifies|confirm|to\s+see|to\s+avoid|so\s+that|expect|expects|should|must|would|might|need\s+to|needs\s+to|want\s+to|let's|let\s+me|try\s+to|trying\s+to|wish)\b`)
+var englishConditional = re(`\bwhen(?:ever)?\s*$|\bwhenever\b|\b(?:if|unless|whether|in\s+case|even\s+if|as\s+long\s+as|assuming|suppose|supposing|make\s+sure|ensure|ensures|ensuring|verify|verifies|confirm|to\s+see\s+(?:if|whether)|to\s+avoid|so\s+that|expect|expects|should|must|would|might|need\s+to|needs\s+to|want\s+to|let's|let\s+me|try\s+to|trying\s+to|wish)\b`)
 
 // englishConditionalStart: a sentence that opens with a condition is
 // hypothetical throughout ("If you use v2, there is no such flag").
@@ -502,7 +502,7 @@ var meiyouBehaviour = []string{
 	"過", "过", "成功", "變", "变", "壞", "坏", "掛", "挂", "反映", "用到", "用上", "當掉", "当掉", "處理", "处理",
 	"回應", "回应", "響應", "响应", "走", "導致", "导致", "造成", "引起", "引發", "引发", "弄壞", "弄坏", "搞壞",
 	"搞坏", "搞砸", "弄亂", "弄乱", "帶來", "带来", "考慮", "考虑", "更新", "批次", "批量", "並行", "并行",
-	"非同步", "异步", "上漲", "上涨", "成長", "成长", "增長", "增长", "下降", "回升", "波動", "波动",
+	"非同步", "异步", "發生", "发生", "上漲", "上涨", "成長", "成长", "增長", "增长", "下降", "回升", "波動", "波动",
 }
 
 // resultative complements: 沒啟動成功, 沒載入完成, 沒裝好, 沒跑完 say an action
@@ -908,7 +908,8 @@ var (
 	scopeLines  = re(`\b(lines?|rows?|records?|entries|entry|items?|results?)\s+(\d[\d,]*)\s*(?:-|–|—|to|through|thru)\s*(\d[\d,]*)\b`)
 	scopeUpTo   = re(`\b(?:up\s+to|until|before|through)\s+line\s+(\d[\d,]*)\b`)
 	scopeEnglsh = re(`\b(?:in|of|from|within|among|across|on)\s+(?:the\s+|this\s+|these\s+)?(?:part|parts|portion|portions|section|sections|lines|rows|chunk|chunks|bit|excerpt|excerpts|snippet|snippets|sample|slice|output|results|content|text|page|pages|file|files|log|logs|entries|records|messages|matches|items|commits|events|documents|responses)\s+(?:that\s+|which\s+)?(?:i|we)(?:'ve|\s+have|\s+had|'d)?\s+(?:\w+\s+)?(?:read|seen|saw|looked\s+at|checked|viewed|got|received|was\s+shown|were\s+shown|could\s+see|can\s+see|scanned|inspected|reviewed|opened|fetched|loaded)\b` +
-		`|\b(?:in|of|from|within|among)\s+what\s+(?:i|we)(?:'ve|\s+have|\s+had)?\s+(?:\w+\s+)?(?:read|seen|saw|looked\s+at|checked|viewed|got|received|been\s+shown|could\s+see|can\s+see|reviewed|scanned|fetched)\b` +
+		`|\b(?:in|of|from|within|among)\s+what\s+(?:i|we)(?:'ve|\s+have|\s+had)?\s+(?:\w+\s+)?(?:read|seen|saw|see|looked\s+at|checked|viewed|view|got|get|received|been\s+shown|could\s+see|can\s+see|reviewed|scanned|fetched|fetch|load|loaded|open|opened|access|accessed)\b` +
+		`|\b(?:part|portion|bit|chunk|lines|rows|section)\s+(?:that|which)\s+(?:arrived|came\s+through|loaded|got\s+through|made\s+it|was\s+returned|were\s+returned|was\s+delivered|were\s+delivered|i\s+got|we\s+got|i\s+received)\b` +
 		`|\b(?:in|of|from|within)\s+what\s+(?:i|we)\s+(?:was|were|have\s+been|'ve\s+been|had\s+been)\s+(?:shown|given|sent)\b` +
 		`|\bfrom\s+what\s+(?:i|we)\s+(?:can|could)\s+see\b|\bas\s+far\s+as\s+(?:i|we)\s+(?:can|could)\s+(?:see|tell)\b|\bas\s+far\s+as\s+(?:i|we)(?:'ve|\s+have)?\s+(?:read|looked|seen)\b` +
 		`|\b(?:the\s+)?(?:visible|shown|displayed|returned|truncated|partial|excerpted|previewed|loaded|fetched)\s+(?:(?:test|build|search|grep|command|query|api|log|diff|page|file|tool|job|ci|shell|curl)\s+)?(?:part|portion|output|lines|section|text|content|results|page|excerpt|chunk|preview|window|slice|range|head|tail|listing|list|log|file|trace|response|diff|table)\b` +
@@ -927,6 +928,16 @@ var (
 		`|\b(?:those|these)\s+(?:\d[\d,]*|few|several)\s+(?:lines|rows|results|entries|records|items|matches|hits|files|pages|messages|events|commits)\b` +
 		`|\bthe\s+(?:returned|delivered|visible|shown|loaded|fetched|received|displayed)\s+(?:\d[\d,]*\s+)?(?:lines|rows|results|entries|records|items|matches|hits|files|pages|messages|events|commits)\b` +
 		`|\bthe\s+\d[\d,]*\s+(?:lines|rows|results|entries|records|items|matches|hits|files|pages|messages|events|commits)\s+(?:that\s+)?(?:(?:the\s+)?[\w.-]+\s+)?(?:returned|showed|sent|gave|delivered|loaded|printed|displayed|i\s+got|i\s+received|i\s+saw|we\s+got)\b` +
+		// what the agent holds or could see: "the chunk I have", "the 2,000
+		// lines available to me", "what's visible", "what came back".
+		`|\b(?:the|this|that|these|those)\s+(?:[\w.,-]+\s+){0,2}?(?:part|portion|chunk|section|bit|slice|excerpt|sample|lines|rows|results|output|log|logs|data|page|pages|response|text|content|matches|hits|entries|records|files|listing)\s+(?:that\s+|which\s+)?(?:i|we)\s+(?:have|had|'ve\s+got|got|hold|was\s+given|were\s+given|was\s+sent|were\s+sent|have\s+access\s+to|had\s+access\s+to)\b` +
+		`|\b(?:available|visible|accessible|shown|known)\s+to\s+(?:me|us)\b` +
+		`|\bwhat(?:'s|\s+is|\s+was|\s+were)\s+(?:visible|shown|displayed|available|loaded|readable|in\s+view)\b|\bwhat\s+(?:came\s+back|arrived|got\s+through|loaded|was\s+returned|i\s+have|we\s+have)\b` +
+		`|\beverything\s+(?:that\s+)?(?:i|we)\s+(?:was\s+able\s+to|were\s+able\s+to|could|can|have|managed\s+to)\s*(?:see|read|load|open|view|check)?\b` +
+		// the agent says it saw only part: "I only saw part of the output"
+		`|\bonly\s+(?:saw|read|got|received|looked\s+at|have|had|viewed|checked|skimmed|loaded|fetched|see)\s+(?:(?:a|the)\s+)?(?:part|portion|some|half|first|top|beginning|start|few|fraction|sample|excerpt|preview|head|tail)\b` +
+		`|\bthe\s+(?:first|opening|initial|top)\s+(?:part|section|portion|half|screen|screenful|chunk|batch|window|few\s+lines)\b` +
+		`|\b(?:the\s+)?(?:available|sampled)\s+(?:output|lines|log|logs|results|data|rows|part|portion|records|entries)\b` +
 		// cut output: "the partial `kubectl logs` output", "the trimmed log"
 		`|\b(?:the\s+)?(?:truncated|partial|trimmed|clipped|abridged|cut|cut-off|shortened)\s+(?:(?:[\w-]+|x+)\s+){0,2}?(?:output|log|logs|listing|response|results|diff|trace|dump|file|page|text|content|list)\b` +
 		`|\bthe\s+(?:head|tail|beginning|start|top)\s+of\s+(?:the|this|that)\s+(?:[\w.-]+|x+)|\b(?:this|the\s+first|the\s+current)\s+page\b|\bthe\s+(?:first|opening)\s+(?:part|section|portion|half|screen|chunk)\b`)
@@ -936,9 +947,15 @@ var (
 	scopeChineseRange  = re(`第?\s*(\d[\d,]*)\s*(?:行)?\s*(?:到|至|-|–|~|～|—)\s*(?:第\s*)?(\d[\d,]*)\s*行`)
 	// scopeChineseSeen: what reached the agent, as a relative clause:
 	// 我看得到的輸出, 我能打開的, 顯示給我的, 我收到的.
-	scopeChineseSeen = re(`(?:我|我們|我们)(?:能|可以|所)?(?:看得到|看得見|看得见|看到|讀到|读到|收到|拿到|打開|打开|打得開|打得开|載入|加载|載得入|讀過|读过|看過|看过|取得|获取|獲取|讀取|读取|抓到|下載|下载)(?:了|過|过)?的|(?:顯示|显示|傳|传|發|发|回傳|回传|返回)給(?:我|我們)的|(?:显示|返回|传|发)给(?:我|我们)的`)
+	scopeChineseSeen = re(`(?:我|我們|我们|目前|現在|现在|已經|已经|能|可以)(?:能|可以|所)?(?:看得到|看得見|看得见|看到|讀到|读到|收到|拿到|打開|打开|打得開|打得开|載入|加载|載得入|讀過|读过|看過|看过|取得|获取|獲取|讀取|读取|抓到|下載|下载)(?:了|過|过)?的|(?:顯示|显示|傳|传|發|发|回傳|回传|返回)給(?:我|我們)的|(?:显示|返回|传|发)给(?:我|我们)的`)
 	// scopeChineseDelivered: a delivered quantity: 回傳的 500 筆, 這一萬行, 返回的 1000 条.
-	scopeChineseDelivered = re(`(?:回傳|回传|返回|傳回|传回|收到|拿到|顯示|显示|載入|加载|取得|获取|獲取|輸出|输出)(?:的|了)\s*(?:\d[\d,]*|[一二三四五六七八九十百千萬万兩两]+)\s*(?:筆|笔|條|条|行|列|個|个|項|项|頁|页)|(?:這|这|那)\s*(?:\d[\d,]*|[一二三四五六七八九兩两]?[十百千萬万][一二三四五六七八九十百千萬万兩两]*)\s*(?:筆|笔|條|条|行|列|項|项|頁|页|個結果|个结果)|排名前\s*\d[\d,]*`)
+	scopeChineseDelivered = re(`(?:回傳|回传|返回|傳回|传回|收到|拿到|顯示|显示|載入|加载|取得|获取|獲取|輸出|输出)(?:的|了)\s*(?:\d[\d,]*|[一二三四五六七八九十百千萬万兩两]+)\s*(?:筆|笔|條|条|行|列|個|个|項|项|頁|页)|(?:這|这|那)\s*(?:\d[\d,]*|[一二三四五六七八九兩两]?[十百千萬万][一二三四五六七八九十百千萬万兩两]*)\s*(?:筆|笔|條|条|行|列|項|项|頁|页|個結果|个结果)|排名前\s*\d[\d,]*` +
+		// what the agent holds or said it saw only part of: 我手上這段, 可見範圍,
+		// 從現有的輸出看, 只看了一部分, 開頭那段.
+		`|手(?:上|邊|边|頭|头)(?:的|這|这|那)|可見範圍|可见范围|看得到的範圍|看得到的范围|能看到的範圍|能看到的范围` +
+		`|(?:從|从|就|以|根據|根据)(?:目前|現在|现在)?(?:現有|现有|已有|手上|手邊|手边)的?(?:輸出|输出|資料|数据|日誌|日志|內容|内容|資訊|信息|結果|结果|資料來看|数据来看)` +
+		`|只(?:看|讀|读|拿到|收到|載入|加载|抓|抓到|取得|获取|獲取)(?:了|過|过)?(?:一|一小|一部)?部分|只(?:看|讀|读)(?:了|過|过)?(?:前|開頭|开头)` +
+		`|(?:開頭|开头|前面)那(?:段|幾行|几行|部分)|前(?:幾|几)行`)
 )
 
 var scopeChinese = []string{
