@@ -356,7 +356,7 @@ var englishRules = []rule{
 	},
 	{ // contains no Dockerfile / has no tests
 		cue:       []string{" no"},
-		re:        re(`\b(?:contains?|contained|includes?|included|has|have|had|defines?|defined|exports?|exported|lists?|listed|shows?|showed|mentions?|mentioned|returned|returns|yields?|yielded|gave|gives|produced?|matched|printed|logged|reported|declares?|sets?)\s+no\b`),
+		re:        re(`\b(?:adds?|added|creates?|created|imports?|imported|registers?|registered|configures?|configured|contains?|contained|includes?|included|has|have|had|defines?|defined|exports?|exported|lists?|listed|shows?|showed|mentions?|mentioned|returned|returns|yields?|yielded|gave|gives|produced?|matched|printed|logged|reported|declares?|sets?)\s+no\b`),
 		notAfter:  re(`^\s*(?:[a-z]+er|more|less|better|worse)\s+than\b|^\s*(?:effect|impact|idea|choice|way|reason|need|time|access|permission|problem|problems|issue\s+with|say|bearing|business|intention|plans?|opinion|preference)\b`),
 		notBefore: re(subjectIWe + `|\b(?:i|we)\s+(?:\w+\s+)?$`),
 	},
