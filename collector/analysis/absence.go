@@ -314,7 +314,7 @@ func isQuestion(s string) bool {
 // normHeading is a line introducing rules or requirements ("Critical rules I
 // must follow:", "Requirements:", "規則："): the list under it states norms
 // ("No backward compatibility code"), not findings.
-var normHeading = regexp.MustCompile(`(?:\b(?:rules?|must|should|guidelines?|requirements?|constraints?|conventions?|principles?|policy|policies|don'ts|do's|dos\s+and\s+don'ts)\b|規則|规则|規範|规范|原則|原则|守則|守则|必須|必须|要求|約束|约束)[^\n]*[:：]\s*$`)
+var normHeading = regexp.MustCompile(`(?:\b(?:rules?|must|should|guidelines?|requirements?|constraints?|conventions?|principles?|policy|policies|checklist|check\s+list|criteria|definition\s+of\s+done|don'ts|do's|dos\s+and\s+don'ts)\b|規則|规则|規範|规范|原則|原则|守則|守则|必須|必须|要求|約束|约束|約定|约定|清單|清单|檢查項|检查项|標準|标准)[^\n]*[:：]\s*$`)
 
 // listItem: a markdown list line: "- …", "• …", "1. …", "2) …".
 var listItem = regexp.MustCompile(`^\s*(?:[-•+]|\d+[.)])\s`)

@@ -121,7 +121,7 @@ var behaviourVerbs = words(`block blocks hold holds change changes affect affect
 	recognises parse parses expect expects accept accepts do does did happen happens stand stands catch catches
 	capture captures detect detects finish finishes complete completes succeed succeeds terminate terminates
 	exit exits respond responds converge converges lose loses drop drops batch batches buffer buffers
-	wrap wraps escape escapes allow allows permit permits forbid forbids prevent prevents reject rejects`)
+	wrap wraps escape escapes answer answers reply replies follow follows allow allows permit permits forbid forbids prevent prevents reject rejects`)
 
 // pastStem returns the base of a regular past form ("responded" → "respond",
 // "stopped" → "stop", "used" → "use"), or "" when v is not one.
@@ -167,6 +167,7 @@ var passiveNot = func() map[string]bool {
 		shared duplicated overwritten truncated split saved persisted returned thrown raised read sent written
 		displayed rendered printed executed reproduced reproducible tuned balanced scaled sized capped bounded
 		paginated localized localised translated quoted escaped trimmed padded rounded coded hardcoded drained
+		migrated
 		flushed`)
 	for v := range behaviourVerbs {
 		if strings.HasSuffix(v, "s") {
@@ -207,11 +208,11 @@ var englishRules = []rule{
 	{ // there is no / there isn't / there are none
 		cue:      []string{"there"},
 		re:       re(`\bthere(?:'s|\s+is|\s+are|\s+was|\s+were|\s+has\s+been|\s+have\s+been|\s+seems\s+to\s+be|\s+appears\s+to\s+be|\s+is\s+still|\s+are\s+still|\s+is\s+currently|\s+are\s+currently)\s+(?:no|not\s+any|not\s+a\s+single|not\s+one|nothing|none|zero)\b|\bthere\s+(?:isn't|aren't|wasn't|weren't|is\s+not|are\s+not|was\s+not|were\s+not)\b|\bthere\s+(?:doesn't|does\s+not|didn't|did\s+not|don't|do\s+not)\s+(?:seem|appear)\s+to\s+(?:be|have\s+been|exist)\b`),
-		notAfter: re(`^\s*(?:(?:a|any|real|much|big|such)\s+)?(?:need|needs|doubt|harm|problem|problems|rush|hurry|point|guarantee|guarantees|way|reason|choice|question|difference|excuse|shortcut|telling|denying|hope|chance|time|rule|issue\s+with\s+(?:that|this|it)|obligation|requirement)\b|^\s*(?:else\s+)?(?:to\s|left\s+to|more\s+to|wrong|much\s+to|that\s+(?:needs|need|requires|should|must)|which\s+(?:needs|requires))`),
+		notAfter: re(`^\s*(?:(?:a|any|real|much|big|such)\s+)?(?:need|needs|doubt|harm|problem|problems|rush|hurry|point|guarantee|guarantees|way|reason|choice|question|difference|sense|use\s+in|harm\s+in|excuse|shortcut|telling|denying|hope|chance|time|rule|issue\s+with\s+(?:that|this|it)|obligation|requirement)\b|^\s*(?:else\s+)?(?:to\s|left\s+to|more\s+to|(?:more|else)\s+(?:i|we|you)\s+(?:can|could)\b|wrong|much\s+to|that\s+(?:needs|need|requires|should|must)|which\s+(?:needs|requires))`),
 	},
 	{ // no X was found / no X is defined
 		cue:      []string{"no "},
-		re:       re(`\bno\s+(?:[\w'-]+\s+){0,5}?(?:was|were|is|are|has\s+been|have\s+been|could\s+be|can\s+be|got|gets|get)\s+(?:\w+\s+)?(?:found|detected|reported|returned|present|defined|listed|shown|mentioned|declared|exported|set|configured|matched|raised|logged|printed|emitted|used|referenced|registered|visible|seen|located|produced|triggered|thrown|generated|recorded|included|specified|documented|available|marked|flagged|labeled|labelled|affected|left)\b`),
+		re:       re(`\bno\s+(?:[\w'-]+\s+){0,7}?(?:was|were|is|are|has\s+been|have\s+been|could\s+be|can\s+be|got|gets|get)\s+(?:\w+\s+)?(?:found|detected|reported|returned|present|defined|listed|shown|mentioned|declared|exported|set|configured|matched|raised|logged|printed|emitted|used|referenced|registered|visible|seen|located|produced|triggered|thrown|generated|recorded|included|specified|documented|available|marked|flagged|labeled|labelled|affected|left|open|enabled|running|listening|active|installed|exposed|allowed)\b`),
 		notAfter: nil,
 	},
 	{ // no X exists / no test failed
@@ -262,7 +263,7 @@ var englishRules = []rule{
 		notBefore: re(subjectIWe + `|` + truncationReport),
 	},
 	{ // zero results / 0 matches
-		re: re(`\b(?:zero|0)\s+(?:results?|matches|hits|occurrences|references|mentions|errors|failures|failed|failing|warnings|entries|rows|lines|files|usages|callers|items|tests|records|documents|objects|events|messages|alerts|issues|findings|vulnerabilities|problems|packages|dependencies|deps|callsites|call\s+sites)\b`),
+		re: re(`\b(?:zero|0)\s+(?:results?|matches|hits|occurrences|references|mentions|errors|failures|failed|failing|warnings|entries|rows|lines|files|usages|callers|items|tests|records|documents|objects|events|messages|alerts|issues|findings|vulnerabilities|problems|packages|dependencies|deps|callsites|call\s+sites|violations|defects|offenses|offences|incidents|hits)\b`),
 	},
 	{ // the list is empty / came back empty
 		cue: []string{"empty"},
@@ -329,13 +330,14 @@ var englishRules = []rule{
 	},
 	{ // never used / never defined
 		cue:       []string{"never"},
-		re:        re(`\bnever\s+(?:been\s+|actually\s+|once\s+|even\s+)?(?:used|uses|called|calls|referenced|references|defined|defines|set|sets|mentioned|mentions|appears?|appeared|imported|imports|exported|exports|invoked|instantiated|registered|declared|assigned|committed|found|occurs?|occurred|shows\s+up|showed\s+up|populated|emitted|logged|documented|reached|triggered|created|exists?|existed|applied|merged|deployed|released|published|executed|copies|copied|starts|started|attached|queries|queried|loads|loaded|installs|installed|enabled|configured|initialized|initializes|checked|checks|closes|closed|reads|written|writes|includes|included|contains|contained|covers|covered|tested)\b`),
+		re:        re(`\bnever\s+(?:been\s+|actually\s+|once\s+|even\s+)?(?:used|uses|called|calls|referenced|references|defined|defines|set|sets|mentioned|mentions|appears?|appeared|imported|imports|exported|exports|invoked|instantiated|registered|declared|assigned|committed|found|occurs?|occurred|shows\s+up|showed\s+up|populated|emitted|logged|documented|reached|triggered|created|exists?|existed|applied|merged|deployed|released|published|executed|run|ran|copies|copied|starts|started|attached|queries|queried|loads|loaded|installs|installed|enabled|configured|initialized|initializes|checked|checks|closes|closed|reads|written|writes|includes|included|contains|contained|covers|covered|tested)\b`),
 		notBefore: re(subjectIWe + `|` + imperative),
 	},
 	{ // "never verifies the signature": never + a verb with an object
 		cue:       []string{"never"},
-		re:        re(`\bnever\s+[a-z]+(?:s|ed)\s+(?:the|a|an|any|its|their|this|that|these|those|x+|q+)\b`),
+		re:        re(`\bnever\s+([a-z]+(?:s|ed))\s+(?:the|a|an|any|its|their|this|that|these|those|x+|q+)\b`),
 		notBefore: re(subjectIWe + `|` + imperative),
+		verbNot:   behaviourVerbs,
 	},
 	{ // is missing / lacks / nowhere / nonexistent / "Missing import in …"
 		re:       re(`\b(?:is|are|was|were|'s|'re|'m|am|seems?\s+to\s+be|appears?\s+to\s+be|still|goes|went|remains?|remained)\s+(?:(?:completely|entirely|still|also|now|simply|just|clearly|totally)\s+)?(?:missing|absent|lacking|unused|unreferenced|undefined|unset|undeclared|unspecified|unconfigured|undocumented|unregistered|unimplemented|untested)\b|\bmissing\s+(?:from|in)\b|\b(?:lacks|lack|lacked)\b|\babsent\s+(?:from|in)\b|\bnowhere\b|\bnot\s+anywhere\b|\bnon-?existent\b|^\s*(?:[-•]\s*)?missing\b|\b(?:is|are|was|were|remains?|stays?)\s+(?:(?:completely|entirely|totally|oddly|strangely)\s+)?silent\s+(?:on|about|regarding)\b`),
@@ -343,7 +345,7 @@ var englishRules = []rule{
 	},
 	{ // found no OOM messages / saw no errors
 		cue:      []string{"no"},
-		re:       re(`\b(?:found|find|finds|saw|see|sees|spotted|got|get|detected|noticed|observed)\s+no\b`),
+		re:       re(`\b(?:found|find|finds|saw|see|sees|spotted|got|get|detected|noticed|observed|turns?\s+up|turned\s+up|came\s+up\s+with|comes\s+up\s+with|surfaced|surfaces)\s+no\b`),
 		notAfter: re(`^\s*(?:reason|way|need|point|problem\s+with|harm)\b`),
 		finding:  true,
 	},
@@ -352,13 +354,13 @@ var englishRules = []rule{
 		cue:       []string{" no"},
 		re:        re(`\b(?:offers?|offered|provides?|provided|exposes?|exposed|supports?|supported|ships?|shipped|emits?|emitted|sends?|sent|carries|carried)\s+no\b`),
 		notAfter:  re(`^\s*(?:guarantee|guarantees|warranty|benefit|advantage|help)\b`),
-		notBefore: re(subjectIWe + `|\b(?:i|we)\s+(?:\w+\s+)?$`),
+		notBefore: re(subjectIWe + `|(?:^|[,;]\s*|\b(?:and|but|so|then)\s+)(?:i|we)\s+(?:\w+\s+)?$`),
 	},
 	{ // contains no Dockerfile / has no tests
 		cue:       []string{" no"},
 		re:        re(`\b(?:adds?|added|creates?|created|imports?|imported|registers?|registered|configures?|configured|contains?|contained|includes?|included|has|have|had|defines?|defined|exports?|exported|lists?|listed|shows?|showed|mentions?|mentioned|returned|returns|yields?|yielded|gave|gives|produced?|matched|printed|logged|reported|declares?|sets?)\s+no\b`),
 		notAfter:  re(`^\s*(?:[a-z]+er|more|less|better|worse)\s+than\b|^\s*(?:effect|impact|idea|choice|way|reason|need|time|access|permission|problem|problems|issue\s+with|say|bearing|business|intention|plans?|opinion|preference)\b`),
-		notBefore: re(subjectIWe + `|\b(?:i|we)\s+(?:\w+\s+)?$`),
+		notBefore: re(subjectIWe + `|(?:^|[,;]\s*|\b(?:and|but|so|then)\s+)(?:i|we)\s+(?:\w+\s+)?$`),
 	},
 	{ // "neither file defines it", "neither A nor B lists it"
 		cue: []string{"neither"},
@@ -369,6 +371,11 @@ var englishRules = []rule{
 		cue:       []string{"without"},
 		re:        re(`\b(?:declares?|declared|ships?|shipped|built|compiled|deployed|released|defined|published|packaged|generated|installed|vendored|merged|committed|landed)\s+(?:[\w.'-]+\s+){0,4}?without\s+(?:(?:a|an|any|the|its|their)\s+)?[a-z]`),
 		notBefore: re(subjectIWe),
+	},
+	{ // "docs/api.md skips the /export endpoint entirely"
+		cue: []string{"skip", "leave", "left"},
+		re:  re(`\b(?:skips?|skipped|leaves?\s+out|left\s+out)\b[^.;]{0,60}?\b(?:entirely|completely|altogether|wholesale)\b`),
+		notBefore: re(subjectIWe + `|` + imperative),
 	},
 	{ // "lists log4j-core and no other log4j artifact"
 		cue: []string{"no "},
@@ -420,12 +427,12 @@ var englishRules = []rule{
 
 // negationCue lists the words at least one of which every English rule
 // needs; a clause without any is not searched further.
-var negationCue = re(`\b(?:no|not|none|nothing|nobody|neither|never|nowhere|without|missing|lacks?|lacked|lacking|absent|zero|0|empty|omits?|omitted|left\s+out|leaves\s+out|removed|deleted|dropped|unused|unreferenced|undefined|unset|undeclared|unspecified|unconfigured|undocumented|unregistered|unimplemented|untested|silent|non-?existent|cannot|unable|failed|fail)\b|n't`)
+var negationCue = re(`\b(?:no|not|none|nothing|nobody|neither|never|nowhere|without|missing|lacks?|lacked|lacking|absent|zero|0|empty|omits?|omitted|left\s+out|leaves\s+out|skips?|skipped|removed|deleted|dropped|unused|unreferenced|undefined|unset|undeclared|unspecified|unconfigured|undocumented|unregistered|unimplemented|untested|silent|non-?existent|cannot|unable|failed|fail)\b|n't`)
 
 // conditionals before a trigger in its clause make the claim hypothetical
 // or normative: "if the key is not found", "make sure there is no", "there
 // should be no".
-var englishConditional = re(`\bwhen(?:ever)?\s*$|\bwhenever\b|\b(?:if|unless|whether|in\s+case|even\s+if|as\s+long\s+as|assuming|suppose|supposing|make\s+sure|ensure|ensures|ensuring|verify|verifies|confirm|to\s+see\s+(?:if|whether)|to\s+avoid|so\s+that|expect|expects|should|must|would|might|need\s+to|needs\s+to|want\s+to|let's|let\s+me|try\s+to|trying\s+to|wish)\b`)
+var englishConditional = re(`\bwhen(?:ever)?\s*$|\bwhenever\b|\b(?:if|unless|whether|in\s+case|even\s+if|as\s+long\s+as|assuming|suppose|supposing|make\s+sure|ensure|ensures|ensuring|verify|verifies|confirm|double-check|double\s+check|check\s+that|make\s+certain|be\s+sure|to\s+see\s+(?:if|whether)|to\s+avoid|so\s+that|expect|expects|should|must|would|might|need\s+to|needs\s+to|want\s+to|let's|let\s+me|try\s+to|trying\s+to|wish)\b`)
 
 // englishConditionalStart: a sentence that opens with a condition is
 // hypothetical throughout ("If you use v2, there is no such flag").
@@ -452,7 +459,7 @@ var attributive = map[string]bool{"缺少": true, "缺失": true}
 
 // omitChinese: 省略了時區偏移 (omits); like 缺少, attributive before 的, and the
 // agent's own slip after 我.
-var omitChinese = []string{"省略", "略去", "略掉", "遺漏", "遗漏", "漏掉", "漏了"}
+var omitChinese = []string{"省略", "略去", "略掉", "遺漏", "遗漏", "漏掉", "漏了", "完全跳過", "完全跳过", "整個跳過", "整个跳过"}
 
 // pronounSubject: a pronoun in before that is not inside a relative clause
 // or a possessive (我讀過的…).
@@ -502,7 +509,7 @@ var meiyouBehaviour = []string{
 	"過", "过", "成功", "變", "变", "壞", "坏", "掛", "挂", "反映", "用到", "用上", "當掉", "当掉", "處理", "处理",
 	"回應", "回应", "響應", "响应", "走", "導致", "导致", "造成", "引起", "引發", "引发", "弄壞", "弄坏", "搞壞",
 	"搞坏", "搞砸", "弄亂", "弄乱", "帶來", "带来", "考慮", "考虑", "更新", "批次", "批量", "並行", "并行",
-	"非同步", "异步", "發生", "发生", "上漲", "上涨", "成長", "成长", "增長", "增长", "下降", "回升", "波動", "波动",
+	"非同步", "异步", "發生", "发生", "先", "上漲", "上涨", "成長", "成长", "增長", "增长", "下降", "回升", "波動", "波动",
 }
 
 // resultative complements: 沒啟動成功, 沒載入完成, 沒裝好, 沒跑完 say an action
@@ -533,8 +540,11 @@ var notYet = []string{"還", "还", "尚", "仍", "仍然", "依然", "都還", 
 // (不能為空 is a norm, 不為空 the opposite).
 var emptyChinese = []string{"為空", "为空", "是空的", "一片空白", "空空如也"}
 
+// missingCount: 缺了 37 個鍵, 少了 52 个 key.
+var missingCount = re(`(?:缺了|少了|缺少了)\s*(?:\d[\d,]*|[一二三四五六七八九十百千兩两幾几]+)\s*(?:個|个|條|条|筆|笔|項|项|行|列|種|种)?`)
+
 // zeroChinese: 0 個失敗, 回傳 0 筆, 零個結果.
-var zeroChinese = re(`(?:^|[^\d.,])(?:0|零)\s*(?:個|个|筆|笔|條|条|行|項|项|次|處|处|份)?\s*(?:結果|结果|失敗|失败|錯誤|错误|警告|命中|匹配|符合|問題|问题|測試失敗|测试失败|筆|笔|條|条|行|項|项)`)
+var zeroChinese = re(`(?:^|[^\d.,])(?:0|零)\s*(?:個|个|筆|笔|條|条|行|項|项|次|處|处|份)?\s*(?:結果|结果|失敗|失败|錯誤|错误|警告|命中|匹配|符合|問題|问题|測試失敗|测试失败|違規|违规|漏洞|告警|缺陷|筆|笔|條|条|行|項|项)`)
 
 // meiyouNothingToAdd: 沒有(其他|別的|更多|什麼)要補充/說/做 … is "nothing (more) to
 // add or do", said of the conversation, not of a source.
@@ -736,6 +746,9 @@ func findChineseTrigger(s string, cl, sent tspan) (tspan, bool) {
 			consider(k, len(w))
 		}
 	}
+	if m := missingCount.FindStringIndex(c); m != nil {
+		consider(m[0], m[1]-m[0])
+	}
 	if m := zeroChinese.FindStringIndex(c); m != nil {
 		lo := m[0]
 		if lo < len(c) && c[lo] != '0' && !strings.HasPrefix(c[lo:], "零") {
@@ -747,8 +760,16 @@ func findChineseTrigger(s string, cl, sent tspan) (tspan, bool) {
 	if best < 0 {
 		return tspan{}, false
 	}
-	// Report 沒有找到 / 並沒有發現 as one phrase.
+	// Report 沒有找到 / 並沒有發現 as one phrase, and 沒在設定裡找到 with its place.
 	end := best + bestLen
+	if hasAnyPrefix(c[end:], []string{"在", "從", "从", "於", "于"}) {
+		for _, w := range findingChinese {
+			if k := strings.Index(c[end:], w); k >= 0 && k < 40 {
+				end += k
+				break
+			}
+		}
+	}
 	for _, w := range []string{"找到", "發現", "发现", "看到", "定義", "定义", "提到", "出現", "出现", "任何"} {
 		if strings.HasPrefix(c[end:], w) {
 			end += len(w)
@@ -788,6 +809,20 @@ func meiyouDeed(before, rest string) bool {
 // claim.
 func meiyouPossession(before, rest string) bool {
 	before = strings.TrimRight(before, " 並并還还也都就")
+	// 沒有正式環境的權限: a permission or an account with the subject left
+	// out is the agent's own.
+	if strings.TrimSpace(before) == "" {
+		for _, w := range []string{"權限", "权限", "存取權", "访问权", "帳號", "账号", "憑證", "凭证"} {
+			if strings.Contains(rest, w) {
+				return true
+			}
+		}
+		return false
+	}
+	// 我還沒在設定裡找到: a place, then a finding verb: a finding, not a possession.
+	if hasAnyPrefix(rest, []string{"在", "從", "从", "於", "于"}) && containsAny(rest, findingChinese) {
+		return false
+	}
 	if !strings.HasSuffix(before, "我") && !strings.HasSuffix(before, "我們") && !strings.HasSuffix(before, "我们") {
 		return false
 	}
@@ -819,6 +854,15 @@ func allOf(before string) bool {
 func whenClause(rest string) bool {
 	for _, w := range []string{"的時候", "的时候", "時候", "时候", "之時", "之时", "時", "时"} {
 		if strings.HasSuffix(strings.TrimSpace(rest), w) {
+			return true
+		}
+	}
+	return false
+}
+
+func containsAny(s string, subs []string) bool {
+	for _, w := range subs {
+		if strings.Contains(s, w) {
 			return true
 		}
 	}
@@ -903,17 +947,17 @@ type scopeMatch struct {
 var (
 	numWord = `(\d[\d,]*|one|two|three|four|five|six|seven|eight|nine|ten|twenty|fifty|hundred|few|several)`
 	// scopeNumeric: "the first 2,000 lines", "the last 128 lines".
-	scopeFirstN = re(`\b(?:the\s+)?(first|last|top|initial|opening|final)\s+` + numWord + `\s+(?:(?:search|grep|log|output|query|matching)\s+)?(lines?|rows?|characters?|chars?|bytes?|kb|results?|matches|entries|items|files|pages?|records|hits|tokens|packages|screens?|commits|messages|events|tests|issues|comments|users|jobs|pods|logs)\b`)
+	scopeFirstN = re(`\b(?:the\s+)?(first|last|top|initial|opening|final)\s+` + numWord + `\s+(?:(?:search|grep|log|output|query|matching)\s+)?(lines?|rows?|characters?|chars?|bytes?|kb|results?|matches|entries|items|files|pages?|records|hits|tokens|packages|screens?|commits|messages|events|tests|issues|comments|users|jobs|pods|logs|mb|gb|megabytes|kilobytes)\b`)
 	// scopeLines: "lines 1-500", "up to line 2000".
 	scopeLines  = re(`\b(lines?|rows?|records?|entries|entry|items?|results?)\s+(\d[\d,]*)\s*(?:-|–|—|to|through|thru)\s*(\d[\d,]*)\b`)
-	scopeUpTo   = re(`\b(?:up\s+to|until|before|through)\s+line\s+(\d[\d,]*)\b`)
+	scopeUpTo   = re(`\b(?:up\s+to|until|before|through)\s+(?:line|row)\s+(\d[\d,]*)\b`)
 	scopeEnglsh = re(`\b(?:in|of|from|within|among|across|on)\s+(?:the\s+|this\s+|these\s+)?(?:part|parts|portion|portions|section|sections|lines|rows|chunk|chunks|bit|excerpt|excerpts|snippet|snippets|sample|slice|output|results|content|text|page|pages|file|files|log|logs|entries|records|messages|matches|items|commits|events|documents|responses)\s+(?:that\s+|which\s+)?(?:i|we)(?:'ve|\s+have|\s+had|'d)?\s+(?:\w+\s+)?(?:read|seen|saw|looked\s+at|checked|viewed|got|received|was\s+shown|were\s+shown|could\s+see|can\s+see|scanned|inspected|reviewed|opened|fetched|loaded)\b` +
 		`|\b(?:in|of|from|within|among)\s+what\s+(?:i|we)(?:'ve|\s+have|\s+had)?\s+(?:\w+\s+)?(?:read|seen|saw|see|looked\s+at|checked|viewed|view|got|get|received|been\s+shown|could\s+see|can\s+see|reviewed|scanned|fetched|fetch|load|loaded|open|opened|access|accessed)\b` +
 		`|\b(?:part|portion|bit|chunk|lines|rows|section)\s+(?:that|which)\s+(?:arrived|came\s+through|loaded|got\s+through|made\s+it|was\s+returned|were\s+returned|was\s+delivered|were\s+delivered|i\s+got|we\s+got|i\s+received)\b` +
 		`|\b(?:in|of|from|within)\s+what\s+(?:i|we)\s+(?:was|were|have\s+been|'ve\s+been|had\s+been)\s+(?:shown|given|sent)\b` +
 		`|\bfrom\s+what\s+(?:i|we)\s+(?:can|could)\s+see\b|\bas\s+far\s+as\s+(?:i|we)\s+(?:can|could)\s+(?:see|tell)\b|\bas\s+far\s+as\s+(?:i|we)(?:'ve|\s+have)?\s+(?:read|looked|seen)\b` +
-		`|\b(?:the\s+)?(?:visible|shown|displayed|returned|truncated|partial|excerpted|previewed|loaded|fetched)\s+(?:(?:test|build|search|grep|command|query|api|log|diff|page|file|tool|job|ci|shell|curl)\s+)?(?:part|portion|output|lines|section|text|content|results|page|excerpt|chunk|preview|window|slice|range|head|tail|listing|list|log|file|trace|response|diff|table)\b` +
-		`|\b(?:part|portion|section|lines|bit|chunk|excerpt|page|pages|output|results)\s+(?:of\s+(?:the\s+)?(?:[\w.-]+\s+){1,3}?)?(?:that\s+|which\s+)?(?:i|we)(?:'ve|\s+have|\s+had)?\s+(?:was\s+|were\s+)?(?:(?:could|can|was\s+able\s+to|were\s+able\s+to|managed\s+to)\s+)?(?:read|seen|saw|see|shown|looked\s+at|look\s+at|checked|check|viewed|view|got|get|received|scanned|scan|fetched|fetch|opened|open|load|loaded|access|accessed)\b` +
+		`|\b(?:the\s+)?(?:visible|shown|displayed|returned|truncated|partial|excerpted|previewed|loaded|fetched)\s+(?:(?:test|build|search|grep|command|query|api|log|diff|page|file|tool|job|ci|shell|curl)\s+)?(?:part|portion|output|lines|section|text|content|results|page|excerpt|chunk|preview|window|slice|range|head|tail|listing|list|log|file|trace|response|diff|table|region|area|rows|bit)\b` +
+		`|\b(?:part|portion|section|lines|bit|chunk|excerpt|page|pages|output|results|sample|subset|fragment|extract|rows|records|entries)\s+(?:of\s+(?:the\s+)?(?:[\d,]+\s+)?(?:[\w.-]+\s+){1,3}?)?(?:that\s+|which\s+)?(?:i|we)(?:'ve|\s+have|\s+had)?\s+(?:was\s+|were\s+)?(?:(?:could|can|was\s+able\s+to|were\s+able\s+to|managed\s+to)\s+)?(?:read|seen|saw|see|shown|looked\s+at|look\s+at|checked|check|viewed|view|got|get|received|scanned|scan|fetched|fetch|opened|open|load|loaded|access|accessed|pulled|sampled|exported|downloaded|retrieved|extracted|scrolled|skimmed|browsed)\b` +
 		`|\b(?:part|portion|lines|page|section|output|results)\s+(?:shown|displayed|returned|visible|provided|i\s+got|we\s+got|loaded|i\s+read|i\s+saw|i\s+was\s+shown)\b` +
 		`|\b(?:part|portion|section|chunk|lines|rows|bit|slice)\s+of\s+(?:the\s+)?(?:[\w.-]+\s+){1,3}?(?:that|which)\s+(?:was|were|got|has\s+been|have\s+been)\s+(?:returned|shown|displayed|delivered|loaded|fetched|printed|sent|kept|included)\b` +
 		`|\b(?:the|this)\s+(?:preview|excerpt|snippet)\b|\bso\s+far\b|\bup\s+to\s+now\b|\bas\s+of\s+now\b` +
@@ -932,6 +976,11 @@ var (
 		// lines available to me", "what's visible", "what came back".
 		`|\b(?:the|this|that|these|those)\s+(?:[\w.,-]+\s+){0,2}?(?:part|portion|chunk|section|bit|slice|excerpt|sample|lines|rows|results|output|log|logs|data|page|pages|response|text|content|matches|hits|entries|records|files|listing)\s+(?:that\s+|which\s+)?(?:i|we)\s+(?:have|had|'ve\s+got|got|hold|was\s+given|were\s+given|was\s+sent|were\s+sent|have\s+access\s+to|had\s+access\s+to)\b` +
 		`|\b(?:available|visible|accessible|shown|known)\s+to\s+(?:me|us)\b` +
+		`|\b(?:sampled|pulled|fetched|selected|picked|extracted|exported|retrieved)\s+for\s+(?:me|us)\b` +
+		`|\b(?:lines|rows|part|portion|section|entries|results|output|region)\s+(?:that|which)\s+(?:are|were|is|was)\s+(?:visible|shown|displayed|on\s+screen|in\s+view|loaded|available)\b` +
+		`|\b(?:part|portion|section|chunk|bit|lines|rows)\s+(?:of\s+(?:the\s+)?(?:[\w.-]+|x+)\s+)?(?:that|which)\s+(?:fit|fits|fitted)\s+(?:in|on|into)\b` +
+		`|\b(?:the|a|this|that)\s+(?:subset|fragment|sample|extract|selection)\s+of\b` +
+		`|\bwhat\s+(?:i|we)\s+(?:could|can|was\s+able\s+to|were\s+able\s+to|managed\s+to)\s+(?:scroll|page|skim|browse|get)\s+(?:through|to)\b|\bas\s+far\s+as\s+(?:i|we)(?:'ve|\s+have)?\s+(?:scrolled|skimmed|browsed|paged|gotten|got)\b` +
 		`|\bwhat(?:'s|\s+is|\s+was|\s+were)\s+(?:visible|shown|displayed|available|loaded|readable|in\s+view)\b|\bwhat\s+(?:came\s+back|arrived|got\s+through|loaded|was\s+returned|i\s+have|we\s+have)\b` +
 		`|\beverything\s+(?:that\s+)?(?:i|we)\s+(?:was\s+able\s+to|were\s+able\s+to|could|can|have|managed\s+to)\s*(?:see|read|load|open|view|check)?\b` +
 		// the agent says it saw only part: "I only saw part of the output"
@@ -955,7 +1004,9 @@ var (
 		`|手(?:上|邊|边|頭|头)(?:的|這|这|那)|可見範圍|可见范围|看得到的範圍|看得到的范围|能看到的範圍|能看到的范围` +
 		`|(?:從|从|就|以|根據|根据)(?:目前|現在|现在)?(?:現有|现有|已有|手上|手邊|手边)的?(?:輸出|输出|資料|数据|日誌|日志|內容|内容|資訊|信息|結果|结果|資料來看|数据来看)` +
 		`|只(?:看|讀|读|拿到|收到|載入|加载|抓|抓到|取得|获取|獲取)(?:了|過|过)?(?:一|一小|一部)?部分|只(?:看|讀|读)(?:了|過|过)?(?:前|開頭|开头)` +
-		`|(?:開頭|开头|前面)那(?:段|幾行|几行|部分)|前(?:幾|几)行`)
+		`|(?:開頭|开头|前面)那(?:段|幾行|几行|部分)|前(?:幾|几)行` +
+		`|(?:看|讀|读|翻|捲|卷|滾|滚|瀏覽|浏览|載入|加载|掃|扫|拉)(?:得到|得見|得见|到|過|过|動過|动过|了)?的(?:範圍|范围|那幾行|那几行|那段|幾頁|几页|那幾頁|那几页)` +
+		`|樣本|样本|抽樣的|抽样的|採樣的|采样的`)
 )
 
 var scopeChinese = []string{
