@@ -373,8 +373,8 @@ var englishRules = []rule{
 		notBefore: re(subjectIWe),
 	},
 	{ // "docs/api.md skips the /export endpoint entirely"
-		cue: []string{"skip", "leave", "left"},
-		re:  re(`\b(?:skips?|skipped|leaves?\s+out|left\s+out)\b[^.;]{0,60}?\b(?:entirely|completely|altogether|wholesale)\b`),
+		cue:       []string{"skip", "leave", "left"},
+		re:        re(`\b(?:skips?|skipped|leaves?\s+out|left\s+out)\b[^.;]{0,60}?\b(?:entirely|completely|altogether|wholesale)\b`),
 		notBefore: re(subjectIWe + `|` + imperative),
 	},
 	{ // "lists log4j-core and no other log4j artifact"
