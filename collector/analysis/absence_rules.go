@@ -121,7 +121,15 @@ var behaviourVerbs = words(`block blocks hold holds change changes affect affect
 	recognises parse parses expect expects accept accepts do does did happen happens stand stands catch catches
 	capture captures detect detects finish finishes complete completes succeed succeeds terminate terminates
 	exit exits respond responds converge converges lose loses drop drops batch batches buffer buffers
-	wrap wraps escape escapes answer answers reply replies follow follows allow allows permit permits forbid forbids prevent prevents reject rejects`)
+	wrap wraps escape escapes mutate mutates answer answers reply replies follow follows allow allows permit permits forbid forbids prevent prevents reject rejects`)
+
+// changeVerbs negated are behaviour ("this doesn't change the API") except
+// where the source is a diff or a history, whose contents are changes: "the
+// first 20 commits don't touch auth/" says no such change is there.
+var changeVerbs = words(`touch touches touched modify modifies modified change changes changed alter alters altered update
+	updates updated`)
+
+var diffContext = re(`\b(?:diffs?|commits?|patch(?:es)?|changesets?|pull\s+requests?|prs?|history|changelog|the\s+log\s+of)\b`)
 
 // pastStem returns the base of a regular past form ("responded" → "respond",
 // "stopped" → "stop", "used" → "use"), or "" when v is not one.
@@ -330,8 +338,14 @@ var englishRules = []rule{
 	},
 	{ // never used / never defined
 		cue:       []string{"never"},
-		re:        re(`\bnever\s+(?:been\s+|actually\s+|once\s+|even\s+)?(?:used|uses|called|calls|referenced|references|defined|defines|set|sets|mentioned|mentions|appears?|appeared|imported|imports|exported|exports|invoked|instantiated|registered|declared|assigned|committed|found|occurs?|occurred|shows\s+up|showed\s+up|populated|emitted|logged|documented|reached|triggered|created|exists?|existed|applied|merged|deployed|released|published|executed|run|ran|copies|copied|starts|started|attached|queries|queried|loads|loaded|installs|installed|enabled|configured|initialized|initializes|checked|checks|closes|closed|reads|written|writes|includes|included|contains|contained|covers|covered|tested)\b`),
+		re:        re(`\bnever\s+(?:been\s+|actually\s+|once\s+|even\s+)?(?:used|uses|called|calls|referenced|references|defined|defines|set|sets|mentioned|mentions|appears?|appeared|imported|imports|exported|exports|invoked|instantiated|registered|declared|assigned|committed|found|occurs?|occurred|shows\s+up|showed\s+up|populated|emitted|logged|documented|reached|triggered|created|exists?|existed|applied|merged|deployed|released|published|executed|run|ran|copies|copied|attached|queries|queried|loads|loaded|installs|installed|enabled|configured|initialized|initializes|checked|checks|closes|closed|reads|read|written|writes|includes|included|contains|contained|covers|covered|tested)\b`),
 		notBefore: re(subjectIWe + `|` + imperative),
+	},
+	{ // "the consumer is never started in main.go": passive, the code never
+		// starts it (the active "the server never started" is an event that failed)
+		cue:       []string{"never"},
+		re:        re(`\b(?:is|are|was|were|been)\s+never\s+(?:started|launched|spawned|scheduled)\b`),
+		notBefore: re(subjectIWe),
 	},
 	{ // "never verifies the signature": never + a verb with an object
 		cue:       []string{"never"},
@@ -477,7 +491,10 @@ func pronounSubject(before string) bool {
 var meiyou = []string{"沒有", "没有", "並未", "并未", "沒", "没", "從來不", "从来不", "從不", "从不"}
 
 // notIn: 不在 … 裡 ("pandas 不在 lockfile 裡").
-var notIn = re(`(?:並|并)?不在[^，。；,;]{1,40}?(?:裡|里|中|內|内|上|清單|清单|列表)`)
+var notIn = re(`(?:並|并)?不在[^，。；,;]{1,40}?(?:裡|里|中|內|内|上|清單|清单|列表|底下|下面|之下|目錄|目录)`)
+
+// notInCause: 問題不在這裡 places a cause, it does not say a thing is missing.
+var notInCause = re(`(?:問題|问题|原因|根因|癥結|症结|關鍵|关键|重點|重点)\s*(?:並|并|應該|应该|可能)?\s*$`)
 
 var meiyouNotAfter = []string{
 	"問題", "问题", "必要", "關係", "关系", "辦法", "办法", "意義", "意义", "想到", "注意", "完成", "成功", "生效",
@@ -509,7 +526,7 @@ var meiyouBehaviour = []string{
 	"過", "过", "成功", "變", "变", "壞", "坏", "掛", "挂", "反映", "用到", "用上", "當掉", "当掉", "處理", "处理",
 	"回應", "回应", "響應", "响应", "走", "導致", "导致", "造成", "引起", "引發", "引发", "弄壞", "弄坏", "搞壞",
 	"搞坏", "搞砸", "弄亂", "弄乱", "帶來", "带来", "考慮", "考虑", "更新", "批次", "批量", "並行", "并行",
-	"非同步", "异步", "發生", "发生", "先", "上漲", "上涨", "成長", "成长", "增長", "增长", "下降", "回升", "波動", "波动",
+	"非同步", "异步", "發生", "发生", "先", "改變", "改变", "起來", "起来", "上漲", "上涨", "成長", "成长", "增長", "增长", "下降", "回升", "波動", "波动",
 }
 
 // resultative complements: 沒啟動成功, 沒載入完成, 沒裝好, 沒跑完 say an action
@@ -548,7 +565,7 @@ var zeroChinese = re(`(?:^|[^\d.,])(?:0|零)\s*(?:個|个|筆|笔|條|条|行|�
 
 // meiyouNothingToAdd: 沒有(其他|別的|更多|什麼)要補充/說/做 … is "nothing (more) to
 // add or do", said of the conversation, not of a source.
-var meiyouNothingToAdd = re(`^(?:其他|其它|別的|别的|更多|什麼|什么|任何)?(?:的)?(?:要|需要|可以|可)(?:補充|补充|說|说|做|報告|报告|回報|回报|交代|提|處理|处理|問|问)`)
+var meiyouNothingToAdd = re(`^(?:其他|其它|別的|别的|更多|什麼|什么|任何)?(?:的)?(?:要|需要|可以|可)(?:補充|补充|說|说|做|報告|报告|回報|回报|交代|提(?:[^交]|$)|處理|处理|問|问)`)
 
 // meiyouActions after 沒有 are a deed not done ("我沒有修改…"): not a claim
 // when the agent (or the user) is the subject, or the subject is left out;
@@ -621,7 +638,7 @@ func findTrigger(s string, cl, sent tspan) (tspan, bool) {
 					return c[m[2*i]:m[2*i+1]]
 				}
 				v := group(1)
-				if r.verbNot[v] || r.verbNot[pastStem(v)] || r.objNot[group(2)] ||
+				if (r.verbNot[v] || r.verbNot[pastStem(v)]) && !(changeVerbs[v] && diffContext.MatchString(sentText)) || r.objNot[group(2)] ||
 					r.baseVerb && strings.HasSuffix(v, "s") && !strings.HasSuffix(v, "ss") && !strings.HasPrefix(c[m[0]:], "never") {
 					continue
 				}
@@ -722,8 +739,11 @@ func findChineseTrigger(s string, cl, sent tspan) (tspan, bool) {
 			at := from + k
 			from = at + len(w)
 			rest := strings.TrimLeft(c[at+len(w):], " ")
+			if kept(c[:at], rest) || progressive(rest) {
+				continue
+			}
 			if (w == "沒" || w == "没") && (hasAnyPrefix(rest, meiNotAfter) || meiNeng(rest)) ||
-				meiyouActsOrFails(rest) && !allOf(c[:at]) ||
+				meiyouActsOrFails(rest) && !allOf(s[sent.lo:cl.lo+at]) ||
 				failedResult(rest) ||
 				whenClause(rest) ||
 				endsWithAny(c[:at], notYet...) && hasAnyPrefix(rest, meiyouActions) {
@@ -738,7 +758,7 @@ func findChineseTrigger(s string, cl, sent tspan) (tspan, bool) {
 			consider(at, len(w))
 		}
 	}
-	if m := notIn.FindStringIndex(c); m != nil {
+	if m := notIn.FindStringIndex(c); m != nil && !notInCause.MatchString(c[:m[0]]) {
 		consider(m[0], m[1]-m[0])
 	}
 	for _, w := range emptyChinese {
@@ -834,6 +854,31 @@ func meiyouPossession(before, rest string) bool {
 	return true
 }
 
+// countedSubject: 前兩個檔案都…, 三個服務都…: a counted set before 都.
+var countedSubject = re(`(?:\d+|[兩两三四五六七八九十幾几]+)\s*(?:個|个|份|支|條|条|項|项|張|张)`)
+
+// kept: 一直沒有 ready, 遲遲沒啟動: something kept not happening, a failure;
+// 一直沒找到 is still a finding.
+func kept(before, rest string) bool {
+	return endsWithAny(before, "一直", "始終", "始终", "遲遲", "迟迟", "一直都", "始終都") &&
+		!hasAnyPrefix(rest, findingChinese)
+}
+
+// progressive: 沒在跑, 沒在運行 ("was not running") is a state; 沒在設定裡找到
+// (a place, then a finding) is not this.
+func progressive(rest string) bool {
+	r, ok := strings.CutPrefix(rest, "在")
+	if !ok {
+		return false
+	}
+	for _, v := range []string{"跑", "運行", "运行", "執行", "执行", "工作", "監聽", "监听", "動", "动", "線上", "线上", "用"} {
+		if strings.HasPrefix(r, v) {
+			return !modifiesNoun(r[len(v):]) // 沒在執行的容器: no running containers
+		}
+	}
+	return false
+}
+
 // allOf: 所有/每個/任何 … 都 before 沒有 quantifies over the things of a
 // source ("none of the objects handles it"), which makes even a behaviour
 // verb a claim, as "none of" does in English.
@@ -842,22 +887,21 @@ func allOf(before string) bool {
 	if !strings.HasSuffix(b, "都") && !strings.HasSuffix(b, "全都") {
 		return false
 	}
-	for _, q := range []string{"所有", "每個", "每个", "每一個", "每一个", "任何", "全部", "各個", "各个"} {
+	for _, q := range []string{"所有", "每個", "每个", "每一個", "每一个", "任何", "全部", "各個", "各个", "這些", "这些", "那些"} {
 		if strings.Contains(b, q) {
 			return true
 		}
 	}
-	return false
+	return countedSubject.MatchString(b)
 }
 
 // whenClause: 沒有暫存的檔案時，… is "when there are none", a condition.
 func whenClause(rest string) bool {
-	for _, w := range []string{"的時候", "的时候", "時候", "时候", "之時", "之时", "時", "时"} {
-		if strings.HasSuffix(strings.TrimSpace(rest), w) {
-			return true
-		}
+	if containsAny(rest, []string{"的時候", "的时候", "時候", "时候", "之時", "之时"}) {
+		return true
 	}
-	return false
+	r := strings.TrimSpace(rest)
+	return strings.HasSuffix(r, "時") || strings.HasSuffix(r, "时")
 }
 
 func containsAny(s string, subs []string) bool {
@@ -878,6 +922,26 @@ func hasAnyPrefix(s string, prefixes []string) bool {
 	return false
 }
 
+// adverbial behaviour words qualify a following verb (批量匯出): with 的
+// after that verb they modify a noun (沒有批量匯出的介面: no batch-export API).
+var adverbial = map[string]bool{"批次": true, "批量": true, "並行": true, "并行": true, "非同步": true, "异步": true, "先": true}
+
+// modifiesNoun: r (after a verb) reaches 的 within two more Chinese
+// characters: the verb is in a relative clause (批量|匯出|的 介面).
+func modifiesNoun(r string) bool {
+	for n := 0; n <= 2; n++ {
+		if strings.HasPrefix(r, "的") {
+			return true
+		}
+		c, size := utf8.DecodeRuneInString(r)
+		if size == 0 || c < utf8.RuneSelf {
+			return false
+		}
+		r = r[size:]
+	}
+	return false
+}
+
 // meiyouActsOrFails: 沒有 + a behaviour verb not introducing a relative clause.
 func meiyouActsOrFails(rest string) bool {
 	for _, a := range []string{"再也", "再", "有再", "真的", "真正"} {
@@ -891,8 +955,8 @@ func meiyouActsOrFails(rest string) bool {
 			continue
 		}
 		r := rest[len(v):]
-		if strings.HasPrefix(r, "的") {
-			return false // modifies a noun: 沒有超時的任務
+		if strings.HasPrefix(r, "的") || adverbial[v] && modifiesNoun(r) {
+			return false // modifies a noun: 沒有超時的任務, 沒有批量匯出的介面
 		}
 		if (v == "過" || v == "过") && (strings.HasPrefix(r, "濾") || strings.HasPrefix(r, "滤")) {
 			return false // 過濾: filtering, not passing
@@ -960,7 +1024,7 @@ var (
 		`|\b(?:part|portion|section|lines|bit|chunk|excerpt|page|pages|output|results|sample|subset|fragment|extract|rows|records|entries)\s+(?:of\s+(?:the\s+)?(?:[\d,]+\s+)?(?:[\w.-]+\s+){1,3}?)?(?:that\s+|which\s+)?(?:i|we)(?:'ve|\s+have|\s+had)?\s+(?:was\s+|were\s+)?(?:(?:could|can|was\s+able\s+to|were\s+able\s+to|managed\s+to)\s+)?(?:read|seen|saw|see|shown|looked\s+at|look\s+at|checked|check|viewed|view|got|get|received|scanned|scan|fetched|fetch|opened|open|load|loaded|access|accessed|pulled|sampled|exported|downloaded|retrieved|extracted|scrolled|skimmed|browsed)\b` +
 		`|\b(?:part|portion|lines|page|section|output|results)\s+(?:shown|displayed|returned|visible|provided|i\s+got|we\s+got|loaded|i\s+read|i\s+saw|i\s+was\s+shown)\b` +
 		`|\b(?:part|portion|section|chunk|lines|rows|bit|slice)\s+of\s+(?:the\s+)?(?:[\w.-]+\s+){1,3}?(?:that|which)\s+(?:was|were|got|has\s+been|have\s+been)\s+(?:returned|shown|displayed|delivered|loaded|fetched|printed|sent|kept|included)\b` +
-		`|\b(?:the|this)\s+(?:preview|excerpt|snippet)\b|\bso\s+far\b|\bup\s+to\s+now\b|\bas\s+of\s+now\b` +
+		`|\b(?:the|this)\s+(?:[\w.-]+\s+)?(?:preview|excerpt|snippet)\b|\bso\s+far\b|\bup\s+to\s+now\b|\bas\s+of\s+now\b` +
 		// what reached the agent, named by who delivered it: "what the log
 		// viewer showed me", "the snippet the tool returned", "the part … that loaded".
 		`|\bwhat\s+(?:the\s+)?(?:[\w.-]+\s+){0,3}?(?:showed|shows|gave|gives|sent|returned|displayed|printed)\s+(?:me|us)\b` +
@@ -969,7 +1033,7 @@ var (
 		`|\b(?:part|portion|section|chunk|bit|slice|lines|rows)\s+of\s+(?:the\s+)?(?:[\w.-]+\s+){1,3}?(?:that|which)\s+(?:loaded|came\s+through|arrived|got\s+through|rendered|downloaded|opened|was\s+readable|i\s+got)\b` +
 		// a delivered quantity: "those 10,000 lines", "the returned 500 rows",
 		// "the 50 results the API returned".
-		`|\b(?:those|these)\s+(?:\d[\d,]*|few|several)\s+(?:lines|rows|results|entries|records|items|matches|hits|files|pages|messages|events|commits)\b` +
+		`|\b(?:those|these)\s+(?:\d[\d,]*|few|several)\s+(?:lines|rows|results|entries|records|items|matches|hits|files|pages|messages|events|commits)\b|\b(?:of|among|in)\s+(?:those|these)\s+\d[\d,]*(?:\s+(?:lines|rows|results|entries|records|items|matches|hits|files|pages|messages|events|commits))?\b` +
 		`|\bthe\s+(?:returned|delivered|visible|shown|loaded|fetched|received|displayed)\s+(?:\d[\d,]*\s+)?(?:lines|rows|results|entries|records|items|matches|hits|files|pages|messages|events|commits)\b` +
 		`|\bthe\s+\d[\d,]*\s+(?:lines|rows|results|entries|records|items|matches|hits|files|pages|messages|events|commits)\s+(?:that\s+)?(?:(?:the\s+)?[\w.-]+\s+)?(?:returned|showed|sent|gave|delivered|loaded|printed|displayed|i\s+got|i\s+received|i\s+saw|we\s+got)\b` +
 		// what the agent holds or could see: "the chunk I have", "the 2,000
@@ -993,6 +1057,7 @@ var (
 	scopeYet = re(`\byet\b`)
 
 	scopeChineseFirstN = re(`前\s*(\d[\d,，]*|[一二三四五六七八九十百千萬万兩两]+)\s*(行|列|筆|笔|條|条|個結果|个结果|項|项|頁|页|個字元|个字符|字元|字符|個字|个字|字|位元組|字节|kb|個檔案|个文件|个|個)`)
+	scopeChineseBefore = re(`第\s*(\d[\d,]*)\s*行(?:之前|以前|前)`)
 	scopeChineseRange  = re(`第?\s*(\d[\d,]*)\s*(?:行)?\s*(?:到|至|-|–|~|～|—)\s*(?:第\s*)?(\d[\d,]*)\s*行`)
 	// scopeChineseSeen: what reached the agent, as a relative clause:
 	// 我看得到的輸出, 我能打開的, 顯示給我的, 我收到的.
@@ -1006,7 +1071,8 @@ var (
 		`|只(?:看|讀|读|拿到|收到|載入|加载|抓|抓到|取得|获取|獲取)(?:了|過|过)?(?:一|一小|一部)?部分|只(?:看|讀|读)(?:了|過|过)?(?:前|開頭|开头)` +
 		`|(?:開頭|开头|前面)那(?:段|幾行|几行|部分)|前(?:幾|几)行` +
 		`|(?:看|讀|读|翻|捲|卷|滾|滚|瀏覽|浏览|載入|加载|掃|扫|拉)(?:得到|得見|得见|到|過|过|動過|动过|了)?的(?:範圍|范围|那幾行|那几行|那段|幾頁|几页|那幾頁|那几页)` +
-		`|樣本|样本|抽樣的|抽样的|採樣的|采样的`)
+		`|樣本|样本|抽樣的|抽样的|採樣的|采样的` +
+		`|(?:^|[^大一小這这那])部分(?:的)?(?:回應|响应|回傳|回传|輸出|输出|日誌|日志|結果|结果|內容|内容|資料|数据|檔案|文件|清單|清单)`)
 )
 
 var scopeChinese = []string{
@@ -1096,6 +1162,13 @@ func findScope(s string, sent tspan, tr tspan) (scopeMatch, bool) {
 		sc := scopeMatch{span: at(m[0], m[1])}
 		if n, ok := parseCount(t[m[2]:m[3]]); ok {
 			sc.rng = firstN(n, chineseUnit(t[m[4]:m[5]]))
+		}
+		return sc, true
+	}
+	if m := scopeChineseBefore.FindStringSubmatchIndex(t); m != nil {
+		sc := scopeMatch{span: at(m[0], m[1])}
+		if n, ok := parseCount(t[m[2]:m[3]]); ok && n > 1 {
+			sc.rng = ScopeRange{Known: true, Start: 1, End: n - 1, Unit: schema.UnitLines}
 		}
 		return sc, true
 	}

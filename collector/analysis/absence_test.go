@@ -80,7 +80,7 @@ func TestJudgeAbsence(t *testing.T) {
 		{"The partial build output shows no errors.", scoped, "shows no", "The partial build output"},
 		{"In the rows of the table that were returned, none is empty.", scoped, "", "rows of the table that were returned"},
 		{"Of the messages I received, none has a timestamp.", scoped, "", "Of the messages I received"},
-		{"In those 2,000 lines there is no deadlock report.", scoped, "there is no", "those 2,000 lines"},
+		{"In those 2,000 lines there is no deadlock report.", scoped, "there is no", "In those 2,000 lines"},
 		{"Among the 30 results the API returned, none is archived.", scoped, "", "the 30 results the API returned"},
 		{"In what the dashboard showed me, no panel has data.", scoped, "", "what the dashboard showed me"},
 		{"The trimmed `journalctl` output has no segfault.", scoped, "has no", ""},
