@@ -1025,8 +1025,8 @@ var (
 		`|\b(?:part|portion|lines|page|section|output|results)\s+(?:shown|displayed|returned|visible|provided|i\s+got|we\s+got|loaded|i\s+read|i\s+saw|i\s+was\s+shown)\b` +
 		`|\b(?:part|portion|section|chunk|lines|rows|bit|slice)\s+of\s+(?:the\s+)?(?:[\w.-]+\s+){1,3}?(?:that|which)\s+(?:was|were|got|has\s+been|have\s+been)\s+(?:returned|shown|displayed|delivered|loaded|fetched|printed|sent|kept|included)\b` +
 		`|\b(?:the|this)\s+(?:[\w.-]+\s+)?(?:preview|excerpt|snippet)\b|\bso\s+far\b|\bup\s+to\s+now\b|\bas\s+of\s+now\b` +
-		// what reached the agent, named by who delivered it: "what the log
-		// viewer showed me", "the snippet the tool returned", "the part … that loaded".
+		// what reached the agent, named by who delivered it: "what the
+		// dashboard showed me", "the rows the query returned", "the part … that loaded".
 		`|\bwhat\s+(?:the\s+)?(?:[\w.-]+\s+){0,3}?(?:showed|shows|gave|gives|sent|returned|displayed|printed)\s+(?:me|us)\b` +
 		`|\b(?:shown|given|sent|displayed|returned|handed)\s+(?:to\s+)?(?:me|us)\b` +
 		`|\b(?:the\s+)?(?:[\w.-]+\s+){1,3}?(?:that\s+|which\s+)?(?:the\s+)?(?:tool|api|search|command|server|fetch|query|viewer|endpoint|reader)\s+(?:returned|gave\s+me|showed\s+me|sent|delivered|displayed)\b` +
@@ -1051,7 +1051,7 @@ var (
 		`|\bonly\s+(?:saw|read|got|received|looked\s+at|have|had|viewed|checked|skimmed|loaded|fetched|see)\s+(?:(?:a|the)\s+)?(?:part|portion|some|half|first|top|beginning|start|few|fraction|sample|excerpt|preview|head|tail)\b` +
 		`|\bthe\s+(?:first|opening|initial|top)\s+(?:part|section|portion|half|screen|screenful|chunk|batch|window|few\s+lines)\b` +
 		`|\b(?:the\s+)?(?:available|sampled)\s+(?:output|lines|log|logs|results|data|rows|part|portion|records|entries)\b` +
-		// cut output: "the partial `kubectl logs` output", "the trimmed log"
+		// cut output: "the partial `journalctl` output", "the trimmed log"
 		`|\b(?:the\s+)?(?:truncated|partial|trimmed|clipped|abridged|cut|cut-off|shortened)\s+(?:(?:[\w-]+|x+)\s+){0,2}?(?:output|log|logs|listing|response|results|diff|trace|dump|file|page|text|content|list)\b` +
 		`|\bthe\s+(?:head|tail|beginning|start|top)\s+of\s+(?:the|this|that)\s+(?:[\w.-]+|x+)|\b(?:this|the\s+first|the\s+current)\s+page\b|\bthe\s+(?:first|opening)\s+(?:part|section|portion|half|screen|chunk)\b`)
 	scopeYet = re(`\byet\b`)
