@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -79,8 +80,9 @@ func JudgeAbsence(text string) (m AbsenceMatch, ok bool) {
 	n := normalize(text)
 	var scoped AbsenceMatch
 	haveScoped := false
+	norms := normLists(n.s)
 	for _, sent := range n.sentences() {
-		if isQuestion(n.s[sent.lo:sent.hi]) {
+		if isQuestion(n.s[sent.lo:sent.hi]) || within(norms, sent.lo) {
 			continue
 		}
 		for _, cl := range clauses(n.s, sent) {
@@ -307,4 +309,47 @@ func isQuestion(s string) bool {
 	s = strings.TrimRight(s, " \t\r\n)")
 	return strings.HasSuffix(s, "?") || strings.HasSuffix(s, "？") ||
 		strings.HasSuffix(s, "嗎") || strings.HasSuffix(s, "吗") || strings.HasSuffix(s, "呢")
+}
+
+// normHeading is a line introducing rules or requirements ("Critical rules I
+// must follow:", "Requirements:", "規則："): the list under it states norms
+// ("No backward compatibility code"), not findings.
+var normHeading = regexp.MustCompile(`(?:\b(?:rules?|must|should|guidelines?|requirements?|constraints?|conventions?|principles?|policy|policies|checklist|check\s+list|criteria|definition\s+of\s+done|don'ts|do's|dos\s+and\s+don'ts)\b|規則|规则|規範|规范|原則|原则|守則|守则|必須|必须|要求|約束|约束|約定|约定|清單|清单|檢查項|检查项|標準|标准)[^\n]*[:：]\s*$`)
+
+// listItem: a markdown list line: "- …", "• …", "1. …", "2) …".
+var listItem = regexp.MustCompile(`^\s*(?:[-•+]|\d+[.)])\s`)
+
+// normLists returns the spans of list items that follow a norm heading,
+// up to the first line that is neither a list item nor blank.
+func normLists(s string) []tspan {
+	var out []tspan
+	inList := false
+	for lo := 0; lo < len(s); {
+		hi := strings.IndexByte(s[lo:], '\n')
+		if hi < 0 {
+			hi = len(s)
+		} else {
+			hi += lo
+		}
+		line := s[lo:hi]
+		switch {
+		case normHeading.MatchString(line):
+			inList = true
+		case inList && listItem.MatchString(line):
+			out = append(out, tspan{lo, hi})
+		case strings.TrimSpace(line) != "":
+			inList = false
+		}
+		lo = hi + 1
+	}
+	return out
+}
+
+func within(spans []tspan, at int) bool {
+	for _, sp := range spans {
+		if at >= sp.lo && at < sp.hi {
+			return true
+		}
+	}
+	return false
 }

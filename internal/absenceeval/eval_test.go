@@ -10,13 +10,12 @@ import (
 const corpusDir = "../../testdata/answers"
 
 // Floors the held-out test part must keep for unscoped_absence, the label
-// that decides a high risk. docs/analysis.md gives the measured figures; the
-// targets the detector is meant to reach (0.95 overall) are higher than what
-// it measures on the held-out part today (see there), so these floors guard
-// against regressions at the per-language level it does reach.
+// that decides a high risk: the precision and recall it measured on first
+// contact (docs/analysis.md), rounded down. They may only rise when a new
+// held-out part measures higher.
 const (
-	floorOverall  = 0.90
-	floorLanguage = 0.90
+	floorOverall  = 0.96
+	floorLanguage = 0.96
 )
 
 func TestHeldOutFloors(t *testing.T) {
