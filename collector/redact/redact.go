@@ -163,7 +163,18 @@ func (r *Redactor) String(text string) (string, int) {
 	if r == nil || len(text) < 8 {
 		return text, 0
 	}
-	candidates := r.candidates(text)
+	// Up to 64 rules (the built-in table has fewer) the candidate set lives
+	// on the stack: this runs for every string of every span.
+	var buf [64]bool
+	var candidates []bool
+	if len(r.rules) <= len(buf) {
+		candidates = buf[:len(r.rules)]
+	} else {
+		candidates = make([]bool, len(r.rules))
+	}
+	if r.candidates(text, candidates) == 0 {
+		return text, 0
+	}
 	total := 0
 	for i := range r.rules {
 		if !candidates[i] {
@@ -175,25 +186,46 @@ func (r *Redactor) String(text string) (string, int) {
 	return text, total
 }
 
-// candidates marks the rules whose keywords occur in text (any case), in one
-// pass over it, plus the rules that have none.
-func (r *Redactor) candidates(text string) []bool {
-	out := make([]bool, len(r.rules))
+// lowerASCII maps A–Z to a–z and every other byte to itself. It is a
+// constant table, built once.
+var lowerASCII = func() (t [256]byte) {
+	for i := range t {
+		t[i] = lowerByte(byte(i))
+	}
+	return t
+}()
+
+// candidates marks in out the rules whose keywords occur in text (any case),
+// in one pass over it, plus the rules that have none, and returns how many
+// it marked. The pass carries the last byte along, so each position costs
+// one table lookup and one bit test; only where a keyword's first two bytes
+// occur does it compare whole keywords (BenchmarkCandidates).
+func (r *Redactor) candidates(text string, out []bool) int {
+	marked := 0
 	for _, i := range r.always {
 		out[i] = true
+		marked++
 	}
-	for i := 0; i+1 < len(text); i++ {
-		c := lowerByte(text[i])
-		if p := uint16(c)<<8 | uint16(lowerByte(text[i+1])); r.pairs[p/64]&(1<<(p%64)) == 0 {
-			continue
-		}
-		for _, k := range r.byFirst[c] {
-			if !out[k.rule] && hasPrefixFold(text[i:], k.keyword) {
-				out[k.rule] = true
+	if len(text) < 2 || len(r.always) == len(r.rules) {
+		return marked
+	}
+	prev := lowerASCII[text[0]]
+	for i := 1; i < len(text); i++ {
+		c := lowerASCII[text[i]]
+		p := uint16(prev)<<8 | uint16(c)
+		if r.pairs[p>>6]&(1<<(p&63)) != 0 {
+			for _, k := range r.byFirst[prev] {
+				if !out[k.rule] && hasPrefixFold(text[i-1:], k.keyword) {
+					out[k.rule] = true
+					if marked++; marked == len(r.rules) {
+						return marked
+					}
+				}
 			}
 		}
+		prev = c
 	}
-	return out
+	return marked
 }
 
 // apply replaces the secrets of one rule.
@@ -249,7 +281,7 @@ func hasPrefixFold(s, prefix string) bool {
 		return false
 	}
 	for i := 0; i < len(prefix); i++ {
-		if lowerByte(s[i]) != prefix[i] {
+		if lowerASCII[s[i]] != prefix[i] {
 			return false
 		}
 	}
