@@ -96,14 +96,16 @@ bench:
 	$(GO) test -tags '$(TEST_TAGS)' -run '^$$' -bench '$(BENCH)' -benchmem ./...
 
 ## bench-collector: build the distribution, run it as its own process with
-##   COLLECTOR_CONFIG and with the otlp → batch → nothing floor, drive each with
+##   COLLECTOR_CONFIG and with the otlp → batch → nop floor, drive each with
 ##   BENCH_SPANS spans from a separate load generator, and report spans/s, rows
 ##   per call, CPU and peak RSS (docs/performance.md). ClickHouse:
 ##   CTXAUDIT_BENCH_CLICKHOUSE, else a dev server started and stopped here.
+##   BENCH_FLAGS=-outage adds a run with ClickHouse stopped (peak RSS vs limit).
 BENCH_SPANS ?= 200000
+BENCH_FLAGS ?=
 bench-collector: build
 	$(GO) build -o bin/benchcollector ./internal/benchcollector/cmd/benchcollector
-	./bin/benchcollector -bin $(BIN) -config $(COLLECTOR_CONFIG) -spans $(BENCH_SPANS)
+	./bin/benchcollector -bin $(BIN) -config $(COLLECTOR_CONFIG) -spans $(BENCH_SPANS) $(BENCH_FLAGS)
 
 ## fuzz: run each fuzz target for FUZZTIME.
 fuzz:
