@@ -122,12 +122,18 @@ func analysisOf(m pcommon.Map) schema.Analysis {
 	return schema.Analysis{Done: true, Partial: boolean(m, AttrAnalysisPartial), Records: int(min(n.N, 1<<31-1))}
 }
 
+// forensicsAttributes is how many attributes PutForensics writes at most.
+const forensicsAttributes = 33
+
 // PutForensics writes the ctxaudit.output.* attributes of f. The texts
 // detection quotes (marker, reason, hint, saved path) are usually slices of
 // the tool output; they are copied, so that a record read back from the
 // attributes (and held, e.g. in a session buffer) does not keep the whole
 // output alive.
 func PutForensics(m pcommon.Map, f *schema.Forensics) {
+	// Room for every attribute below at once, instead of the map growing
+	// (and being copied) several times per span.
+	m.EnsureCapacity(m.Len() + forensicsAttributes)
 	putCount(m, forensics.AttrOriginalBytes, f.Original.Bytes)
 	putCount(m, forensics.AttrOriginalChars, f.Original.Chars)
 	putCount(m, forensics.AttrOriginalLines, f.Original.Lines)

@@ -231,3 +231,14 @@ func TestPutForensicsCopiesQuotedText(t *testing.T) {
 		t.Errorf("round trip changed the texts: %+v", got)
 	}
 }
+
+// TestPutForensicsCapacity: forensicsAttributes covers every attribute
+// PutForensics writes, so the one EnsureCapacity is enough.
+func TestPutForensicsCapacity(t *testing.T) {
+	c := sampleCall()
+	m := pcommon.NewMap()
+	PutForensics(m, &c.Forensics)
+	if m.Len() > forensicsAttributes {
+		t.Errorf("PutForensics wrote %d attributes; forensicsAttributes is %d", m.Len(), forensicsAttributes)
+	}
+}
