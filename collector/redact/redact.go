@@ -93,7 +93,8 @@ type Redactor struct {
 	// byFirst indexes every keyword by its first (lower-case) byte, so one
 	// pass over the text finds which rules can match at all.
 	byFirst [256][]keywordRef
-	// pairs has a bit for every keyword's first two bytes: most positions
+	// pairs has a bit for every byte pair the scan must stop at (see
+	// candidates): most pairs of ordinary text are rejected with one lookup.
 	// of ordinary text are rejected with one lookup.
 	pairs  [1 << 16 / 64]uint64
 	always []int // rules without keywords
@@ -113,9 +114,24 @@ func (r *Redactor) add(c rule) {
 	}
 	for _, k := range c.keywords {
 		r.byFirst[k[0]] = append(r.byFirst[k[0]], keywordRef{k, i})
-		p := uint16(k[0])<<8 | uint16(k[1])
-		r.pairs[p/64] |= 1 << (p % 64)
+		// The scan looks at the pairs starting at even offsets. A keyword
+		// at an even offset starts such a pair; one at an odd offset has
+		// its second and third bytes there, or, two bytes long, its second
+		// byte followed by anything.
+		r.setPair(k[0], k[1])
+		if len(k) >= 3 {
+			r.setPair(k[1], k[2])
+		} else {
+			for b := 0; b < 256; b++ {
+				r.setPair(k[1], byte(b))
+			}
+		}
 	}
+}
+
+func (r *Redactor) setPair(a, b byte) {
+	p := uint16(a)<<8 | uint16(b)
+	r.pairs[p/64] |= 1 << (p % 64)
 }
 
 var defaultRedactor = mustNew()
@@ -197,9 +213,13 @@ var lowerASCII = func() (t [256]byte) {
 
 // candidates marks in out the rules whose keywords occur in text (any case),
 // in one pass over it, plus the rules that have none, and returns how many
-// it marked. The pass carries the last byte along, so each position costs
-// one table lookup and one bit test; only where a keyword's first two bytes
-// occur does it compare whole keywords (BenchmarkCandidates).
+// it marked. Every keyword is at least two bytes long, so the pass looks at
+// every other position only: the pair at an even offset i is either a
+// keyword's first two bytes (the keyword starts at i) or its second and
+// third (it starts at i-1), or the second byte of a two-byte keyword
+// (starts at i-1); pairs is set for all three. One lookup and one bit test
+// per two bytes reject most of ordinary text; only where the bit is set are
+// whole keywords compared, at i and at i-1 (BenchmarkCandidates).
 func (r *Redactor) candidates(text string, out []bool) int {
 	marked := 0
 	for _, i := range r.always {
@@ -209,13 +229,21 @@ func (r *Redactor) candidates(text string, out []bool) int {
 	if len(text) < 2 || len(r.always) == len(r.rules) {
 		return marked
 	}
-	prev := lowerASCII[text[0]]
-	for i := 1; i < len(text); i++ {
+	for i := 0; i < len(text); i += 2 {
 		c := lowerASCII[text[i]]
-		p := uint16(prev)<<8 | uint16(c)
-		if r.pairs[p>>6]&(1<<(p&63)) != 0 {
-			for _, k := range r.byFirst[prev] {
-				if !out[k.rule] && hasPrefixFold(text[i-1:], k.keyword) {
+		var next byte
+		if i+1 < len(text) {
+			next = lowerASCII[text[i+1]]
+		}
+		if p := uint16(c)<<8 | uint16(next); r.pairs[p>>6]&(1<<(p&63)) == 0 {
+			continue
+		}
+		for _, at := range [2]int{i - 1, i} {
+			if at < 0 {
+				continue
+			}
+			for _, k := range r.byFirst[lowerASCII[text[at]]] {
+				if !out[k.rule] && hasPrefixFold(text[at:], k.keyword) {
 					out[k.rule] = true
 					if marked++; marked == len(r.rules) {
 						return marked
@@ -223,7 +251,6 @@ func (r *Redactor) candidates(text string, out []bool) int {
 				}
 			}
 		}
-		prev = c
 	}
 	return marked
 }
