@@ -34,8 +34,8 @@ import (
 )
 
 // ExampleGoMemLimit is the GOMEMLIMIT examples/collector.yaml says to run the
-// collector with (limit_mib of its memory_limiter).
-const ExampleGoMemLimit = "320MiB"
+// collector with (its memory_limiter's soft limit, limit_mib - spike_limit_mib).
+const ExampleGoMemLimit = "240MiB"
 
 // Options configures a benchmark run.
 type Options struct {
