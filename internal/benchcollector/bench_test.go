@@ -112,7 +112,7 @@ func TestExampleNamesGoMemLimit(t *testing.T) {
 	}
 	// testdata/memorylimiter.log is the line the distribution's memory_limiter
 	// (v0.165.0) logged at start with examples/collector.yaml.
-	if got := memoryLimitMiB("testdata/memorylimiter.log"); got != 320 {
-		t.Errorf("limit_mib from the collector's log line = %d, want 320", got)
+	if got := memoryLimitMiB("testdata/memorylimiter.log"); got != 512 {
+		t.Errorf("limit_mib from the collector's log line = %d, want 512", got)
 	}
 }

@@ -35,7 +35,7 @@ import (
 
 // ExampleGoMemLimit is the GOMEMLIMIT examples/collector.yaml says to run the
 // collector with (its memory_limiter's soft limit, limit_mib - spike_limit_mib).
-const ExampleGoMemLimit = "240MiB"
+const ExampleGoMemLimit = "384MiB"
 
 // Options configures a benchmark run.
 type Options struct {
