@@ -69,12 +69,13 @@ test: deps lint
 	$(GO) test -tags '$(TEST_TAGS)' -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 ## run: start the local ClickHouse, create the schema, load the bundled example
-##   sessions, then run the collector in the foreground (OTLP on 127.0.0.1:4317/4318).
+##   sessions, then run the collector in the foreground (OTLP on 127.0.0.1:4317/4318),
+##   with GOMEMLIMIT at the example's memory_limiter soft limit unless set.
 run: deps build clickhouse
 	./$(BIN) migrate --clickhouse '$(CTXAUDIT_CLICKHOUSE)'
 	./$(BIN) ingest --clickhouse '$(CTXAUDIT_CLICKHOUSE)' --store-content all examples/sessions
 	CTXAUDIT_CLICKHOUSE='$(CTXAUDIT_CLICKHOUSE)' CTXAUDIT_EXAMPLES='$(CURDIR)/examples/sessions' \
-	  ./$(BIN) collector --config $(COLLECTOR_CONFIG)
+	  GOMEMLIMIT=$${GOMEMLIMIT:-384MiB} ./$(BIN) collector --config $(COLLECTOR_CONFIG)
 
 ## generate: regenerate what is rendered from checked-in sources: each collector
 ## component's documentation.md and README status/telemetry tables from its metadata.yaml.
