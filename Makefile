@@ -69,12 +69,13 @@ test: deps lint
 	$(GO) test -tags '$(TEST_TAGS)' -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 ## run: start the local ClickHouse, create the schema, load the bundled example
-##   sessions, then run the collector in the foreground (OTLP on 127.0.0.1:4317/4318).
+##   sessions, then run the collector in the foreground (OTLP on 127.0.0.1:4317/4318),
+##   with GOMEMLIMIT at the example's memory_limiter soft limit unless set.
 run: deps build clickhouse
 	./$(BIN) migrate --clickhouse '$(CTXAUDIT_CLICKHOUSE)'
 	./$(BIN) ingest --clickhouse '$(CTXAUDIT_CLICKHOUSE)' --store-content all examples/sessions
 	CTXAUDIT_CLICKHOUSE='$(CTXAUDIT_CLICKHOUSE)' CTXAUDIT_EXAMPLES='$(CURDIR)/examples/sessions' \
-	  ./$(BIN) collector --config $(COLLECTOR_CONFIG)
+	  GOMEMLIMIT=$${GOMEMLIMIT:-384MiB} ./$(BIN) collector --config $(COLLECTOR_CONFIG)
 
 ## generate: regenerate what is rendered from checked-in sources: each collector
 ## component's documentation.md, README status/telemetry tables, Go metadata
@@ -97,14 +98,16 @@ bench:
 	$(GO) test -tags '$(TEST_TAGS)' -run '^$$' -bench '$(BENCH)' -benchmem ./...
 
 ## bench-collector: build the distribution, run it as its own process with
-##   COLLECTOR_CONFIG and with the otlp → batch → nothing floor, drive each with
+##   COLLECTOR_CONFIG and with the otlp → batch → nop floor, drive each with
 ##   BENCH_SPANS spans from a separate load generator, and report spans/s, rows
 ##   per call, CPU and peak RSS (docs/performance.md). ClickHouse:
 ##   CTXAUDIT_BENCH_CLICKHOUSE, else a dev server started and stopped here.
+##   BENCH_FLAGS=-outage adds a run with ClickHouse stopped (peak RSS vs limit).
 BENCH_SPANS ?= 200000
+BENCH_FLAGS ?=
 bench-collector: build
 	$(GO) build -o bin/benchcollector ./internal/benchcollector/cmd/benchcollector
-	./bin/benchcollector -bin $(BIN) -config $(COLLECTOR_CONFIG) -spans $(BENCH_SPANS)
+	./bin/benchcollector -bin $(BIN) -config $(COLLECTOR_CONFIG) -spans $(BENCH_SPANS) $(BENCH_FLAGS)
 
 ## fuzz: run each fuzz target for FUZZTIME.
 fuzz:

@@ -1,7 +1,7 @@
 // Package distribution assembles the ctxaudit collector: ctxaudit's own
 // components plus the standard ones a deployment beside agents needs (OTLP in,
 // batching, memory limiting, health checks, persistent storage, bearer-token
-// auth, zpages/pprof, and the debug exporter).
+// auth, zpages/pprof, and the debug and nop exporters).
 package distribution
 
 import (
@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/confmap/provider/yamlprovider"
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/exporter/debugexporter"
+	"go.opentelemetry.io/collector/exporter/nopexporter"
 	"go.opentelemetry.io/collector/extension"
 	"go.opentelemetry.io/collector/extension/zpagesextension"
 	"go.opentelemetry.io/collector/otelcol"
@@ -49,6 +50,7 @@ func Components() (otelcol.Factories, error) {
 	if f.Exporters, err = otelcol.MakeFactoryMap[exporter.Factory](
 		ctxauditclickhouseexporter.NewFactory(),
 		debugexporter.NewFactory(),
+		nopexporter.NewFactory(), // discards everything: the floor of the throughput benchmark
 	); err != nil {
 		return f, err
 	}

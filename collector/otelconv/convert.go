@@ -133,8 +133,18 @@ func analysisOf(m pcommon.Map) schema.Analysis {
 	return schema.Analysis{Done: true, Partial: boolean(m, AttrAnalysisPartial), Records: int(min(n.N, 1<<31-1))}
 }
 
-// PutForensics writes the ctxaudit.output.* attributes of f.
+// forensicsAttributes is how many attributes PutForensics writes at most.
+const forensicsAttributes = 33
+
+// PutForensics writes the ctxaudit.output.* attributes of f. The texts
+// detection quotes (marker, reason, hint, saved path) are usually slices of
+// the tool output; they are copied, so that a record read back from the
+// attributes (and held, e.g. in a session buffer) does not keep the whole
+// output alive.
 func PutForensics(m pcommon.Map, f *schema.Forensics) {
+	// Room for every attribute below at once, instead of the map growing
+	// (and being copied) several times per span.
+	m.EnsureCapacity(m.Len() + forensicsAttributes)
 	putCount(m, forensics.AttrOriginalBytes, f.Original.Bytes)
 	putCount(m, forensics.AttrOriginalChars, f.Original.Chars)
 	putCount(m, forensics.AttrOriginalLines, f.Original.Lines)
@@ -162,15 +172,15 @@ func PutForensics(m pcommon.Map, f *schema.Forensics) {
 	putCount(m, forensics.AttrShownTailEnd, f.ShownTail.End)
 	m.PutBool(forensics.AttrShownTailIsEnd, f.ShownTailIsEnd)
 	m.PutBool(forensics.AttrRefetchedSource, f.RefetchedSource)
-	putNonEmpty(m, forensics.AttrReason, f.Reason)
+	putNonEmpty(m, forensics.AttrReason, strings.Clone(f.Reason))
 	m.PutBool(AttrDisclosureRange, f.Disclosure.Range)
 	m.PutBool(AttrDisclosureReason, f.Disclosure.Reason)
 	m.PutBool(AttrDisclosureNext, f.Disclosure.Next)
 	m.PutInt(AttrDisclosureScore, int64(f.Disclosure.Score()))
-	putNonEmpty(m, forensics.AttrNext, f.NextHint)
-	putNonEmpty(m, forensics.AttrSavedRef, f.SavedRef)
+	putNonEmpty(m, forensics.AttrNext, strings.Clone(f.NextHint))
+	putNonEmpty(m, forensics.AttrSavedRef, strings.Clone(f.SavedRef))
 	putNonEmpty(m, AttrRefVersion, f.RefVersion)
-	putNonEmpty(m, forensics.AttrMarker, f.Marker)
+	putNonEmpty(m, forensics.AttrMarker, strings.Clone(f.Marker))
 	m.PutBool(AttrMarkerUnderstated, f.MarkerUnderstated)
 	putNonEmpty(m, AttrDetector, f.Detector)
 }

@@ -2,8 +2,10 @@ package otelconv
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -195,5 +197,48 @@ func TestClaudeCodeResultSize(t *testing.T) {
 	m.PutStr(AttrToolCallResult, "text")
 	if _, ok := ClaudeCodeEventForensics(m); ok {
 		t.Error("an event with text is for detection")
+	}
+}
+
+// TestPutForensicsCopiesQuotedText: the texts detection quotes from the tool
+// output are stored as copies, so a record read back from the attributes and
+// held (the processor's session buffer holds thousands) does not pin the
+// whole output in memory.
+func TestPutForensicsCopiesQuotedText(t *testing.T) {
+	output := strings.Repeat("x", 4096) + "\n... [20000 characters truncated] ...\n" + strings.Repeat("y", 4096) + " see /tmp/saved.txt offset=2 too long"
+	slice := func(s string) string {
+		i := strings.Index(output, s)
+		if i < 0 {
+			t.Fatalf("%q not in output", s)
+		}
+		return output[i : i+len(s)]
+	}
+	f := schema.Forensics{Marker: slice("[20000 characters truncated]"), Reason: slice("too long"),
+		NextHint: slice("offset=2"), SavedRef: slice("/tmp/saved.txt")}
+	m := pcommon.NewMap()
+	PutForensics(m, &f)
+	got := ForensicsFromAttributes(m)
+	start := uintptr(unsafe.Pointer(unsafe.StringData(output)))
+	for name, s := range map[string]string{"marker": got.Marker, "reason": got.Reason, "next": got.NextHint, "saved_ref": got.SavedRef} {
+		if s == "" {
+			t.Fatalf("%s lost", name)
+		}
+		if p := uintptr(unsafe.Pointer(unsafe.StringData(s))); p >= start && p < start+uintptr(len(output)) {
+			t.Errorf("%s %q still points into the tool output", name, s)
+		}
+	}
+	if got.Marker != f.Marker || got.Reason != f.Reason || got.NextHint != f.NextHint || got.SavedRef != f.SavedRef {
+		t.Errorf("round trip changed the texts: %+v", got)
+	}
+}
+
+// TestPutForensicsCapacity: forensicsAttributes covers every attribute
+// PutForensics writes, so the one EnsureCapacity is enough.
+func TestPutForensicsCapacity(t *testing.T) {
+	c := sampleCall()
+	m := pcommon.NewMap()
+	PutForensics(m, &c.Forensics)
+	if m.Len() > forensicsAttributes {
+		t.Errorf("PutForensics wrote %d attributes; forensicsAttributes is %d", m.Len(), forensicsAttributes)
 	}
 }

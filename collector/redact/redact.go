@@ -93,7 +93,8 @@ type Redactor struct {
 	// byFirst indexes every keyword by its first (lower-case) byte, so one
 	// pass over the text finds which rules can match at all.
 	byFirst [256][]keywordRef
-	// pairs has a bit for every keyword's first two bytes: most positions
+	// pairs has a bit for every byte pair the scan must stop at (see
+	// candidates): most pairs of ordinary text are rejected with one lookup.
 	// of ordinary text are rejected with one lookup.
 	pairs  [1 << 16 / 64]uint64
 	always []int // rules without keywords
@@ -113,9 +114,24 @@ func (r *Redactor) add(c rule) {
 	}
 	for _, k := range c.keywords {
 		r.byFirst[k[0]] = append(r.byFirst[k[0]], keywordRef{k, i})
-		p := uint16(k[0])<<8 | uint16(k[1])
-		r.pairs[p/64] |= 1 << (p % 64)
+		// The scan looks at the pairs starting at even offsets. A keyword
+		// at an even offset starts such a pair; one at an odd offset has
+		// its second and third bytes there, or, two bytes long, its second
+		// byte followed by anything.
+		r.setPair(k[0], k[1])
+		if len(k) >= 3 {
+			r.setPair(k[1], k[2])
+		} else {
+			for b := 0; b < 256; b++ {
+				r.setPair(k[1], byte(b))
+			}
+		}
 	}
+}
+
+func (r *Redactor) setPair(a, b byte) {
+	p := uint16(a)<<8 | uint16(b)
+	r.pairs[p/64] |= 1 << (p % 64)
 }
 
 var defaultRedactor = mustNew()
@@ -163,7 +179,18 @@ func (r *Redactor) String(text string) (string, int) {
 	if r == nil || len(text) < 8 {
 		return text, 0
 	}
-	candidates := r.candidates(text)
+	// Up to 64 rules (the built-in table has fewer) the candidate set lives
+	// on the stack: this runs for every string of every span.
+	var buf [64]bool
+	var candidates []bool
+	if len(r.rules) <= len(buf) {
+		candidates = buf[:len(r.rules)]
+	} else {
+		candidates = make([]bool, len(r.rules))
+	}
+	if r.candidates(text, candidates) == 0 {
+		return text, 0
+	}
 	total := 0
 	for i := range r.rules {
 		if !candidates[i] {
@@ -175,25 +202,57 @@ func (r *Redactor) String(text string) (string, int) {
 	return text, total
 }
 
-// candidates marks the rules whose keywords occur in text (any case), in one
-// pass over it, plus the rules that have none.
-func (r *Redactor) candidates(text string) []bool {
-	out := make([]bool, len(r.rules))
+// lowerASCII maps A–Z to a–z and every other byte to itself. It is a
+// constant table, built once.
+var lowerASCII = func() (t [256]byte) {
+	for i := range t {
+		t[i] = lowerByte(byte(i))
+	}
+	return t
+}()
+
+// candidates marks in out the rules whose keywords occur in text (any case),
+// in one pass over it, plus the rules that have none, and returns how many
+// it marked. Every keyword is at least two bytes long, so the pass looks at
+// every other position only: the pair at an even offset i is either a
+// keyword's first two bytes (the keyword starts at i) or its second and
+// third (it starts at i-1), or the second byte of a two-byte keyword
+// (starts at i-1); pairs is set for all three. One lookup and one bit test
+// per two bytes reject most of ordinary text; only where the bit is set are
+// whole keywords compared, at i and at i-1 (BenchmarkCandidates).
+func (r *Redactor) candidates(text string, out []bool) int {
+	marked := 0
 	for _, i := range r.always {
 		out[i] = true
+		marked++
 	}
-	for i := 0; i+1 < len(text); i++ {
-		c := lowerByte(text[i])
-		if p := uint16(c)<<8 | uint16(lowerByte(text[i+1])); r.pairs[p/64]&(1<<(p%64)) == 0 {
+	if len(text) < 2 || len(r.always) == len(r.rules) {
+		return marked
+	}
+	for i := 0; i < len(text); i += 2 {
+		c := lowerASCII[text[i]]
+		var next byte
+		if i+1 < len(text) {
+			next = lowerASCII[text[i+1]]
+		}
+		if p := uint16(c)<<8 | uint16(next); r.pairs[p>>6]&(1<<(p&63)) == 0 {
 			continue
 		}
-		for _, k := range r.byFirst[c] {
-			if !out[k.rule] && hasPrefixFold(text[i:], k.keyword) {
-				out[k.rule] = true
+		for _, at := range [2]int{i - 1, i} {
+			if at < 0 {
+				continue
+			}
+			for _, k := range r.byFirst[lowerASCII[text[at]]] {
+				if !out[k.rule] && hasPrefixFold(text[at:], k.keyword) {
+					out[k.rule] = true
+					if marked++; marked == len(r.rules) {
+						return marked
+					}
+				}
 			}
 		}
 	}
-	return out
+	return marked
 }
 
 // apply replaces the secrets of one rule.
@@ -249,7 +308,7 @@ func hasPrefixFold(s, prefix string) bool {
 		return false
 	}
 	for i := 0; i < len(prefix); i++ {
-		if lowerByte(s[i]) != prefix[i] {
+		if lowerASCII[s[i]] != prefix[i] {
 			return false
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,6 +53,9 @@ func TestRunEndToEnd(t *testing.T) {
 		Spans:         spans,
 		WorkDir:       dir,
 		Timeout:       5 * time.Minute,
+		GoMemLimit:    ExampleGoMemLimit,
+		Outage:        true,
+		OutageLoad:    time.Minute,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +78,41 @@ func TestRunEndToEnd(t *testing.T) {
 	if !d.MergesStopped {
 		t.Error("default: merges on tool_calls were not stopped, so rows per call is not every row written")
 	}
+	if d.MemLimitMiB <= 0 || d.GoMemLimit != ExampleGoMemLimit || rep.Floor.MemLimitMiB != 0 {
+		t.Errorf("default: limit_mib %d, GOMEMLIMIT %q; floor limit_mib %d; want the example's limiter and %s, none on the floor",
+			d.MemLimitMiB, d.GoMemLimit, rep.Floor.MemLimitMiB, ExampleGoMemLimit)
+	}
+	o := rep.Outage
+	if o == nil {
+		t.Fatal("no outage run")
+	}
+	if o.Sent != spans || o.Accepted+o.Refused > o.Sent || o.Landed != -1 {
+		t.Errorf("outage: sent %d, accepted %d, refused %d, landed %d; want %d sent, none landed", o.Sent, o.Accepted, o.Refused, o.Landed, spans)
+	}
+	if o.CollectorPeak <= 0 || o.CollectorPeakAnon <= 0 || o.CollectorPeakAnon > o.CollectorPeak || o.MemLimitMiB != d.MemLimitMiB {
+		t.Errorf("outage: peak RSS %d, anonymous %d, limit_mib %d; want both measured, anonymous within RSS, the default's limit", o.CollectorPeak, o.CollectorPeakAnon, o.MemLimitMiB)
+	}
+	if !o.Retryable {
+		t.Errorf("outage: refusals not retryable: %s", o.LoadLastError)
+	}
 	if rep.Floor.Landed != -1 {
 		t.Errorf("floor: landed %d; the floor writes nowhere and must say so (-1)", rep.Floor.Landed)
+	}
+}
+
+// TestExampleNamesGoMemLimit: the GOMEMLIMIT the benchmark runs the default
+// pipeline with is the one examples/collector.yaml tells users to set.
+func TestExampleNamesGoMemLimit(t *testing.T) {
+	b, err := os.ReadFile("../../examples/collector.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "GOMEMLIMIT="+ExampleGoMemLimit) {
+		t.Errorf("examples/collector.yaml does not say GOMEMLIMIT=%s", ExampleGoMemLimit)
+	}
+	// testdata/memorylimiter.log is the line the distribution's memory_limiter
+	// (v0.165.0) logged at start with examples/collector.yaml.
+	if got := memoryLimitMiB("testdata/memorylimiter.log"); got != 512 {
+		t.Errorf("limit_mib from the collector's log line = %d, want 512", got)
 	}
 }

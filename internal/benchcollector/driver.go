@@ -25,11 +25,17 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/ctxaudit/ctxaudit/schema/chstore"
 )
+
+// ExampleGoMemLimit is the GOMEMLIMIT examples/collector.yaml says to run the
+// collector with (its memory_limiter's soft limit, limit_mib - spike_limit_mib).
+const ExampleGoMemLimit = "384MiB"
 
 // Options configures a benchmark run.
 type Options struct {
@@ -42,7 +48,16 @@ type Options struct {
 	Spans         int
 	WorkDir       string        // state dirs and config overlays go here
 	Timeout       time.Duration // bound on each pipeline's load plus drain
-	Log           io.Writer
+	// GoMemLimit is GOMEMLIMIT for the default pipeline's collector, as
+	// examples/collector.yaml says to run it (empty: not set).
+	GoMemLimit string
+	// Outage adds a third run: the default pipeline with ClickHouse
+	// stopped (its address refuses connections) under the same load for
+	// OutageLoad, reporting peak RSS against the memory limit and how the
+	// receiver refused what it could not take.
+	Outage     bool
+	OutageLoad time.Duration
+	Log        io.Writer
 }
 
 // Pipeline is the measurement of one configuration.
@@ -60,18 +75,28 @@ type Pipeline struct {
 	Landed int64 `json:"landed"`
 	// Rows: count() of tool_calls rows without FINAL, merges stopped on the
 	// table, so every row an INSERT wrote is counted.
-	Rows           int64   `json:"rows"`
-	RowsPerCall    float64 `json:"rows_per_call"`
-	LandedSecs     float64 `json:"landed_seconds"` // load start to the last row landed
-	LandedPerSec   float64 `json:"landed_spans_per_s"`
-	CollectorCPU   float64 `json:"collector_cpu_s"`
-	ClickHouseCPU  float64 `json:"clickhouse_cpu_s"`
-	CollectorPer   float64 `json:"collector_cpu_s_per_100k"`
-	ClickHousePer  float64 `json:"clickhouse_cpu_s_per_100k"`
-	CollectorPeak  int64   `json:"collector_peak_rss_bytes"`
-	MergesStopped  bool    `json:"merges_stopped"`
-	LoadLastError  string  `json:"load_last_error,omitempty"`
-	DrainTimedOut  bool    `json:"drain_timed_out"`
+	Rows          int64   `json:"rows"`
+	RowsPerCall   float64 `json:"rows_per_call"`
+	LandedSecs    float64 `json:"landed_seconds"` // load start to the last row landed
+	LandedPerSec  float64 `json:"landed_spans_per_s"`
+	CollectorCPU  float64 `json:"collector_cpu_s"`
+	ClickHouseCPU float64 `json:"clickhouse_cpu_s"`
+	CollectorPer  float64 `json:"collector_cpu_s_per_100k"`
+	ClickHousePer float64 `json:"clickhouse_cpu_s_per_100k"`
+	CollectorPeak int64   `json:"collector_peak_rss_bytes"`
+	// CollectorPeakAnon: the highest RssAnon sampled (heap, stacks; not the
+	// binary or the mapped queue file), every 100 ms.
+	CollectorPeakAnon int64  `json:"collector_peak_anon_rss_bytes"`
+	GoMemLimit        string `json:"gomemlimit,omitempty"`
+	// MemLimitMiB: memory_limiter's limit_mib as the collector logged it; 0
+	// when the pipeline has no memory limiter.
+	MemLimitMiB int64 `json:"memory_limit_mib"`
+	// Retryable: every refusal the load generator saw was a retryable gRPC
+	// status (UNAVAILABLE or RESOURCE_EXHAUSTED).
+	Retryable      bool   `json:"refusals_retryable"`
+	MergesStopped  bool   `json:"merges_stopped"`
+	LoadLastError  string `json:"load_last_error,omitempty"`
+	DrainTimedOut  bool   `json:"drain_timed_out"`
 	measureSeconds float64
 }
 
@@ -83,6 +108,8 @@ type Report struct {
 	ClickHousePID     int      `json:"clickhouse_pid"`
 	Default           Pipeline `json:"default"`
 	Floor             Pipeline `json:"floor"`
+	// Outage is the default pipeline with ClickHouse stopped (Options.Outage).
+	Outage *Pipeline `json:"outage,omitempty"`
 }
 
 // Run measures the floor, then the default pipeline.
@@ -139,18 +166,34 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	mergesStopped := store.Conn().Exec(ctx, "SYSTEM STOP MERGES "+db+".tool_calls") == nil
 
 	runID := "b" + randHex(4)
-	if rep.Floor, err = o.measure(ctx, "floor", o.FloorConfig, runID+"f", nil, db, ""); err != nil {
+	if rep.Floor, err = o.measure(ctx, "floor", o.FloorConfig, runID+"f", nil, db, "", ""); err != nil {
 		return rep, err
 	}
-	rep.Default, err = o.measure(ctx, "default", o.DefaultConfig, runID+"d", store, db, addr)
+	rep.Default, err = o.measure(ctx, "default", o.DefaultConfig, runID+"d", store, db, addr, o.GoMemLimit)
 	rep.Default.MergesStopped = mergesStopped
+	if err != nil || !o.Outage {
+		return rep, err
+	}
+	// ClickHouse stopped, as the collector sees it: a loopback port nothing
+	// listens on refuses every connection.
+	ports, err := freePorts(1)
+	if err != nil {
+		return rep, err
+	}
+	down := fmt.Sprintf("clickhouse://default@127.0.0.1:%d/%s", ports[0], db)
+	out, err := o.measure(ctx, "outage", o.DefaultConfig, runID+"o", nil, db, down, o.GoMemLimit)
+	rep.Outage = &out
 	return rep, err
 }
 
 // measure runs one collector with cfg, the load generator against it and,
 // with a store, waits for the rows.
-func (o Options) measure(ctx context.Context, name, cfg, runID string, store *chstore.Store, db, chAddr string) (Pipeline, error) {
-	p := Pipeline{Name: name, Config: cfg, Landed: -1}
+// An empty chAddr is a pipeline that writes nowhere (the floor); a chAddr
+// without a store is one whose ClickHouse is down (the outage): its load is
+// bounded by OutageLoad and nothing is drained.
+func (o Options) measure(ctx context.Context, name, cfg, runID string, store *chstore.Store, db, chAddr, goMemLimit string) (Pipeline, error) {
+	p := Pipeline{Name: name, Config: cfg, Landed: -1, GoMemLimit: goMemLimit}
+	outage := store == nil && chAddr != ""
 	dir, err := os.MkdirTemp(o.WorkDir, name+"-")
 	if err != nil {
 		return p, err
@@ -164,7 +207,7 @@ func (o Options) measure(ctx context.Context, name, cfg, runID string, store *ch
 	// over the first by the collector) moves every listener to a free
 	// loopback port, so runs never collide with another collector.
 	httpPart := ""
-	if store != nil {
+	if chAddr != "" {
 		httpPart = fmt.Sprintf("      http:\n        endpoint: 127.0.0.1:%d\n", httpPort)
 	}
 	overlay := fmt.Sprintf(`extensions:
@@ -205,6 +248,9 @@ receivers:
 		"CTXAUDIT_STATE_DIR="+filepath.Join(dir, "state"),
 		"CTXAUDIT_CLICKHOUSE="+chAddr,
 	)
+	if goMemLimit != "" {
+		cmd.Env = append(cmd.Env, "GOMEMLIMIT="+goMemLimit)
+	}
 	logf, err := os.Create(filepath.Join(dir, "collector.log"))
 	if err != nil {
 		return p, err
@@ -247,9 +293,21 @@ receivers:
 	if err != nil {
 		return p, err
 	}
+	stopSampling := make(chan struct{})
+	anonPeak := peakAnon(pid, 100*time.Millisecond, stopSampling)
+	stopSample := sync.OnceFunc(func() { close(stopSampling) })
+	defer stopSample()
 	t0 := time.Now()
-	load, err := o.runLoad(ctx, grpcPort, runID)
-	if err != nil {
+	loadTimeout := o.Timeout
+	if outage {
+		loadTimeout = o.OutageLoad
+		if loadTimeout <= 0 {
+			loadTimeout = 2 * time.Minute
+		}
+	}
+	load, err := o.runLoad(ctx, grpcPort, runID, loadTimeout)
+	if err != nil && !(outage && load.Sent > 0) {
+		// An outage's load is expected to stop at its time bound.
 		return p, fmt.Errorf("bench %s: %w", name, err)
 	}
 	p.Sent, p.Accepted, p.Refused, p.LoadSecs, p.LoadLastError = load.Sent, load.Accepted, load.Refused, load.Seconds, load.LastErr
@@ -288,6 +346,10 @@ receivers:
 	if p.CollectorPeak, err = peakRSSBytes(pid); err != nil {
 		return p, err
 	}
+	stopSample()
+	p.CollectorPeakAnon = <-anonPeak
+	p.MemLimitMiB = memoryLimitMiB(logf.Name())
+	p.Retryable = p.Refused == 0 || retryableStatus(p.LoadLastError)
 	p.CollectorCPU, p.ClickHouseCPU = col1-col0, ch1-ch0
 	if p.Accepted > 0 {
 		p.CollectorPer = p.CollectorCPU / float64(p.Accepted) * 100_000
@@ -297,14 +359,14 @@ receivers:
 	return p, nil
 }
 
-func (o Options) runLoad(ctx context.Context, grpcPort int, runID string) (LoadResult, error) {
+func (o Options) runLoad(ctx context.Context, grpcPort int, runID string, timeout time.Duration) (LoadResult, error) {
 	if len(o.LoadCommand) == 0 {
 		return LoadResult{}, errors.New("no load generator command")
 	}
 	args := append(append([]string{}, o.LoadCommand[1:]...),
 		"-endpoint", fmt.Sprintf("127.0.0.1:%d", grpcPort),
 		"-spans", strconv.Itoa(o.Spans), "-run-id", runID,
-		"-timeout", o.Timeout.String())
+		"-timeout", timeout.String())
 	cmd := exec.CommandContext(ctx, o.LoadCommand[0], args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -317,6 +379,12 @@ func (o Options) runLoad(ctx context.Context, grpcPort int, runID string) (LoadR
 		return res, fmt.Errorf("load generator: %w: %s", runErr, stderr.String())
 	}
 	return res, nil
+}
+
+// retryableStatus: the export error the load generator last saw is a gRPC
+// status an OTLP client retries.
+func retryableStatus(lastErr string) bool {
+	return strings.Contains(lastErr, "code = Unavailable") || strings.Contains(lastErr, "code = ResourceExhausted")
 }
 
 // drain polls distinct call ids in tool_calls until every accepted span

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // clockTicks is USER_HZ, the unit of utime and stime in /proc/<pid>/stat. It
@@ -105,3 +107,68 @@ func pidListening(port int) (int, error) {
 	}
 	return 0, fmt.Errorf("the process listening on TCP port %d is not readable in /proc", port)
 }
+
+// rssBytes returns VmRSS (all resident memory) and RssAnon (the heap, stacks
+// and other anonymous memory, without the binary and mapped files such as
+// the persistent queue) of pid, from /proc/<pid>/status.
+func rssBytes(pid int) (rss, anon int64, err error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0, fmt.Errorf("RSS of pid %d: %w", pid, err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		for _, f := range []struct {
+			prefix string
+			into   *int64
+		}{{"VmRSS:", &rss}, {"RssAnon:", &anon}} {
+			if v, ok := strings.CutPrefix(line, f.prefix); ok {
+				kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+				if err != nil {
+					return 0, 0, fmt.Errorf("RSS of pid %d: %q: %w", pid, line, err)
+				}
+				*f.into = kb << 10
+			}
+		}
+	}
+	return rss, anon, nil
+}
+
+// peakAnon samples RssAnon of pid every interval until stop is closed and
+// returns the highest value seen (VmHWM has no anonymous-only peak).
+func peakAnon(pid int, interval time.Duration, stop <-chan struct{}) <-chan int64 {
+	out := make(chan int64, 1)
+	go func() {
+		var peak int64
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			if _, anon, err := rssBytes(pid); err == nil {
+				peak = max(peak, anon)
+			}
+			select {
+			case <-stop:
+				out <- peak
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return out
+}
+
+// memoryLimitMiB reads the limit the collector's memory_limiter logged at
+// start ("Memory limiter configured" … "limit_mib": N); 0 if it logged none.
+func memoryLimitMiB(log string) int64 {
+	b, err := os.ReadFile(log)
+	if err != nil {
+		return 0
+	}
+	m := limitMiBRe.FindSubmatch(b)
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.ParseInt(string(m[1]), 10, 64)
+	return n
+}
+
+var limitMiBRe = regexp.MustCompile(`Memory limiter configured.*?"limit_mib": (\d+)`)

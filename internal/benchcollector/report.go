@@ -29,15 +29,40 @@ func (r *Report) WriteText(w io.Writer) {
 	row("collector CPU-s per 100k spans", d.CollectorPer, f.CollectorPer, "%.2f")
 	row("ClickHouse CPU-s per 100k spans", d.ClickHousePer, f.ClickHousePer, "%.2f")
 	row("collector peak RSS (MiB)", float64(d.CollectorPeak)/(1<<20), float64(f.CollectorPeak)/(1<<20), "%.0f")
+	row("collector peak anonymous RSS (MiB)", float64(d.CollectorPeakAnon)/(1<<20), float64(f.CollectorPeakAnon)/(1<<20), "%.0f")
+	fmt.Fprintf(w, "%-34s %14d %14s %8s\n", "memory_limiter limit_mib", d.MemLimitMiB, "-", "-")
+	fmt.Fprintf(w, "%-34s %14s %14s %8s\n", "GOMEMLIMIT", orDash(d.GoMemLimit), orDash(f.GoMemLimit), "-")
 	if !d.MergesStopped {
 		fmt.Fprintln(w, "\nnote: SYSTEM STOP MERGES failed; rows written per call is a lower bound")
 	}
 	if d.DrainTimedOut {
 		fmt.Fprintln(w, "\nnote: not every accepted span landed before the drain stopped waiting")
 	}
-	for _, p := range []Pipeline{d, f} {
+	if o := r.Outage; o != nil {
+		fmt.Fprintf(w, "\noutage: the default pipeline with ClickHouse stopped, %.0f s of load\n", o.LoadSecs)
+		fmt.Fprintf(w, "%-34s %14d\n", "spans sent", o.Sent)
+		fmt.Fprintf(w, "%-34s %14d\n", "spans accepted (queued on disk)", o.Accepted)
+		fmt.Fprintf(w, "%-34s %14d\n", "spans refused", o.Refused)
+		fmt.Fprintf(w, "%-34s %14t\n", "every refusal retryable", o.Retryable)
+		fmt.Fprintf(w, "%-34s %14.0f\n", "collector peak RSS (MiB)", float64(o.CollectorPeak)/(1<<20))
+		fmt.Fprintf(w, "%-34s %14.0f\n", "collector peak anonymous RSS (MiB)", float64(o.CollectorPeakAnon)/(1<<20))
+		fmt.Fprintf(w, "%-34s %14d\n", "memory_limiter limit_mib", o.MemLimitMiB)
+		fmt.Fprintf(w, "%-34s %14s\n", "GOMEMLIMIT", orDash(o.GoMemLimit))
+	}
+	pipelines := []Pipeline{d, f}
+	if r.Outage != nil {
+		pipelines = append(pipelines, *r.Outage)
+	}
+	for _, p := range pipelines {
 		if p.LoadLastError != "" {
 			fmt.Fprintf(w, "\n%s: last export error: %s\n", p.Name, p.LoadLastError)
 		}
 	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

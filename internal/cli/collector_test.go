@@ -116,7 +116,7 @@ func TestCollectorComponents(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, name := range []string{"agenttranscripts", "otlp", "ctxaudit", "batch", "memory_limiter", "ctxaudit_clickhouse", "debug",
+	for _, name := range []string{"agenttranscripts", "otlp", "ctxaudit", "batch", "memory_limiter", "ctxaudit_clickhouse", "debug", "nop",
 		"health_check", "file_storage", "bearertokenauth", "zpages", "pprof"} {
 		if !strings.Contains(out, "name: "+name+"\n") {
 			t.Errorf("components lack %s", name)

@@ -217,7 +217,7 @@ func TestFullQueueRefusesRetryably(t *testing.T) {
 	s := chtest.OpenStore(t, addr)
 	d := newDurable(t)
 	small := filepath.Join(t.TempDir(), "small-queue.yaml")
-	if err := os.WriteFile(small, []byte("exporters:\n  ctxaudit_clickhouse:\n    sending_queue: {queue_size: 5}\n"), 0o644); err != nil {
+	if err := os.WriteFile(small, []byte("exporters:\n  ctxaudit_clickhouse:\n    sending_queue: {sizer: requests, queue_size: 5}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	d.extra = []string{small}

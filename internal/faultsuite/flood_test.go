@@ -69,15 +69,15 @@ processors:
   memory_limiter: {check_interval: 100ms, limit_mib: %d, spike_limit_mib: %d, limit_percentage: 0, spike_limit_percentage: 0}
 exporters:
   ctxaudit_clickhouse:
-    sending_queue: {queue_size: 20}
+    sending_queue: {sizer: requests, queue_size: 20}
 `, floodLimitMiB, floodSpikeMiB)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	d.extra = []string{mem}
-	// The Go runtime's soft limit at limit_mib, as docs/collector.md
-	// recommends: the runtime collects garbage before the heap overshoots
-	// between memory_limiter's checks, which refuse data from
-	// limit_mib - spike_limit_mib on.
+	// The Go runtime's soft limit at limit_mib, the highest docs/collector.md
+	// allows (it recommends limit_mib - spike_limit_mib): the runtime collects
+	// garbage before the heap overshoots between memory_limiter's checks,
+	// which refuse data from limit_mib - spike_limit_mib on.
 	d.env = []string{fmt.Sprintf("GOMEMLIMIT=%dMiB", floodLimitMiB)}
 	c := d.start(t, deadAddress(t, s.Database()))
 	pid := c.cmd.Process.Pid

@@ -1,6 +1,8 @@
 package ctxauditprocessor
 
 import (
+	"strings"
+
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/ctxaudit/ctxaudit/collector/forensics"
@@ -8,53 +10,106 @@ import (
 	"github.com/ctxaudit/ctxaudit/schema"
 )
 
+// outputPrefix is the namespace of the figures and verdicts an instrumented
+// harness reports (forensics.Attr*): the only attributes, besides the
+// result itself, that forensics reads from Input.Attributes.
+const outputPrefix = "ctxaudit.output."
+
+// toolSpan is what detection reads from an execute_tool span, decoded in one
+// pass over its attributes instead of one lookup (a scan of the map) per key
+// and a copy of every attribute into a map[string]any. A key given twice
+// counts as its last value, as pcommon.Map.AsRaw has it.
+type toolSpan struct {
+	source, tool, ccTool, args, ccArgs string
+	errorType, ccSuccess               string
+	harnessVersion, ccAppVersion       string
+	isError                            bool
+	result                             pcommon.Value
+	hasResult                          bool
+	// reported holds the ctxaudit.output.* attributes and the result, as
+	// raw values: forensics.Input.Attributes.
+	reported map[string]any
+}
+
+func decodeToolSpan(attrs pcommon.Map) toolSpan {
+	var t toolSpan
+	str := func(v pcommon.Value) string {
+		if v.Type() == pcommon.ValueTypeStr {
+			return v.Str()
+		}
+		return ""
+	}
+	for k, v := range attrs.All() {
+		if strings.HasPrefix(k, outputPrefix) {
+			if t.reported == nil {
+				t.reported = make(map[string]any, 4)
+			}
+			t.reported[k] = v.AsRaw()
+			continue
+		}
+		switch k {
+		case otelconv.AttrSource:
+			t.source = str(v)
+		case otelconv.AttrToolName:
+			t.tool = str(v)
+		case otelconv.ClaudeCodeToolName:
+			t.ccTool = str(v)
+		case otelconv.AttrToolCallArguments:
+			t.args = str(v)
+		case otelconv.ClaudeCodeToolInput:
+			t.ccArgs = str(v)
+		case otelconv.AttrErrorType:
+			t.errorType = str(v)
+		case otelconv.ClaudeCodeSuccess:
+			t.ccSuccess = str(v)
+		case otelconv.AttrHarnessVersion:
+			t.harnessVersion = str(v)
+		case otelconv.ClaudeCodeAppVersion:
+			t.ccAppVersion = str(v)
+		case otelconv.AttrIsError:
+			t.isError = v.Type() == pcommon.ValueTypeBool && v.Bool()
+		case otelconv.AttrToolCallResult:
+			t.result, t.hasResult = v, true
+		}
+	}
+	if t.hasResult {
+		if t.reported == nil {
+			t.reported = make(map[string]any, 1)
+		}
+		t.reported[otelconv.AttrToolCallResult] = t.result.AsRaw()
+	}
+	return t
+}
+
 // detectInto runs truncation forensics on a tool result described only by
 // telemetry attributes and writes the verdict back as ctxaudit.output.*
 // attributes. Attributes the source set itself (exact figures from an
 // instrumented harness) take precedence inside forensics.Detect.
 func detectInto(attrs pcommon.Map, harness schema.Harness) schema.Forensics {
-	raw := attrs.AsRaw()
-	str := func(k string) string {
-		if s, ok := raw[k].(string); ok {
-			return s
-		}
-		return ""
-	}
-	if h := str(otelconv.AttrSource); h != "" {
-		harness = schema.Harness(h)
-	}
-	tool := str(otelconv.AttrToolName)
-	if tool == "" {
-		tool = str(otelconv.ClaudeCodeToolName)
-	}
-	args := str(otelconv.AttrToolCallArguments)
-	if args == "" {
-		args = str(otelconv.ClaudeCodeToolInput)
-	}
-	isError := str(otelconv.AttrErrorType) != "" || str(otelconv.ClaudeCodeSuccess) == "false"
-	if b, ok := raw[otelconv.AttrIsError].(bool); ok {
-		isError = isError || b
+	t := decodeToolSpan(attrs)
+	if t.source != "" {
+		harness = schema.Harness(t.source)
 	}
 	in := forensics.Input{
 		Harness:        harness,
-		HarnessVersion: firstNonEmpty(str(otelconv.AttrHarnessVersion), str(otelconv.ClaudeCodeAppVersion)),
-		Tool:           tool,
-		IsError:        isError,
-		Attributes:     raw,
+		HarnessVersion: firstNonEmpty(t.harnessVersion, t.ccAppVersion),
+		Tool:           firstNonEmpty(t.tool, t.ccTool),
+		IsError:        t.errorType != "" || t.ccSuccess == "false" || t.isError,
+		Attributes:     t.reported,
 	}
-	if args != "" {
+	if args := firstNonEmpty(t.args, t.ccArgs); args != "" {
 		in.Arguments = []byte(args)
 	}
 	// gen_ai.tool.call.result, when present, is what the model saw; without
 	// it the text is unknown (its size, if reported, comes from the
 	// ctxaudit.output.context.* attributes), never empty.
-	if s, ok := raw[otelconv.AttrToolCallResult].(string); ok {
-		in.Context = s
-	} else if _, ok := raw[otelconv.AttrToolCallResult]; !ok {
+	if !t.hasResult {
 		in.ContextUnavailable = true
+	} else if t.result.Type() == pcommon.ValueTypeStr {
+		in.Context = t.result.Str()
 	}
 	f := forensics.Detect(in)
-	if in.ContextUnavailable && f.Kind == schema.KindNone && !reportsVerdict(raw) {
+	if in.ContextUnavailable && f.Kind == schema.KindNone && !reportsVerdict(t.reported) {
 		// Nothing matched because there was no text to match: whether the
 		// output was cut is unknown, not "none".
 		f.Kind = schema.KindUnknown

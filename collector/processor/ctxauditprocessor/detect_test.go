@@ -1,0 +1,226 @@
+package ctxauditprocessor
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/ctxaudit/ctxaudit/collector/forensics"
+	"github.com/ctxaudit/ctxaudit/collector/otelconv"
+	"github.com/ctxaudit/ctxaudit/schema"
+)
+
+// detectIntoAsRaw is detection as it was before decodeToolSpan: every
+// attribute copied with AsRaw, each key looked up in the copy, the whole
+// copy handed to forensics. The fast path must give the same verdict and
+// the same attributes.
+func detectIntoAsRaw(attrs pcommon.Map, harness schema.Harness) schema.Forensics {
+	raw := attrs.AsRaw()
+	str := func(k string) string {
+		if s, ok := raw[k].(string); ok {
+			return s
+		}
+		return ""
+	}
+	if h := str(otelconv.AttrSource); h != "" {
+		harness = schema.Harness(h)
+	}
+	tool := str(otelconv.AttrToolName)
+	if tool == "" {
+		tool = str(otelconv.ClaudeCodeToolName)
+	}
+	args := str(otelconv.AttrToolCallArguments)
+	if args == "" {
+		args = str(otelconv.ClaudeCodeToolInput)
+	}
+	isError := str(otelconv.AttrErrorType) != "" || str(otelconv.ClaudeCodeSuccess) == "false"
+	if b, ok := raw[otelconv.AttrIsError].(bool); ok {
+		isError = isError || b
+	}
+	in := forensics.Input{
+		Harness:        harness,
+		HarnessVersion: firstNonEmpty(str(otelconv.AttrHarnessVersion), str(otelconv.ClaudeCodeAppVersion)),
+		Tool:           tool,
+		IsError:        isError,
+		Attributes:     raw,
+	}
+	if args != "" {
+		in.Arguments = []byte(args)
+	}
+	if s, ok := raw[otelconv.AttrToolCallResult].(string); ok {
+		in.Context = s
+	} else if _, ok := raw[otelconv.AttrToolCallResult]; !ok {
+		in.ContextUnavailable = true
+	}
+	f := forensics.Detect(in)
+	if in.ContextUnavailable && f.Kind == schema.KindNone && !reportsVerdict(raw) {
+		f.Kind = schema.KindUnknown
+	}
+	otelconv.PutForensics(attrs, &f)
+	if _, ok := attrs.Get(otelconv.AttrSource); !ok {
+		attrs.PutStr(otelconv.AttrSource, string(harness))
+	}
+	return f
+}
+
+// fixtureResults are real tool outputs and transcript lines: every saved
+// tool result and every line of testdata/transcripts and testdata/lab.
+func fixtureResults(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	for _, root := range []string{"../../../testdata/transcripts", "../../../testdata/lab"} {
+		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || (filepath.Ext(path) != ".jsonl" && filepath.Ext(path) != ".txt") {
+				return err
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			if filepath.Ext(path) == ".txt" {
+				out = append(out, string(b))
+				return nil
+			}
+			for _, line := range strings.Split(string(b), "\n") {
+				if line != "" {
+					out = append(out, line)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("fixtures under %s: %v", root, err)
+		}
+	}
+	if len(out) < 200 {
+		t.Fatalf("only %d fixture texts", len(out))
+	}
+	return out
+}
+
+// spanVariants dresses one output as the attribute sets real emitters send:
+// GenAI spans with and without a harness, Claude Code log-style keys,
+// reported figures and verdicts, errors, a structured result, no result,
+// empty and mistyped values.
+func spanVariants(result string, i int) []pcommon.Map {
+	base := func() pcommon.Map {
+		m := pcommon.NewMap()
+		m.PutStr(otelconv.AttrOperationName, otelconv.OperationExecuteTool)
+		m.PutStr(otelconv.AttrToolName, []string{"Read", "Bash", "WebFetch", "Grep", "exec_command", "read"}[i%6])
+		m.PutStr(otelconv.AttrToolCallID, "call-1")
+		m.PutStr(otelconv.AttrToolCallResult, result)
+		return m
+	}
+	var out []pcommon.Map
+	m := base()
+	out = append(out, m)
+
+	m = base()
+	m.PutStr(otelconv.AttrSource, []string{"claude_code", "codex", "pi", "generic"}[i%4])
+	m.PutStr(otelconv.AttrHarnessVersion, "2.1.6")
+	m.PutStr(otelconv.AttrToolCallArguments, `{"file_path":"/w/a.go","offset":10,"limit":2000}`)
+	m.PutInt(forensics.AttrOriginalBytes, int64(len(result)+i))
+	out = append(out, m)
+
+	m = base()
+	m.PutBool(forensics.AttrTruncated, i%2 == 0)
+	m.PutStr(forensics.AttrTruncationKind, "explicit")
+	m.PutStr(forensics.AttrOriginalPrecision, "lower_bound")
+	m.PutStr(forensics.AttrMarker, "[truncated]")
+	m.PutInt(forensics.AttrShownStart, 0)
+	m.PutInt(forensics.AttrShownEnd, 100)
+	m.PutStr(forensics.AttrShownUnit, "lines")
+	out = append(out, m)
+
+	m = pcommon.NewMap()
+	m.PutStr(otelconv.ClaudeCodeToolName, "Bash")
+	m.PutStr(otelconv.ClaudeCodeToolInput, `{"command":"ls"}`)
+	m.PutStr(otelconv.ClaudeCodeSuccess, []string{"false", "true"}[i%2])
+	m.PutStr(otelconv.ClaudeCodeAppVersion, "2.1.328")
+	m.PutInt(forensics.AttrClaudeCodeToolResultSize, int64(len(result)))
+	if i%3 == 0 {
+		m.PutStr(otelconv.AttrToolCallResult, result)
+	}
+	out = append(out, m)
+
+	m = base()
+	m.PutBool(otelconv.AttrIsError, true)
+	m.PutStr(otelconv.AttrErrorType, "tool_error")
+	m.PutInt(forensics.AttrContextBytes, int64(len(result)))
+	out = append(out, m)
+
+	m = base()
+	m.PutStr(otelconv.AttrSource, "claude_code")
+	m.PutBool(otelconv.AttrIsError, true) // the flag alone
+	out = append(out, m)
+
+	m = base()
+	m.Remove(otelconv.AttrToolCallResult)
+	m.PutInt(forensics.AttrContextChars, int64(len(result)))
+	m.PutStr(forensics.AttrOriginalTokens, "12000") // numbers as decimal strings are accepted
+	out = append(out, m)
+
+	m = base()
+	sm := m.PutEmptyMap(otelconv.AttrToolCallResult)
+	sm.PutStr("stdout", result)
+	sm.PutInt("exit_code", 1)
+	out = append(out, m)
+
+	m = base()
+	m.PutStr(otelconv.AttrSource, "codex")
+	m.PutStr(otelconv.AttrToolName, "")
+	m.PutStr(otelconv.ClaudeCodeToolName, "shell")
+	m.PutInt(otelconv.AttrIsError, 1) // not a bool: not an error flag on either path
+	out = append(out, m)
+	return out
+}
+
+func TestDetectIntoMatchesAsRawPath(t *testing.T) {
+	n := 0
+	for i, result := range fixtureResults(t) {
+		for j, m := range spanVariants(result, i) {
+			for _, harness := range []schema.Harness{schema.HarnessClaudeCode, schema.HarnessGeneric} {
+				fast, slow := pcommon.NewMap(), pcommon.NewMap()
+				m.CopyTo(fast)
+				m.CopyTo(slow)
+				gotF := detectInto(fast, harness)
+				wantF := detectIntoAsRaw(slow, harness)
+				if !reflect.DeepEqual(gotF, wantF) {
+					t.Fatalf("text %d variant %d (%s): verdict %+v, AsRaw path %+v", i, j, harness, gotF, wantF)
+				}
+				if !reflect.DeepEqual(fast.AsRaw(), slow.AsRaw()) {
+					t.Fatalf("text %d variant %d (%s): attributes differ:\n%v\n%v", i, j, harness, fast.AsRaw(), slow.AsRaw())
+				}
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("nothing compared")
+	}
+}
+
+// BenchmarkDetectInto compares the decoded path with the AsRaw one on a
+// bench-like span: the decoded one copies only the ctxaudit.output.*
+// attributes and scans the map once instead of once per key (fewer
+// allocations); forensics itself is most of either.
+func BenchmarkDetectInto(b *testing.B) {
+	m := spanVariants(strings.Repeat("    at handler (/srv/app/internal/server/handler.go:118) ok\n", 80), 1)[1]
+	for _, bc := range []struct {
+		name string
+		fn   func(pcommon.Map, schema.Harness) schema.Forensics
+	}{{"decoded", detectInto}, {"asraw", detectIntoAsRaw}} {
+		b.Run(bc.name, func(b *testing.B) {
+			work := pcommon.NewMap()
+			for b.Loop() {
+				m.CopyTo(work)
+				bc.fn(work, schema.HarnessClaudeCode)
+			}
+		})
+	}
+}
