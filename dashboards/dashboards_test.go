@@ -93,10 +93,11 @@ var (
 	// dashboards must not rely on.
 	forbiddenSQL = regexp.MustCompile(`(?i)\b(toStartOfInterval|DateTime64|LowCardinality|JSONExtract\w*|Map\s*\(|toDecimal\w*|PREWHERE)\b|\bOVER\s*\(|\$__(timeInterval|timeGroup)`)
 	tableRef     = regexp.MustCompile(`\b(?:FROM|JOIN)\s+([\w.]+)(\s+FINAL)?`)
-	auditTables  = []string{"tool_calls", "answers", "sessions", "tool_call_rollup"}
+	auditTables  = []string{"tool_calls", "answers", "sessions"}
 	// systemTables may be named qualified: the rollup freshness check reads
 	// the block numbers of tool_calls' partitions.
 	systemTables = []string{"system.parts"}
+	rollupKey    = "day, scope, period, period_start, source, tool, model, project"
 	templateVar  = regexp.MustCompile(`\$(\w+)|\[\[(\w+?)(?::\w+)?\]\]|\$\{(\w+)(?:\.[^:^\}]+)?(?::[^\}]+)?\}`)
 	dataField    = regexp.MustCompile(`\$\{__data\.fields\.(\w+)\}`)
 	dedupFree    = regexp.MustCompile(`(IN \(SELECT \w+|\(SELECT if\(count\(\) = 0, [^\n]*\b(min|max)\(\w+\)[^\n]*)$`)
@@ -149,6 +150,11 @@ func checkSQL(t *testing.T, where, sql string, panel bool) {
 		if !dedupFree.MatchString(before) {
 			t.Errorf("%s: reads %s without FINAL", where, table)
 		}
+	}
+	// The rollup is read without FINAL, one row per key: snapshots of one
+	// block number are identical (docs/design.md §7.7).
+	if n := strings.Count(sql, "FROM tool_call_rollup\n"); n != strings.Count(sql, "LIMIT 1 BY "+rollupKey) || strings.Count(sql, "tool_call_rollup ") > 0 {
+		t.Errorf("%s: every read of tool_call_rollup must keep one row per key (LIMIT 1 BY %s)", where, rollupKey)
 	}
 	// Bounded by the time filter, or a primary-key lookup of one session.
 	if panel && !strings.Contains(sql, "$__timeFilter(ts)") && !strings.Contains(sql, "$__toTime") &&

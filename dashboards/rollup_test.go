@@ -50,7 +50,7 @@ func TestRollupPanelsHaveExactQueries(t *testing.T) {
 		for _, p := range d.AllPanels() {
 			for _, tg := range p.Targets {
 				_, ok := exact[d.UID][p.Title]
-				reads := strings.Contains(tg.RawSQL, "tool_call_rollup ")
+				reads := strings.Contains(tg.RawSQL, "FROM tool_call_rollup\n")
 				switch {
 				case reads && !ok:
 					t.Errorf("%s panel %q reads tool_call_rollup but has no exact query in testdata/exact_panels.json", d.UID, p.Title)
