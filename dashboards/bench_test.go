@@ -34,7 +34,9 @@ import (
 // 730 KB cut at per-tool caps; every truncation kind and strategy; one answer
 // per five calls with ~6% high, 10% medium, 10% low risk; one session row per
 // session; and 1% of the calls written a second time with a newer version
-// and left unmerged, as after a re-ingestion.
+// and left unmerged, as after a re-ingestion. It then takes the rollups'
+// snapshots (timed), and times each rollup-backed panel next to the exact
+// query it replaced ("exact: …", testdata/exact_panels.json).
 func BenchmarkPanels(b *testing.B) {
 	rows := envInt(b, "CTXAUDIT_BENCH_ROWS", 100_000)
 	days := envInt(b, "CTXAUDIT_BENCH_DAYS", 30)
