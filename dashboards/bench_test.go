@@ -34,7 +34,9 @@ import (
 // 730 KB cut at per-tool caps; every truncation kind and strategy; one answer
 // per five calls with ~6% high, 10% medium, 10% low risk; one session row per
 // session; and 1% of the calls written a second time with a newer version
-// and left unmerged, as after a re-ingestion.
+// and left unmerged, as after a re-ingestion. It then takes the rollups'
+// snapshots (timed), and times each rollup-backed panel next to the exact
+// query it replaced ("exact: …", testdata/exact_panels.json).
 func BenchmarkPanels(b *testing.B) {
 	rows := envInt(b, "CTXAUDIT_BENCH_ROWS", 100_000)
 	days := envInt(b, "CTXAUDIT_BENCH_DAYS", 30)
@@ -49,6 +51,13 @@ func BenchmarkPanels(b *testing.B) {
 	start := time.Now()
 	generate(b, ctx, store.Conn(), store.Database(), rows, days, now)
 	b.Logf("generated %d tool calls over %d days in %s", rows, days, time.Since(start).Round(time.Second))
+	// Snapshot the rollups as a periodic refresh would after the writes.
+	start = time.Now()
+	refreshed, err := store.RefreshRollups(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	refreshTime := time.Since(start)
 
 	conn := grafanaConn(b, addr)
 	from, to := now.Add(-time.Duration(rangeDays)*24*time.Hour), now
@@ -71,21 +80,41 @@ func BenchmarkPanels(b *testing.B) {
 		rows      int
 	}
 	var timings []timing
+	exact := exactPanels(b)
 	for _, d := range loadDashboards(b) {
 		vars := resolveVariables(b, ctx, conn, d, sc)
 		req := grafana.Request{From: sc.from, To: sc.to, Interval: sc.interval, Vars: vars}
-		var queries []struct{ name, sql string }
+		type query struct {
+			name, sql string
+			interval  time.Duration
+		}
+		var queries []query
 		for _, v := range d.Templating.List {
 			if sql, _ := v.SQL(); sql != "" {
-				queries = append(queries, struct{ name, sql string }{"variable " + v.Name, sql})
+				queries = append(queries, query{"variable " + v.Name, sql, sc.interval})
 			}
 		}
 		for _, p := range d.AllPanels() {
+			// Grafana's $__interval is at least the panel's minimum interval.
+			interval := sc.interval
+			if p.Interval != "" {
+				min, err := time.ParseDuration(p.Interval)
+				if err != nil {
+					b.Fatalf("%s panel %q: interval %q: %v", d.UID, p.Title, p.Interval, err)
+				}
+				interval = max(interval, min)
+			}
 			for _, tg := range p.Targets {
-				queries = append(queries, struct{ name, sql string }{p.Title, tg.RawSQL})
+				queries = append(queries, query{p.Title, tg.RawSQL, interval})
+			}
+			// The exact query a rollup-backed panel replaced, for comparison.
+			if sql, ok := exact[d.UID][p.Title]; ok {
+				queries = append(queries, query{"exact: " + p.Title, sql, interval})
 			}
 		}
 		for _, q := range queries {
+			req := req
+			req.Interval = q.interval
 			sql, err := grafana.Expand(q.sql, req)
 			if err != nil {
 				b.Fatalf("%s %s: %v", d.UID, q.name, err)
@@ -116,6 +145,7 @@ func BenchmarkPanels(b *testing.B) {
 	// the neighbours.
 	slices.SortFunc(timings, func(a, b timing) int { return int(b.best - a.best) })
 	var sb strings.Builder
+	fmt.Fprintf(&sb, "rollups: %d day partitions snapshot in %s\n", len(refreshed), refreshTime.Round(time.Millisecond))
 	fmt.Fprintf(&sb, "%d tool calls over %d days, dashboard range %d days, slowest first:\n", rows, days, rangeDays)
 	fmt.Fprintf(&sb, "  %8s  %8s  %5s\n", "best", "mean", "rows")
 	for _, t := range timings {

@@ -20,6 +20,7 @@ import (
 	"github.com/ctxaudit/ctxaudit/dashboards/internal/grafana"
 	"github.com/ctxaudit/ctxaudit/internal/chdbtest"
 	"github.com/ctxaudit/ctxaudit/internal/chtest"
+	"github.com/ctxaudit/ctxaudit/schema/chstore"
 )
 
 // canonical renders a result for comparison across engines. Values compare
@@ -92,6 +93,12 @@ func TestPanelsOnBothEngines(t *testing.T) {
 	fx := loadFixtureAt(t, ctx, classic, now)
 	if fx2 := loadFixtureAt(t, ctx, modern, now); !reflect.DeepEqual(fx, fx2) {
 		t.Fatalf("the fixture differs between engines: %+v vs %+v", fx, fx2)
+	}
+	// Each engine computes its own rollups from its own rows.
+	for _, s := range []*chstore.Store{classic, modern} {
+		if _, err := s.RefreshRollups(ctx); err != nil {
+			t.Fatal(err)
+		}
 	}
 	c18 := grafanaConn(t, addr)
 	c26 := e.ConnIn(modern.Database())

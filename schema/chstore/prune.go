@@ -8,8 +8,10 @@ import (
 )
 
 // partitionedTables are the audit tables, all partitioned by toYYYYMMDD of
-// their own time column (see migrations/sql/0001_audit_tables.sql).
-var partitionedTables = []string{"tool_calls", "answers", "sessions", "tool_outputs"}
+// their own time column (see migrations/sql/0001_audit_tables.sql), and the
+// rollups of tool_calls, partitioned by the same day (0004). tool_calls
+// goes first: a rollup whose partition of tool_calls is gone is never read.
+var partitionedTables = []string{"tool_calls", "answers", "sessions", "tool_outputs", "tool_call_rollup", "tool_call_rollup_days"}
 
 // Dropped is one partition removed by Prune.
 type Dropped struct {

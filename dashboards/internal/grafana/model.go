@@ -34,13 +34,16 @@ type GridPos struct {
 
 // Panel is the part of a panel the checks need; Raw keeps the rest.
 type Panel struct {
-	ID          int             `json:"id"`
-	Type        string          `json:"type"`
-	Title       string          `json:"title"`
-	Description string          `json:"description"`
-	DataSource  *DataSourceRef  `json:"datasource"`
-	GridPos     GridPos         `json:"gridPos"`
-	Targets     []Target        `json:"targets"`
+	ID          int            `json:"id"`
+	Type        string         `json:"type"`
+	Title       string         `json:"title"`
+	Description string         `json:"description"`
+	DataSource  *DataSourceRef `json:"datasource"`
+	GridPos     GridPos        `json:"gridPos"`
+	Targets     []Target       `json:"targets"`
+	// Interval is the panel's minimum interval ("1h"); Grafana sends
+	// $__interval as the larger of it and the range divided into points.
+	Interval    string          `json:"interval"`
 	FieldConfig json.RawMessage `json:"fieldConfig"`
 	Options     json.RawMessage `json:"options"`
 	Panels      []Panel         `json:"panels"` // collapsed rows
