@@ -33,6 +33,11 @@ type Config struct {
 	// Redact adds patterns to the built-in secret rules applied to every
 	// text column written.
 	Redact redact.Config `mapstructure:"redact"`
+	// RollupInterval is how often the dashboards' rollups are refreshed for
+	// the days written since their last snapshot (docs/design.md §7.7); 0
+	// turns it off (the panels then read those days from tool_calls: exact,
+	// only slower).
+	RollupInterval time.Duration `mapstructure:"rollup_interval"`
 
 	// prevent unkeyed literals
 	_ struct{}
@@ -53,6 +58,9 @@ func (c *Config) Validate() error {
 	}
 	if c.DialTimeout < 0 {
 		errs = append(errs, errors.New("dial_timeout: must not be negative"))
+	}
+	if c.RollupInterval < 0 {
+		errs = append(errs, errors.New("rollup_interval: must not be negative (0 turns refreshing off)"))
 	}
 	if err := c.Redact.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("redact: %w", err))

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/exporter"
@@ -36,6 +37,11 @@ type chExporter struct {
 
 	rowsWritten metric.Int64Counter
 	dropped     metric.Int64Counter
+
+	// stopRollups ends the rollup refresher; rollupsDone is closed when it
+	// has.
+	stopRollups context.CancelFunc
+	rollupsDone chan struct{}
 }
 
 func newExporter(cfg *Config, set exporter.Settings) (*chExporter, error) {
@@ -51,10 +57,52 @@ func (e *chExporter) start(ctx context.Context, _ component.Host) error {
 		// Not fatal: ClickHouse may come up later; pushes retry until it does.
 		e.logger.Warn("ClickHouse not reachable at start; will retry on the first write", zap.Error(err))
 	}
+	if e.cfg.RollupInterval > 0 {
+		rctx, cancel := context.WithCancel(context.Background())
+		e.stopRollups, e.rollupsDone = cancel, make(chan struct{})
+		go e.refreshRollups(rctx, e.cfg.RollupInterval)
+	}
 	return nil
 }
 
+// refreshRollups keeps the dashboards' rollups current: every interval it
+// snapshots the days written since their last snapshot. A failure costs only
+// speed (panels read a stale day from tool_calls), so it is logged and tried
+// again at the next tick.
+func (e *chExporter) refreshRollups(ctx context.Context, interval time.Duration) {
+	defer close(e.rollupsDone)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		e.mu.Lock()
+		s := e.store
+		e.mu.Unlock()
+		if s == nil {
+			continue // not connected yet; the next write connects
+		}
+		days, err := s.RefreshRollups(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			e.logger.Warn("refreshing the dashboard rollups failed; will retry", zap.Error(err))
+		case len(days) > 0:
+			e.logger.Debug("refreshed the dashboard rollups", zap.Int("days", len(days)))
+		}
+	}
+}
+
 func (e *chExporter) shutdown(context.Context) error {
+	if e.stopRollups != nil {
+		e.stopRollups()
+		<-e.rollupsDone
+		e.stopRollups = nil
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.store == nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ctxaudit/ctxaudit/collector/ingest"
 	"github.com/ctxaudit/ctxaudit/collector/transcript"
+	"github.com/ctxaudit/ctxaudit/schema/chstore"
 )
 
 // Values of store_content: which tool output texts go to ctxaudit.tool_outputs.
@@ -130,6 +131,15 @@ and an ETA; --quiet hides it, and it is never drawn into a pipe or a file.`,
 			}
 			if err != nil {
 				return fmt.Errorf("ingest: %w", err)
+			}
+			if rs, ok := w.(*chstore.Store); ok && sum.Files > 0 {
+				// The dashboards read each day from its rollup while that is
+				// current; snapshot the days just written. A failure costs
+				// only speed (those days are read from tool_calls), so it is
+				// reported, not fatal.
+				if _, rerr := rs.RefreshRollups(ctx); rerr != nil {
+					fmt.Fprintf(cmd.ErrOrStderr(), "warning: refreshing the dashboard rollups: %v (panels read these days from tool_calls until the next refresh)\n", rerr)
+				}
 			}
 			if source != transcript.FormatAuto && sum.Files > 0 && sum.Sessions == 0 {
 				return usagef("%s %s read %s but found no session in them: are they %s transcripts? Without --source the format is detected per file",

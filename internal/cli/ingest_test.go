@@ -42,6 +42,9 @@ func TestIngestFixturesIntoClickHouse(t *testing.T) {
 			"line52_matches": queryCount(t, s, "SELECT count() FROM DB.tool_calls FINAL WHERE session_id = '"+mainSession+"' AND source_line = 52 AND tool = 'Grep' AND context_chars = 2153 AND original_chars = 85713 AND original_bytes = 85795 AND strategy = 'spill_to_file' AND truncation_kind = 'explicit' AND original_source = 'saved_file' AND saved_ref LIKE '%toolu_01PRASLbbpSRmj2CjAaB1NP4.txt'"),
 			"null_originals": queryCount(t, s, "SELECT count() FROM DB.tool_calls FINAL WHERE original_bytes IS NULL"),
 			"zero_not_null":  queryCount(t, s, "SELECT count() FROM DB.tool_calls FINAL WHERE original_source = 'unknown' AND original_bytes IS NOT NULL"),
+			// ingest refreshes the dashboards' rollups of the days it wrote:
+			// the newest snapshot of each hour counts every call.
+			"rolled_up": queryCount(t, s, "SELECT toUInt64(sum(calls)) FROM (SELECT calls FROM DB.tool_call_rollup WHERE scope = 1 AND period = 3600 ORDER BY base_block DESC LIMIT 1 BY day, period_start)"),
 		}
 	}
 
@@ -58,6 +61,7 @@ func TestIngestFixturesIntoClickHouse(t *testing.T) {
 	want := map[string]uint64{
 		"sessions": 3, "tool_calls": 70, "answers": 4, "truncated": 2,
 		"main_calls": 26, "sidechain": 7, "main_answers": 3, "line52_matches": 1, "zero_not_null": 0,
+		"rolled_up": 70,
 	}
 	for k, v := range want {
 		if first[k] != v {
