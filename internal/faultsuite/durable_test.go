@@ -262,7 +262,7 @@ func TestGracefulStopWithFullQueue(t *testing.T) {
 	s := chtest.OpenStore(t, addr)
 	d := newDurable(t)
 	small := filepath.Join(t.TempDir(), "small-queue.yaml")
-	if err := os.WriteFile(small, []byte("exporters:\n  ctxaudit_clickhouse:\n    sending_queue: {queue_size: 3}\nprocessors:\n  ctxaudit: {session_idle: 1h}\n"), 0o644); err != nil {
+	if err := os.WriteFile(small, []byte("exporters:\n  ctxaudit_clickhouse:\n    sending_queue: {sizer: requests, queue_size: 3}\nprocessors:\n  ctxaudit: {session_idle: 1h}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	d.extra = []string{small}
