@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 
+	"github.com/ctxaudit/ctxaudit/collector/internal/storageclient"
 	"github.com/ctxaudit/ctxaudit/collector/session"
 	"github.com/ctxaudit/ctxaudit/schema"
 )
@@ -73,17 +74,9 @@ func openHeldStore(ctx context.Context, host component.Host, id *component.ID, s
 	if id == nil {
 		return nil, nil
 	}
-	ext, ok := host.GetExtensions()[*id]
-	if !ok {
-		return nil, fmt.Errorf("storage: extension %q not found", id.String())
-	}
-	se, ok := ext.(storage.Extension)
-	if !ok {
-		return nil, fmt.Errorf("storage: extension %q is not a storage extension", id.String())
-	}
-	client, err := se.GetClient(ctx, component.KindProcessor, self, "sessions")
+	client, err := storageclient.Open(ctx, host, *id, component.KindProcessor, self, "sessions")
 	if err != nil {
-		return nil, fmt.Errorf("storage: %w", err)
+		return nil, err
 	}
 	w, ok := client.(storage.Walker)
 	if !ok {

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/receiver/receiverhelper"
 	"go.uber.org/zap"
 
+	"github.com/ctxaudit/ctxaudit/collector/internal/storageclient"
 	"github.com/ctxaudit/ctxaudit/collector/receiver/agenttranscriptsreceiver/internal/checkpoint"
 	"github.com/ctxaudit/ctxaudit/collector/receiver/agenttranscriptsreceiver/internal/metadata"
 	"github.com/ctxaudit/ctxaudit/collector/receiver/agenttranscriptsreceiver/internal/tail"
@@ -155,19 +156,7 @@ func storageClient(ctx context.Context, host component.Host, id *component.ID, s
 	if id == nil {
 		return storage.NewNopClient(), nil
 	}
-	ext, ok := host.GetExtensions()[*id]
-	if !ok {
-		return nil, fmt.Errorf("storage: extension %q not found", id.String())
-	}
-	se, ok := ext.(storage.Extension)
-	if !ok {
-		return nil, fmt.Errorf("storage: extension %q is not a storage extension", id.String())
-	}
-	client, err := se.GetClient(ctx, component.KindReceiver, self, "")
-	if err != nil {
-		return nil, fmt.Errorf("storage: %w", err)
-	}
-	return client, nil
+	return storageclient.Open(ctx, host, *id, component.KindReceiver, self, "")
 }
 
 func (r *agentReceiver) run(ctx context.Context) {
