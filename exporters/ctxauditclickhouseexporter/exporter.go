@@ -73,11 +73,15 @@ func (e *chExporter) refreshRollups(ctx context.Context, interval time.Duration)
 	defer close(e.rollupsDone)
 	t := time.NewTicker(interval)
 	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
+	// The first refresh right away: it is also the backfill of a database
+	// that just got the rollups, in the background rather than at start.
+	for first := true; ; first = false {
+		if !first {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
 		}
 		e.mu.Lock()
 		s := e.store

@@ -60,6 +60,11 @@ connecting.`,
 			if err != nil {
 				return err
 			}
+			// The rollups' backfill: snapshot every day that has no current
+			// snapshot (nothing on a new database, every day after 0004).
+			if _, err := s.RefreshRollups(ctx); err != nil {
+				return fmt.Errorf("migrate %s: refreshing the dashboard rollups: %w", res.Database, err)
+			}
 			w := cmd.OutOrStdout()
 			if len(res.Applied) == 0 {
 				fmt.Fprintf(w, "database %s is up to date at schema version %d\n", res.Database, res.Current)

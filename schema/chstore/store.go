@@ -156,16 +156,11 @@ func (s *Store) Migrate(ctx context.Context) (migrations.Result, error) {
 	if err != nil {
 		return migrations.Result{Database: s.database}, err
 	}
-	res, err := migrations.Apply(ctx, execer{s}, s.database, v)
-	if err != nil {
-		return res, err
-	}
-	// The rollups' backfill: snapshot every day partition that has none or
-	// an outdated one (nothing on a new database, every day after 0004).
-	if _, err := s.RefreshRollups(ctx); err != nil {
-		return res, fmt.Errorf("migrate %s: %w", s.database, err)
-	}
-	return res, nil
+	// The rollups' backfill is not done here: it can take minutes on a big
+	// database, and a writer opening its store must not wait for it (nor
+	// fail with it). `ctxaudit migrate`, ingest and the exporter's refresher
+	// call RefreshRollups.
+	return migrations.Apply(ctx, execer{s}, s.database, v)
 }
 
 // AppliedMigrations returns version → checksum of the migrations applied to
