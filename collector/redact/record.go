@@ -1,6 +1,9 @@
 package redact
 
-import "reflect"
+import (
+	"reflect"
+	"sync"
+)
 
 // Record redacts, in place, every exported string of the record rec points
 // to — string fields, string slices, string map values, in nested and
@@ -31,11 +34,8 @@ func (r *Redactor) value(v reflect.Value) int {
 		}
 		return k
 	case reflect.Struct:
-		t := v.Type()
-		for i := 0; i < v.NumField(); i++ {
-			if t.Field(i).IsExported() {
-				n += r.value(v.Field(i))
-			}
+		for _, i := range r.fields.of(v.Type()) {
+			n += r.value(v.Field(i))
 		}
 	case reflect.Slice, reflect.Array:
 		for i := 0; i < v.Len(); i++ {
@@ -58,4 +58,46 @@ func (r *Redactor) value(v reflect.Value) int {
 		}
 	}
 	return n
+}
+
+// fieldPlans caches, per struct type, the indexes of the exported fields
+// that can hold a string: looking them up by reflection on every record
+// cost more than redacting the record (reflect.Type.Field allocates), and
+// numbers, times and sizes need no visit at all.
+type fieldPlans struct{ m sync.Map } // reflect.Type → []int
+
+func (p *fieldPlans) of(t reflect.Type) []int {
+	if f, ok := p.m.Load(t); ok {
+		return f.([]int)
+	}
+	var idx []int
+	for i := 0; i < t.NumField(); i++ {
+		if f := t.Field(i); f.IsExported() && mayHoldString(f.Type, map[reflect.Type]bool{}) {
+			idx = append(idx, i)
+		}
+	}
+	p.m.Store(t, idx)
+	return idx
+}
+
+// mayHoldString reports whether a value of type t can contain a string that
+// value would visit. seen breaks recursion through self-referencing types.
+func mayHoldString(t reflect.Type, seen map[reflect.Type]bool) bool {
+	if seen[t] {
+		return false
+	}
+	seen[t] = true
+	switch t.Kind() {
+	case reflect.String:
+		return true
+	case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
+		return mayHoldString(t.Elem(), seen)
+	case reflect.Struct:
+		for i := 0; i < t.NumField(); i++ {
+			if f := t.Field(i); f.IsExported() && mayHoldString(f.Type, seen) {
+				return true
+			}
+		}
+	}
+	return false
 }

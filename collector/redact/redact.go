@@ -98,6 +98,8 @@ type Redactor struct {
 	// of ordinary text are rejected with one lookup.
 	pairs  [1 << 16 / 64]uint64
 	always []int // rules without keywords
+	// fields is Record's per-type plan of the fields to visit.
+	fields fieldPlans
 }
 
 type keywordRef struct {

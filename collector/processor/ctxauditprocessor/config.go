@@ -33,6 +33,11 @@ type Config struct {
 	// call held longer is emitted with its current analysis, so long
 	// sessions show up while they run (a later change is emitted again).
 	MaxHold time.Duration `mapstructure:"max_hold"`
+	// ForwardHeldSpans also passes on, at once, the execute_tool span of a
+	// call held for session analysis, marked ctxaudit.analysis.pending, for
+	// another exporter of the pipeline that wants every span as it arrives.
+	// Off, a held call leaves the processor once: with its analysis.
+	ForwardHeldSpans bool `mapstructure:"forward_held_spans"`
 	// Storage names a storage extension (e.g. file_storage) that keeps what
 	// is held per session, so that a restart — a crash included — leaves no
 	// acknowledged call unanalysed. Without it sessions are held in memory

@@ -247,14 +247,33 @@ func (p *tracesProcessor) loop() {
 		case <-p.stop:
 			return
 		case <-t.C:
-			now := p.now()
-			idle, hold := now.Add(-p.cfg.SessionIdle), now.Add(-p.cfg.MaxHold)
-			if err := p.flush(context.Background(), func(b *sessionBuffer) bool {
-				return b.lastSeen.Before(idle) || (!b.pendingSince.IsZero() && b.pendingSince.Before(hold))
-			}); err != nil {
-				p.logger.Warn("emitting analysed session failed; will retry", zap.Error(err))
-			}
+		case <-p.wake:
 		}
+		now := p.now()
+		idle, hold := now.Add(-p.cfg.SessionIdle), now.Add(-p.cfg.MaxHold)
+		if err := p.flush(context.Background(), func(b *sessionBuffer) bool {
+			return b.lastSeen.Before(idle) || (!b.pendingSince.IsZero() && b.pendingSince.Before(hold))
+		}); err != nil {
+			p.logger.Warn("emitting analysed session failed; will retry", zap.Error(err))
+		}
+	}
+}
+
+// evict hands buffers dropped from the held set (max_sessions,
+// max_calls_per_session) to the loop, which emits them at once: the
+// request that dropped them is not kept waiting for the analysis and
+// export of other sessions. Their keys stay in storage until emitted, so
+// a crash in between loses nothing.
+func (p *tracesProcessor) evict(bufs []*sessionBuffer) {
+	if len(bufs) == 0 {
+		return
+	}
+	p.mu.Lock()
+	p.retry = append(p.retry, bufs...)
+	p.mu.Unlock()
+	select {
+	case p.wake <- struct{}{}:
+	default: // a wake-up is pending already
 	}
 }
 
@@ -385,8 +404,10 @@ func (p *tracesProcessor) flush(ctx context.Context, pick func(*sessionBuffer) b
 	retired := p.retry
 	p.retry = nil
 	p.mu.Unlock()
-	err := p.emit(ctx, ready, false)
-	if rerr := p.emit(ctx, retired, true); rerr != nil {
+	// Dropped buffers first: a session's older buffer goes before its
+	// newer one.
+	err := p.emit(ctx, retired, true)
+	if rerr := p.emit(ctx, ready, false); rerr != nil {
 		err = rerr
 	}
 	return err

@@ -10,10 +10,13 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/extension"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
 
+	"github.com/ctxaudit/ctxaudit/collector/forensics"
 	"github.com/ctxaudit/ctxaudit/collector/otelconv"
 	"github.com/ctxaudit/ctxaudit/collector/processor/ctxauditprocessor/internal/metadata"
 )
@@ -53,7 +56,7 @@ func TestRefusedEmissionIsRetriedWhole(t *testing.T) {
 	if err := p.start(ctx, componenttest.NewNopHost()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.processTraces(ctx, sessionSpans("retry", 0, 6, time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC))); err != nil {
+	if _, err := process(ctx, p, sessionSpans("retry", 0, 6, time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC))); err != nil {
 		t.Fatal(err)
 	}
 	sink.set(true)
@@ -103,11 +106,11 @@ func TestMaxHoldEmitsOpenSessions(t *testing.T) {
 			return sink.sessions["hold"].ToolCalls == n
 		}
 	}
-	if _, err := p.processTraces(ctx, sessionSpans("hold", 0, 3, at)); err != nil {
+	if _, err := process(ctx, p, sessionSpans("hold", 0, 3, at)); err != nil {
 		t.Fatal(err)
 	}
 	waitUntil(t, "the first emission by max_hold", emittedCalls(3))
-	if _, err := p.processTraces(ctx, sessionSpans("hold", 3, 2, at)); err != nil {
+	if _, err := process(ctx, p, sessionSpans("hold", 3, 2, at)); err != nil {
 		t.Fatal(err)
 	}
 	waitUntil(t, "the second emission by max_hold", emittedCalls(5))
@@ -150,7 +153,7 @@ func TestShutdownWithRefusingConsumer(t *testing.T) {
 		if err := p.start(ctx, componenttest.NewNopHost()); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := p.processTraces(ctx, sessionSpans("lost", 0, 3, at)); err != nil {
+		if _, err := process(ctx, p, sessionSpans("lost", 0, 3, at)); err != nil {
 			t.Fatal(err)
 		}
 		if err := p.shutdown(ctx); err == nil || !strings.Contains(err.Error(), "without `storage`, is lost") {
@@ -172,7 +175,7 @@ func TestShutdownWithRefusingConsumer(t *testing.T) {
 				t.Fatal(err)
 			}
 			if sink.refuse {
-				if _, err := p.processTraces(ctx, sessionSpans("kept", 0, 3, at)); err != nil {
+				if _, err := process(ctx, p, sessionSpans("kept", 0, 3, at)); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -220,7 +223,7 @@ func TestRestartedBufferSurvivesACrash(t *testing.T) {
 	first := &refusing{callRows: newCallRows(nil), refuse: true}
 	p, ext := start(first)
 	for i := range 6 {
-		if _, err := p.processTraces(ctx, sessionSpans("runaway", i, 1, at)); err != nil {
+		if _, err := process(ctx, p, sessionSpans("runaway", i, 1, at)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -244,9 +247,9 @@ func TestRestartedBufferSurvivesACrash(t *testing.T) {
 	}
 }
 
-// Only calls the processor holds are marked pending: not with
-// analyze_sessions off, not spans analysed upstream, not calls without a
-// session.
+// With forward_held_spans, only calls the processor holds pass on marked
+// pending: not with analyze_sessions off, not spans analysed upstream, not
+// calls without a session.
 func TestPendingOnlyWhenHeld(t *testing.T) {
 	ctx := context.Background()
 	at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
@@ -264,6 +267,7 @@ func TestPendingOnlyWhenHeld(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := createDefaultConfig().(*Config)
 			cfg.AnalyzeSessions = tc.analyze
+			cfg.ForwardHeldSpans = true
 			p, err := newTracesProcessor(processortest.NewNopSettings(metadata.Type), cfg, newCallRows(nil))
 			if err != nil {
 				t.Fatal(err)
@@ -276,7 +280,7 @@ func TestPendingOnlyWhenHeld(t *testing.T) {
 			spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
 			shellSpan(spans, "pending", "c1", "a\n", at)
 			tc.edit(spans.At(0))
-			out, err := p.processTraces(ctx, td)
+			out, err := process(ctx, p, td)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -285,5 +289,102 @@ func TestPendingOnlyWhenHeld(t *testing.T) {
 				t.Errorf("pending = %v; want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// By default what the processor holds does not pass on: a held call's span
+// (and a held answer's) leaves only with the session's analysis, while
+// every span it does not hold passes on, and a request it holds entirely
+// is answered without calling the next consumer.
+func TestHeldSpansPassOnOnlyWithTheirAnalysis(t *testing.T) {
+	ctx := context.Background()
+	at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+	sink := new(consumertest.TracesSink)
+	cfg := createDefaultConfig().(*Config)
+	cfg.SessionIdle = time.Hour
+	p, err := NewFactory().CreateTraces(ctx, processortest.NewNopSettings(metadata.Type), cfg, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(ctx, componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+
+	// Held entirely: nothing passes on, the request is accepted.
+	td := ptrace.NewTraces()
+	spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+	shellSpan(spans, "whole", "c1", "a\n", at)
+	chatSpan(spans, "whole", "Done.", at.Add(time.Second))
+	if err := p.ConsumeTraces(ctx, td); err != nil {
+		t.Fatal(err)
+	}
+	if n := sink.SpanCount(); n != 0 {
+		t.Fatalf("%d spans passed on from a request held entirely; want 0", n)
+	}
+
+	// Mixed: the spans it does not hold pass on, in their own resources.
+	td = ptrace.NewTraces()
+	held := td.ResourceSpans().AppendEmpty()
+	held.Resource().Attributes().PutStr("service.name", "held-only")
+	shellSpan(held.ScopeSpans().AppendEmpty().Spans(), "mixed", "c1", "a\n", at)
+	other := td.ResourceSpans().AppendEmpty()
+	other.Resource().Attributes().PutStr("service.name", "other")
+	rest := other.ScopeSpans().AppendEmpty().Spans()
+	shellSpan(rest, "mixed", "c2", "b\n", at)
+	rest.At(0).Attributes().Remove(otelconv.AttrConversationID) // no session: not held
+	plain := rest.AppendEmpty()
+	plain.SetName("GET /")
+	if err := p.ConsumeTraces(ctx, td); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(sink.AllTraces()); n != 1 {
+		t.Fatalf("%d batches passed on; want 1", n)
+	}
+	out := sink.AllTraces()[0]
+	if out.ResourceSpans().Len() != 1 {
+		t.Fatalf("%d resources passed on; want only the one with spans left", out.ResourceSpans().Len())
+	}
+	if name, _ := out.ResourceSpans().At(0).Resource().Attributes().Get("service.name"); name.Str() != "other" {
+		t.Errorf("resource %q passed on; want other", name.Str())
+	}
+	left := out.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+	if left.Len() != 2 {
+		t.Fatalf("%d spans passed on; want the call without a session and the plain span", left.Len())
+	}
+	for i := 0; i < left.Len(); i++ {
+		if otelconv.AnalysisPending(left.At(i).Attributes()) {
+			t.Errorf("span %d passed on marked pending", i)
+		}
+	}
+	if _, ok := left.At(0).Attributes().Get(forensics.AttrTruncationKind); !ok {
+		t.Error("the call passed on carries no verdict")
+	}
+
+	// Shutdown analyses what is held: the held calls and the answer leave
+	// now, once, analysed.
+	if err := p.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	calls, answers := map[string]int{}, 0
+	for _, td := range sink.AllTraces()[1:] {
+		otelconv.EachSpan(td, func(_ pcommon.Map, _ string, sp ptrace.Span) {
+			a := sp.Attributes()
+			switch otelconv.Operation(a) {
+			case otelconv.OperationExecuteTool:
+				id, _ := a.Get(otelconv.AttrToolCallID)
+				calls[id.Str()]++
+				if !otelconv.AnalysedUpstream(a) {
+					t.Errorf("call %s emitted without the analysed mark", id.Str())
+				}
+			case otelconv.OperationChat:
+				answers++
+			}
+		})
+	}
+	if calls["c1"] != 2 || len(calls) != 1 {
+		t.Errorf("analysed calls %v; want c1 of both sessions, once each", calls)
+	}
+	if answers != 1 {
+		t.Errorf("%d answers emitted; want 1", answers)
 	}
 }

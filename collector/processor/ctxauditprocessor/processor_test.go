@@ -44,7 +44,7 @@ func TestConfig(t *testing.T) {
 	}{
 		{id: component.NewID(metadata.Type), want: createDefaultConfig().(*Config)},
 		{id: component.NewIDWithName(metadata.Type, "custom"), want: &Config{DefaultSource: "codex", AnalyzeSessions: true,
-			SessionIdle: 5 * time.Second, MaxSessions: 10, MaxCallsPerSession: 100, MaxHold: time.Minute, Storage: &fileStorage,
+			SessionIdle: 5 * time.Second, MaxSessions: 10, MaxCallsPerSession: 100, MaxHold: time.Minute, ForwardHeldSpans: true, Storage: &fileStorage,
 			Redact: redact.Config{Patterns: []redact.Pattern{{Name: "acme_key", Regex: `acme_(?P<secret>[a-z0-9]{12})`, Keywords: []string{"acme_"}}}}}},
 		{id: component.NewIDWithName(metadata.Type, "bad"), wantErr: "default_source: unknown harness aider"},
 	} {
@@ -130,33 +130,38 @@ func TestTracesDetectAndAnalyse(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The pass-through span now carries the verdict.
-	first := sink.AllTraces()[0].ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Attributes()
-	kind, _ := first.Get(forensics.AttrTruncationKind)
-	strategy, _ := first.Get(forensics.AttrStrategy)
-	if kind.AsString() != "explicit" || strategy.AsString() != "head_tail" {
-		t.Fatalf("detected kind %q strategy %q; want explicit head_tail", kind.AsString(), strategy.AsString())
+	if n := sink.SpanCount(); n != 0 {
+		t.Fatalf("%d spans passed on at once; the held call and answer leave only with their analysis", n)
 	}
 
-	// Once idle, the session's analysis arrives as new spans.
+	// Once idle, the session's analysis arrives as new spans: the call with
+	// its verdict, and the answer with its risk.
 	deadline := time.Now().Add(5 * time.Second)
-	for len(sink.AllTraces()) < 2 && time.Now().Before(deadline) {
+	for len(sink.AllTraces()) < 1 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if len(sink.AllTraces()) < 2 {
+	if len(sink.AllTraces()) < 1 {
 		t.Fatal("no analysis emitted after the session went idle")
 	}
-	var risk string
-	analysed := sink.AllTraces()[1].ResourceSpans().At(0).ScopeSpans().At(0)
+	var risk, kind, strategy string
+	analysed := sink.AllTraces()[0].ResourceSpans().At(0).ScopeSpans().At(0)
 	if analysed.Scope().Name() != ScopeName {
 		t.Errorf("analysis scope %q", analysed.Scope().Name())
 	}
 	for i := 0; i < analysed.Spans().Len(); i++ {
 		a := analysed.Spans().At(i).Attributes()
-		if otelconv.Operation(a) == otelconv.OperationChat {
+		switch otelconv.Operation(a) {
+		case otelconv.OperationChat:
 			v, _ := a.Get(otelconv.AttrAnswerRisk)
 			risk = v.AsString()
+		case otelconv.OperationExecuteTool:
+			k, _ := a.Get(forensics.AttrTruncationKind)
+			st, _ := a.Get(forensics.AttrStrategy)
+			kind, strategy = k.AsString(), st.AsString()
 		}
+	}
+	if kind != "explicit" || strategy != "head_tail" {
+		t.Fatalf("analysed call: kind %q strategy %q; want explicit head_tail", kind, strategy)
 	}
 	if risk != "high" {
 		t.Fatalf("answer risk %q; an absence claim on a cut output is high", risk)
@@ -204,15 +209,28 @@ func TestEvictionIsBoundedAndCounted(t *testing.T) {
 	if n := m.Data.(metricdata.Sum[int64]).DataPoints[0].Value; n != 2 {
 		t.Fatalf("evicted = %d, want 2 (four sessions, room for two)", n)
 	}
-	// 4 pass-through batches + 2 evicted sessions analysed early.
-	if got := len(sink.AllTraces()); got != 6 {
-		t.Fatalf("batches downstream = %d, want 6", got)
+	// The held calls pass on only analysed: the 2 evicted sessions,
+	// analysed early, by the processor's loop (not by the requests that
+	// evicted them), before anything goes idle.
+	waitUntil(t, "emission of the evicted sessions", func() bool { return len(analysedSessions(sink)) >= 2 })
+	if got := analysedSessions(sink); len(got) != 2 || got[0].SessionID != "a" || got[1].SessionID != "b" {
+		t.Fatalf("sessions analysed before shutdown %+v; want a and b, the two evicted", got)
 	}
 	if err := p.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if got := len(sink.AllTraces()); got != 7 {
-		t.Fatalf("after shutdown, batches = %d, want 7 (the two held sessions flushed together)", got)
+	if got := analysedSessions(sink); len(got) != 4 || got[2].SessionID+got[3].SessionID != "dc" {
+		t.Fatalf("%d sessions analysed after shutdown; want a, b and then the two held, most recent first: d, c", len(got))
+	}
+	last := sink.AllTraces()[len(sink.AllTraces())-1]
+	flushed := 0
+	otelconv.EachSpan(last, func(_ pcommon.Map, _ string, sp ptrace.Span) {
+		if otelconv.Operation(sp.Attributes()) == otelconv.OperationInvokeAgent {
+			flushed++
+		}
+	})
+	if flushed != 2 {
+		t.Errorf("the shutdown's batch holds %d sessions; want the two held, flushed together", flushed)
 	}
 }
 
@@ -270,12 +288,13 @@ func TestClaudeCodeLogEvent(t *testing.T) {
 // span that merely uses the receiver's scope name is analysed.
 func TestUpstreamMarkerDecidesReanalysis(t *testing.T) {
 	for _, tc := range []struct {
-		name    string
-		marked  bool
-		batches int
+		name     string
+		marked   bool
+		batches  int
+		analysed int
 	}{
-		{"receiver span, marked", true, 1},
-		{"foreign span with the receiver's scope, unmarked", false, 2},
+		{"receiver span, marked", true, 1, 0},                             // passes through
+		{"foreign span with the receiver's scope, unmarked", false, 1, 1}, // held, then analysed
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := createDefaultConfig().(*Config)
@@ -304,8 +323,8 @@ func TestUpstreamMarkerDecidesReanalysis(t *testing.T) {
 			if n := len(sink.AllTraces()); n != tc.batches {
 				t.Fatalf("%d batches downstream, want %d", n, tc.batches)
 			}
-			if got := analysedSessions(sink); len(got) != tc.batches-1 {
-				t.Fatalf("%d sessions analysed, want %d", len(got), tc.batches-1)
+			if got := analysedSessions(sink); len(got) != tc.analysed {
+				t.Fatalf("%d sessions analysed, want %d", len(got), tc.analysed)
 			}
 		})
 	}
@@ -336,10 +355,10 @@ func TestProcessorOutputIsNotReanalysed(t *testing.T) {
 	if err := first.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(mid.AllTraces()); n != 2 {
-		t.Fatalf("%d batches from the first processor, want the pass-through and the analysis", n)
+	if n := len(mid.AllTraces()); n != 1 {
+		t.Fatalf("%d batches from the first processor, want only the analysis", n)
 	}
-	output := mid.AllTraces()[1]
+	output := mid.AllTraces()[0]
 	for i := 0; i < output.ResourceSpans().Len(); i++ {
 		name, _ := output.ResourceSpans().At(i).Resource().Attributes().Get(string(semconv.ServiceNameKey))
 		if name.AsString() != "ctxaudit-processor" {

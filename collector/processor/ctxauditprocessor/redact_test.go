@@ -2,6 +2,7 @@ package ctxauditprocessor
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -33,7 +34,20 @@ func corpusText() string {
 // the passed-through spans (arguments, result, answer text) nor in the
 // session analysis it emits — while forensics measured the original result.
 func TestTracesRedacted(t *testing.T) {
+	for _, forward := range []bool{false, true} {
+		t.Run(fmt.Sprintf("forward_held_spans=%v", forward), func(t *testing.T) { testTracesRedacted(t, forward) })
+	}
+}
+
+func testTracesRedacted(t *testing.T, forward bool) {
+	// Batches: the session's analysis, after the pass-through when held
+	// spans are forwarded.
+	batches, wantPassed := 1, 0
+	if forward {
+		batches, wantPassed = 2, 1
+	}
 	cfg := createDefaultConfig().(*Config)
+	cfg.ForwardHeldSpans = forward
 	cfg.SessionIdle = 20 * time.Millisecond
 	cfg.Redact.Patterns = []redact.Pattern{{Name: "acme", Regex: `acme_[a-z0-9]{12}`}}
 	sink := new(consumertest.TracesSink)
@@ -57,14 +71,14 @@ func TestTracesRedacted(t *testing.T) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(5 * time.Second)
-	for len(sink.AllTraces()) < 2 && time.Now().Before(deadline) {
+	for len(sink.AllTraces()) < batches && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	if err := p.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if len(sink.AllTraces()) < 2 {
-		t.Fatal("no session analysis emitted")
+	if len(sink.AllTraces()) < batches {
+		t.Fatalf("%d batches emitted; want %d", len(sink.AllTraces()), batches)
 	}
 	for i, out := range sink.AllTraces() {
 		text := dumpTraces(out)
@@ -96,8 +110,8 @@ func TestTracesRedacted(t *testing.T) {
 	}
 	// (The session may be analysed twice, if the processor's tick falls
 	// between the call and the answer.)
-	if passed != 1 || analysed == 0 {
-		t.Errorf("%d pass-through and %d analysed execute_tool spans; want 1 and at least 1", passed, analysed)
+	if passed != wantPassed || analysed == 0 {
+		t.Errorf("%d pass-through and %d analysed execute_tool spans; want %d and at least 1", passed, analysed, wantPassed)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
+	"go.opentelemetry.io/collector/processor/processorhelper"
 	"go.uber.org/zap"
 
 	"github.com/ctxaudit/ctxaudit/collector/otelconv"
@@ -57,6 +58,8 @@ type tracesProcessor struct {
 
 	stop chan struct{}
 	done chan struct{}
+	// wake asks the loop to emit the dropped buffers now (see evict).
+	wake chan struct{}
 }
 
 func newTracesProcessor(set processor.Settings, cfg *Config, next consumer.Traces) (*tracesProcessor, error) {
@@ -73,53 +76,91 @@ func newTracesProcessor(set processor.Settings, cfg *Config, next consumer.Trace
 		version: set.BuildInfo.Version, id: set.ID,
 		sessions: map[string]*list.Element{}, lru: list.New(),
 		dropped: newRecentSet(max(8*cfg.MaxSessions, 1024)),
+		wake:    make(chan struct{}, 1),
 	}, nil
 }
 
 func (p *tracesProcessor) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.Traces, error) {
 	var evicted []*sessionBuffer
 	add := added{}
-	otelconv.EachSpan(td, func(res pcommon.Map, _ string, sp ptrace.Span) {
-		attrs := sp.Attributes()
-		track := p.cfg.AnalyzeSessions && !otelconv.AnalysedUpstream(attrs)
-		switch otelconv.Operation(attrs) {
-		case otelconv.OperationExecuteTool:
-			if !otelconv.HasForensics(attrs) {
-				f := detectInto(attrs, schema.Harness(p.cfg.DefaultSource))
-				p.tel.recordCall(ctx, f.Kind)
-			}
-			if track {
-				c := otelconv.ToolCallFromAttributes(attrs, res, sp.StartTimestamp().AsTime())
-				if c.CallID == "" {
-					c.CallID = sp.SpanID().String()
-				}
-				b, ev := p.addCall(&c)
+	// A held call or answer leaves the processor once, with its session's
+	// analysis; its span goes no further now unless forward_held_spans asks
+	// for it.
+	// Not forwarding it also keeps its output text out of the exporter's
+	// (persistent) queue, which would carry it only to discard it.
+	removeHeld := !p.cfg.ForwardHeldSpans
+	removed := false
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		rs := rss.At(i)
+		res := rs.Resource().Attributes()
+		sss := rs.ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			sss.At(j).Spans().RemoveIf(func(sp ptrace.Span) bool {
+				held, ev := p.processSpan(ctx, res, sp, add)
 				evicted = append(evicted, ev...)
-				if b != nil {
-					// Its row comes with the session's analysis.
-					add.call(b, c)
-					otelconv.MarkAnalysisPending(attrs)
-				}
-			}
-		case otelconv.OperationChat:
-			if track {
-				if a, ok := answerFromChatSpan(sp); ok {
-					b, ev := p.addAnswer(&a)
-					evicted = append(evicted, ev...)
-					add.answer(b, a)
-				}
-			}
+				removed = removed || (held && removeHeld)
+				return held && removeHeld
+			})
 		}
-	})
-	if err := p.emit(ctx, evicted, true); err != nil {
-		p.logger.Warn("emitting evicted sessions failed; will retry", zap.Error(err))
 	}
+	if removed {
+		rss.RemoveIf(func(rs ptrace.ResourceSpans) bool {
+			rs.ScopeSpans().RemoveIf(func(ss ptrace.ScopeSpans) bool { return ss.Spans().Len() == 0 })
+			return rs.ScopeSpans().Len() == 0
+		})
+	}
+	p.evict(evicted)
 	if err := p.persist(ctx, add); err != nil {
 		// Not acknowledged: the client sends the request again.
 		return td, err
 	}
+	if removed && rss.Len() == 0 {
+		// Everything is held: the request is answered once it is in storage.
+		return td, processorhelper.ErrSkipProcessingData
+	}
 	p.redactSecrets(ctx, td)
 	return td, nil
+}
+
+// processSpan runs forensics on an execute_tool span and holds the calls
+// and answers it tracks for session analysis, recording them in add. It
+// reports whether it holds what the span carries (the call's row, or the
+// answer with its risk, comes with the session's analysis) and the buffers
+// dropped to make room.
+func (p *tracesProcessor) processSpan(ctx context.Context, res pcommon.Map, sp ptrace.Span, add added) (bool, []*sessionBuffer) {
+	attrs := sp.Attributes()
+	track := p.cfg.AnalyzeSessions && !otelconv.AnalysedUpstream(attrs)
+	switch otelconv.Operation(attrs) {
+	case otelconv.OperationExecuteTool:
+		if !otelconv.HasForensics(attrs) {
+			f := detectInto(attrs, schema.Harness(p.cfg.DefaultSource))
+			p.tel.recordCall(ctx, f.Kind)
+		}
+		if !track {
+			return false, nil
+		}
+		c := otelconv.ToolCallFromAttributes(attrs, res, sp.StartTimestamp().AsTime())
+		if c.CallID == "" {
+			c.CallID = sp.SpanID().String()
+		}
+		b, evicted := p.addCall(&c)
+		if b == nil {
+			return false, evicted
+		}
+		add.call(b, c)
+		otelconv.MarkAnalysisPending(attrs)
+		return true, evicted
+	case otelconv.OperationChat:
+		if track {
+			if a, ok := answerFromChatSpan(sp); ok {
+				b, evicted := p.addAnswer(&a)
+				add.answer(b, a)
+				return true, evicted
+			}
+		}
+	}
+	return false, nil
 }
 
 // redactSecrets removes secrets from every string of td after forensics has

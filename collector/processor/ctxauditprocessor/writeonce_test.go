@@ -33,13 +33,14 @@ import (
 func TestMain(m *testing.M) { chtest.Main(m) }
 
 // callRows counts, per call id, the tool_calls rows the exporter writes
-// for what passes through it: execute_tool spans without the pending marker.
-// It also keeps the pass-through spans' calls, for the expected analysis.
+// for what passes through it: execute_tool spans without the pending marker
+// (those it counts apart).
 type callRows struct {
-	next consumer.Traces
-	mu   sync.Mutex
-	rows map[string]int
-	held map[string][]schema.ToolCall // by session
+	next    consumer.Traces
+	mu      sync.Mutex
+	rows    map[string]int
+	pending int
+	held    map[string][]schema.ToolCall // by session, see expect
 	// sessions are the last session row emitted of each session.
 	sessions map[string]schema.Session
 }
@@ -57,18 +58,35 @@ func (c *callRows) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 		if otelconv.Operation(attrs) != otelconv.OperationExecuteTool {
 			return
 		}
-		call := otelconv.ToolCallFromAttributes(attrs, res, sp.StartTimestamp().AsTime())
 		if otelconv.AnalysisPending(attrs) {
-			c.held[call.SessionID] = append(c.held[call.SessionID], call)
+			c.pending++
 			return
 		}
-		c.rows[call.CallID]++
+		c.rows[otelconv.ToolCallFromAttributes(attrs, res, sp.StartTimestamp().AsTime()).CallID]++
 	})
 	c.mu.Unlock()
 	if c.next == nil {
 		return nil
 	}
 	return c.next.ConsumeTraces(ctx, td)
+}
+
+// expect keeps the calls of a request the processor will hold, with the
+// verdict forensics gives them, for the expected analysis.
+func (c *callRows) expect(td ptrace.Traces) {
+	cp := ptrace.NewTraces()
+	td.CopyTo(cp)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	otelconv.EachSpan(cp, func(res pcommon.Map, _ string, sp ptrace.Span) {
+		attrs := sp.Attributes()
+		if otelconv.Operation(attrs) != otelconv.OperationExecuteTool {
+			return
+		}
+		detectInto(attrs, schema.HarnessGeneric)
+		call := otelconv.ToolCallFromAttributes(attrs, res, sp.StartTimestamp().AsTime())
+		c.held[call.SessionID] = append(c.held[call.SessionID], call)
+	})
 }
 
 func newCallRows(next consumer.Traces) *callRows {
@@ -95,9 +113,16 @@ func sessionSpans(sid string, from, n int, at time.Time) ptrace.Traces {
 // TestEachCallWrittenOnce: through processor and exporter into ClickHouse,
 // every call of the analysed sessions gets exactly one tool_calls row, with
 // the follow-through and verdict session analysis gives those records on
-// the ingest and receiver path (collector/session over the same calls).
+// the ingest and receiver path (collector/session over the same calls) —
+// whether or not the held spans are also passed on.
 func TestEachCallWrittenOnce(t *testing.T) {
 	addr := chtest.Address(t)
+	for _, forward := range []bool{false, true} {
+		t.Run(fmt.Sprintf("forward_held_spans=%v", forward), func(t *testing.T) { testEachCallWrittenOnce(t, addr, forward) })
+	}
+}
+
+func testEachCallWrittenOnce(t *testing.T, addr string, forward bool) {
 	ctx := context.Background()
 	ecfg := ctxauditclickhouseexporter.NewFactory().CreateDefaultConfig().(*ctxauditclickhouseexporter.Config)
 	ecfg.Endpoint = addr
@@ -111,6 +136,7 @@ func TestEachCallWrittenOnce(t *testing.T) {
 	rows := newCallRows(exp)
 	cfg := createDefaultConfig().(*Config)
 	cfg.SessionIdle = 100 * time.Millisecond
+	cfg.ForwardHeldSpans = forward
 	p, err := NewFactory().CreateTraces(ctx, processortest.NewNopSettings(metadata.Type), cfg, rows)
 	if err != nil {
 		t.Fatal(err)
@@ -122,7 +148,9 @@ func TestEachCallWrittenOnce(t *testing.T) {
 	const sessions, perSession, perRequest = 4, 30, 10
 	for s := range sessions {
 		for r := 0; r < perSession; r += perRequest {
-			if err := p.ConsumeTraces(ctx, sessionSpans(fmt.Sprintf("wo-%d", s), r, perRequest, at)); err != nil {
+			td := sessionSpans(fmt.Sprintf("wo-%d-%v", s, forward), r, perRequest, at)
+			rows.expect(td)
+			if err := p.ConsumeTraces(ctx, td); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -186,7 +214,14 @@ func TestEachCallWrittenOnce(t *testing.T) {
 	}
 	t.Logf("%d stored calls with a session_coverage, equal to the ingest path's", covered)
 	if len(rows.held) != sessions {
-		t.Errorf("%d sessions passed through held; want %d", len(rows.held), sessions)
+		t.Errorf("%d sessions held; want %d", len(rows.held), sessions)
+	}
+	wantPending := 0
+	if forward {
+		wantPending = sessions * perSession
+	}
+	if rows.pending != wantPending {
+		t.Errorf("%d spans passed on marked pending; want %d", rows.pending, wantPending)
 	}
 }
 
@@ -254,7 +289,7 @@ func TestHeldSessionsSurviveACrash(t *testing.T) {
 		return p, ext
 	}
 	consume := func(p *tracesProcessor, sink consumer.Traces, td ptrace.Traces) {
-		out, err := p.processTraces(ctx, td)
+		out, err := process(ctx, p, td)
 		if err != nil {
 			t.Fatal(err)
 		}
