@@ -82,10 +82,10 @@ func BenchmarkRecord(b *testing.B) {
 	}
 	type call struct {
 		SessionID, CallID, Tool, Source, Model, Project, Cwd, GitBranch string
-		Arguments, Target, Marker, ContinuationOf                        string
-		Original, Shown                                                  size
-		Turn                                                             int
-		Reasons                                                          []string
+		Arguments, Target, Marker, ContinuationOf                       string
+		Original, Shown                                                 size
+		Turn                                                            int
+		Reasons                                                         []string
 	}
 	r := Default()
 	c := call{SessionID: "0b1c7f9e-2d4a-4c39-9e55-6c1f0f3f6a10", CallID: "toolu_01PersistedGrep000001", Tool: "Bash",
