@@ -49,9 +49,15 @@ func AppendToolCall(spans ptrace.SpanSlice, c *schema.ToolCall) ptrace.Span {
 	return sp
 }
 
+// toolCallAttributes is how many attributes PutToolCall writes at most, its
+// forensics and analysis included: reserving them at once spares the
+// attribute slice its repeated growth (and copying) while it is written.
+const toolCallAttributes = 30 + forensicsAttributes
+
 // PutToolCall writes every field of c as span attributes. Unknown sizes are
 // left out, so that absent means unknown on the way back.
 func PutToolCall(m pcommon.Map, c *schema.ToolCall) {
+	m.EnsureCapacity(m.Len() + toolCallAttributes)
 	m.PutStr(AttrOperationName, OperationExecuteTool)
 	m.PutStr(AttrToolName, c.Tool)
 	m.PutStr(AttrToolCallID, c.CallID)

@@ -242,3 +242,13 @@ func TestPutForensicsCapacity(t *testing.T) {
 		t.Errorf("PutForensics wrote %d attributes; forensicsAttributes is %d", m.Len(), forensicsAttributes)
 	}
 }
+
+// BenchmarkAppendToolCall is the cost of turning an analysed call into the
+// span the processor emits, once per call (toolCallAttributes).
+func BenchmarkAppendToolCall(b *testing.B) {
+	c := sampleCall()
+	b.ReportAllocs()
+	for b.Loop() {
+		AppendToolCall(ptrace.NewSpanSlice(), &c)
+	}
+}
