@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -405,12 +406,50 @@ func (p *tracesProcessor) flush(ctx context.Context, pick func(*sessionBuffer) b
 	p.retry = nil
 	p.mu.Unlock()
 	// Dropped buffers first: a session's older buffer goes before its
-	// newer one.
-	err := p.emit(ctx, retired, true)
-	if rerr := p.emit(ctx, ready, false); rerr != nil {
-		err = rerr
+	// newer one. Each emission carries at most about emitCalls calls, so
+	// that what is built, encoded and queued at once stays the size of an
+	// export batch however many sessions fall due together. The first
+	// refusal ends the flush: the rest would be refused too (a full queue)
+	// and is emitted on a later one — dropped buffers, in order, before
+	// any dropped since; held ones simply stay dirty.
+	runs := chunks(retired, emitCalls)
+	for i, chunk := range runs {
+		if err := p.emit(ctx, chunk, true); err != nil {
+			p.mu.Lock()
+			p.retry = append(slices.Concat(runs[i:]...), p.retry...)
+			p.mu.Unlock()
+			return err
+		}
 	}
-	return err
+	for _, chunk := range chunks(ready, emitCalls) {
+		if err := p.emit(ctx, chunk, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// emitCalls bounds the calls of one emission: about 4 MB of analysed
+// spans, the example's export batch (a session holding more goes alone).
+const emitCalls = 2000
+
+// chunks splits bufs, in order, into runs holding at most limit calls
+// (a buffer over the limit forms a run of its own).
+func chunks(bufs []*sessionBuffer, limit int) [][]*sessionBuffer {
+	var out [][]*sessionBuffer
+	start, n := 0, 0
+	for i, b := range bufs {
+		c := b.b.Calls()
+		if i > start && n+c > limit {
+			out = append(out, bufs[start:i])
+			start, n = i, 0
+		}
+		n += c
+	}
+	if start < len(bufs) {
+		out = append(out, bufs[start:])
+	}
+	return out
 }
 
 // emitted is one buffer's part of an emission: what was analysed, and what
@@ -429,7 +468,8 @@ type emitted struct {
 // calls (each held call's row is written here, once), the answers (with
 // risk) and the session. Only once the next consumer accepted them are
 // they recorded as emitted, in memory and in storage; a refused emission
-// is retried whole. retire: the buffers were dropped from the held set,
+// is retried whole (held buffers stay dirty; the caller keeps dropped ones
+// for the next flush). retire: the buffers were dropped from the held set,
 // and lose their keys once emitted.
 func (p *tracesProcessor) emit(ctx context.Context, bufs []*sessionBuffer, retire bool) error {
 	if len(bufs) == 0 {
@@ -484,9 +524,6 @@ func (p *tracesProcessor) emit(ctx context.Context, bufs []*sessionBuffer, retir
 			b.dirty = b.dirty || e.analysed
 			if !e.pending.IsZero() && (b.pendingSince.IsZero() || e.pending.Before(b.pendingSince)) {
 				b.pendingSince = e.pending
-			}
-			if retire {
-				p.retry = append(p.retry, b)
 			}
 		}
 		return err

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/extension"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -19,6 +20,7 @@ import (
 	"github.com/ctxaudit/ctxaudit/collector/forensics"
 	"github.com/ctxaudit/ctxaudit/collector/otelconv"
 	"github.com/ctxaudit/ctxaudit/collector/processor/ctxauditprocessor/internal/metadata"
+	"github.com/ctxaudit/ctxaudit/schema"
 )
 
 // refusing passes traces on to rows, or refuses them while refuse is set,
@@ -388,3 +390,103 @@ func TestHeldSpansPassOnOnlyWithTheirAnalysis(t *testing.T) {
 		t.Errorf("%d answers emitted; want 1", answers)
 	}
 }
+
+// chunks keeps the order, bounds each run's calls, and gives a buffer over
+// the limit a run of its own.
+func TestChunksOfEmission(t *testing.T) {
+	buf := func(id string, calls int) *sessionBuffer {
+		b := newSessionBuffer(id, schema.HarnessCodex, false, 1)
+		for i := range calls {
+			b.addCall(schema.ToolCall{SessionID: id, CallID: fmt.Sprintf("%s-%d", id, i), Tool: "shell"})
+		}
+		return b
+	}
+	a, b, c, big, d := buf("a", 900), buf("b", 900), buf("c", 900), buf("big", 2500), buf("d", 10)
+	var got []string
+	for _, run := range chunks([]*sessionBuffer{a, b, c, big, d}, 2000) {
+		var ids []string
+		for _, x := range run {
+			ids = append(ids, x.id)
+		}
+		got = append(got, strings.Join(ids, "+"))
+	}
+	if want := "a+b|c|big|d"; strings.Join(got, "|") != want {
+		t.Errorf("runs %q; want %q", strings.Join(got, "|"), want)
+	}
+	if n := len(chunks(nil, 2000)); n != 0 {
+		t.Errorf("%d runs of nothing", n)
+	}
+}
+
+// Many sessions falling due at once leave in emissions of at most
+// emitCalls calls each (the size of an export batch), every call once; a
+// refusal midway keeps the rest, in order, for the next flush.
+func TestEmissionsAreBounded(t *testing.T) {
+	ctx := context.Background()
+	cfg := createDefaultConfig().(*Config)
+	cfg.SessionIdle = time.Hour
+	rows := &refusing{callRows: newCallRows(nil)}
+	batches := 0
+	maxCalls := 0
+	counted := consumerFunc(func(ctx context.Context, td ptrace.Traces) error {
+		if err := rows.ConsumeTraces(ctx, td); err != nil {
+			return err
+		}
+		n := 0
+		otelconv.EachSpan(td, func(_ pcommon.Map, _ string, sp ptrace.Span) {
+			if otelconv.Operation(sp.Attributes()) == otelconv.OperationExecuteTool {
+				n++
+			}
+		})
+		batches++
+		maxCalls = max(maxCalls, n)
+		return nil
+	})
+	p, err := newTracesProcessor(processortest.NewNopSettings(metadata.Type), cfg, counted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.start(ctx, componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+	const sessions, perSession = 9, 700
+	for s := range sessions {
+		if _, err := process(ctx, p, sessionSpans(fmt.Sprintf("bound-%d", s), 0, perSession, at)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The first flush is refused: nothing is recorded as emitted.
+	rows.set(true)
+	if err := p.flush(ctx, func(*sessionBuffer) bool { return true }); err == nil {
+		t.Fatal("a refused flush reported no error")
+	}
+	if len(rows.rows) != 0 {
+		t.Fatalf("%d calls recorded while refused", len(rows.rows))
+	}
+	rows.set(false)
+	if err := p.flush(ctx, func(*sessionBuffer) bool { return true }); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows.rows) != sessions*perSession {
+		t.Fatalf("%d calls emitted; want %d", len(rows.rows), sessions*perSession)
+	}
+	for id, n := range rows.rows {
+		if n != 1 {
+			t.Errorf("call %s emitted %d times", id, n)
+		}
+	}
+	// 700-call sessions: two per emission (1,400 ≤ 2,000 < 2,100).
+	if maxCalls > emitCalls || batches != (sessions+1)/2 {
+		t.Errorf("%d emissions, the largest %d calls; want %d of at most %d", batches, maxCalls, (sessions+1)/2, emitCalls)
+	}
+}
+
+// consumerFunc is a consumer.Traces from a function.
+type consumerFunc func(context.Context, ptrace.Traces) error
+
+func (f consumerFunc) ConsumeTraces(ctx context.Context, td ptrace.Traces) error { return f(ctx, td) }
+func (consumerFunc) Capabilities() consumer.Capabilities                         { return consumer.Capabilities{} }
