@@ -79,7 +79,7 @@ func TestCollectorKilledAtRandomLines(t *testing.T) {
 			w.write(t, rng, w.left())
 
 			_, _, want := ingested(t, dir)
-			waitCounts(t, s, countsOf(want))
+			waitStored(t, s, want)
 			c.stop(t)
 			compareStored(t, "collector killed and restarted", want, stored(t, s))
 		})

@@ -18,8 +18,9 @@ import (
 )
 
 // Session holding: a call tracked for session analysis is held, and its
-// tool_calls row is written once, by the session's analysis (the
-// pass-through span carries ctxaudit.analysis.pending). A session is
+// tool_calls row is written once, by the session's analysis (its span goes
+// no further, or, with forward_held_spans, passes on marked
+// ctxaudit.analysis.pending). A session is
 // emitted when it has been quiet for session_idle, when a call of it has
 // been held for max_hold, when it reaches max_calls_per_session, when it is
 // evicted, and at shutdown; a later emission carries only the records whose
@@ -43,12 +44,15 @@ type sessionBuffer struct {
 
 	// In storage (see state.go): the buffer's generation, whether its meta
 	// and base keys exist, the increments written since the last emission,
-	// and the fingerprints of everything emitted.
-	gen        uint64
-	metaStored bool
-	hasBase    bool
-	incs       []uint64
-	sent       session.Sent
+	// those an emission covered already (kept as they are, not folded into
+	// a base: folding rewrote every record of a session at each of its
+	// emissions), and the fingerprints of everything emitted.
+	gen         uint64
+	metaStored  bool
+	hasBase     bool
+	incs        []uint64
+	emittedIncs []uint64
+	sent        session.Sent
 	// retired: dropped from the held set; its keys go once it is emitted,
 	// and an emission of it still under way must not write them again.
 	retired bool
@@ -170,7 +174,6 @@ func (p *tracesProcessor) reload(ctx context.Context) error {
 		b := newSessionBuffer(lb.meta.SessionID, lb.meta.Source, lb.meta.Partial, lb.gen)
 		b.metaStored, b.hasBase = true, lb.base != nil
 		seqs, incs := lb.sortedIncs()
-		b.incs = seqs
 		for i, r := range append([]*storedRecords{lb.base}, incs...) {
 			if r == nil {
 				continue
@@ -184,13 +187,23 @@ func (p *tracesProcessor) reload(ctx context.Context) error {
 			if r.At.After(b.lastSeen) {
 				b.lastSeen = r.At
 			}
-			if i > 0 && (b.pendingSince.IsZero() || r.At.Before(b.pendingSince)) {
+			if i == 0 {
+				continue
+			}
+			// An increment up to the meta's Emitted was covered by an
+			// emission; one after it was not emitted yet.
+			if seq := seqs[i-1]; seq <= lb.meta.Emitted {
+				b.emittedIncs = append(b.emittedIncs, seq)
+				continue
+			}
+			b.incs = append(b.incs, seqs[i-1])
+			if b.pendingSince.IsZero() || r.At.Before(b.pendingSince) {
 				b.pendingSince = r.At
 			}
 		}
 		b.b.Restore(lb.meta.Sent)
 		b.sent = mergeSent(session.Sent{Calls: map[string]uint64{}, Answers: map[string]uint64{}}, lb.meta.Sent)
-		b.dirty = len(seqs) > 0
+		b.dirty = len(b.incs) > 0
 		calls += b.b.Calls()
 		if el, ok := p.sessions[b.id]; ok {
 			// An older buffer of the same session (its buffer started again
@@ -370,7 +383,7 @@ func (p *tracesProcessor) persist(ctx context.Context, add added) error {
 	now := p.now()
 	for b, r := range add {
 		if !b.metaStored {
-			op, err := setJSON(metaKey(b.gen), storedMeta{SessionID: b.id, Source: b.source, Partial: b.b.Partial, Sent: b.sent})
+			op, err := setJSON(metaKey(b.gen), b.storedMeta())
 			if err != nil {
 				p.mu.Unlock()
 				return err
@@ -457,8 +470,6 @@ func chunks(bufs []*sessionBuffer, limit int) [][]*sessionBuffer {
 type emitted struct {
 	b        *sessionBuffer
 	res      session.Result
-	calls    []schema.ToolCall
-	answers  []schema.Answer
 	incs     []uint64
 	pending  time.Time
 	analysed bool
@@ -487,9 +498,6 @@ func (p *tracesProcessor) emit(ctx context.Context, bufs []*sessionBuffer, retir
 		e := emitted{b: b, incs: b.incs, pending: b.pendingSince}
 		if b.dirty {
 			e.res, e.analysed = b.b.Pending(b.meta), true
-			if p.store != nil && !retire {
-				e.calls, e.answers = b.b.Records()
-			}
 		}
 		b.incs, b.dirty, b.pendingSince = nil, false, time.Time{}
 		parts = append(parts, e)
@@ -549,27 +557,20 @@ func (p *tracesProcessor) emitted(ctx context.Context, parts []emitted, retire b
 			continue
 		}
 		if retire {
-			ops = append(ops, deleteBuffer(b.gen, append(e.incs, b.incs...), b.hasBase)...)
+			ops = append(ops, deleteBuffer(b.gen, slices.Concat(b.emittedIncs, e.incs, b.incs), b.hasBase)...)
 			continue
 		}
 		if !e.analysed || b.retired {
 			continue
 		}
-		meta, err := setJSON(metaKey(b.gen), storedMeta{SessionID: b.id, Source: b.source, Partial: b.b.Partial, Sent: b.sent})
+		// The increments stay; the meta says they are emitted.
+		b.emittedIncs = append(b.emittedIncs, e.incs...)
+		meta, err := setJSON(metaKey(b.gen), b.storedMeta())
 		if err != nil {
 			p.mu.Unlock()
 			return err
 		}
-		base, err := setJSON(baseKey(b.gen), storedRecords{At: b.lastSeen, Calls: e.calls, Answers: e.answers})
-		if err != nil {
-			p.mu.Unlock()
-			return err
-		}
-		ops = append(ops, meta, base)
-		b.hasBase = true
-		for _, s := range e.incs {
-			ops = append(ops, storage.DeleteOperation(incKey(b.gen, s)))
-		}
+		ops = append(ops, meta)
 	}
 	ops = append(ops, p.pendingOps...)
 	p.pendingOps = nil
@@ -580,6 +581,15 @@ func (p *tracesProcessor) emitted(ctx context.Context, parts []emitted, retire b
 		p.logger.Warn("recording an emitted session in storage failed", zap.Error(err))
 	}
 	return nil
+}
+
+// storedMeta is the buffer's meta key as it stands.
+func (b *sessionBuffer) storedMeta() storedMeta {
+	m := storedMeta{SessionID: b.id, Source: b.source, Partial: b.b.Partial, Sent: b.sent}
+	for _, s := range b.emittedIncs {
+		m.Emitted = max(m.Emitted, s)
+	}
+	return m
 }
 
 func mergeSent(into, more session.Sent) session.Sent {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/extension"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
@@ -20,6 +22,7 @@ import (
 	"github.com/ctxaudit/ctxaudit/collector/forensics"
 	"github.com/ctxaudit/ctxaudit/collector/otelconv"
 	"github.com/ctxaudit/ctxaudit/collector/processor/ctxauditprocessor/internal/metadata"
+	"github.com/ctxaudit/ctxaudit/collector/session"
 	"github.com/ctxaudit/ctxaudit/schema"
 )
 
@@ -229,9 +232,12 @@ func TestRestartedBufferSurvivesACrash(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if len(p.retry) != 1 {
-		t.Fatalf("%d dropped buffers waiting; want the first one", len(p.retry))
-	}
+	// The loop tries the dropped buffer at once and keeps it when refused.
+	waitUntil(t, "the refused old buffer kept for a retry", func() bool {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return len(p.retry) == 1 && len(first.rows) == 0
+	})
 	crash(t, p, ext)
 
 	second := &refusing{callRows: newCallRows(nil)}
@@ -490,3 +496,149 @@ type consumerFunc func(context.Context, ptrace.Traces) error
 
 func (f consumerFunc) ConsumeTraces(ctx context.Context, td ptrace.Traces) error { return f(ctx, td) }
 func (consumerFunc) Capabilities() consumer.Capabilities                         { return consumer.Capabilities{} }
+
+// An emission of a held session writes only its meta: the records it
+// covered stay in their increments (no base rewriting every record of the
+// session at each emission), the meta says up to which increment they were
+// emitted, and a restart finds the session clean until it grows.
+func TestEmissionWritesOnlyTheMeta(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	cfg := createDefaultConfig().(*Config)
+	cfg.SessionIdle = time.Hour
+	cfg.Storage = &fileStorage
+	at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+	host, ext := newFileStorage(t, dir)
+	rows := newCallRows(nil)
+	p, err := newTracesProcessor(processortest.NewNopSettings(metadata.Type), cfg, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.start(ctx, host); err != nil {
+		t.Fatal(err)
+	}
+	for r := range 2 {
+		if _, err := process(ctx, p, sessionSpans("meta-only", 3*r, 3, at)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.flush(ctx, func(*sessionBuffer) bool { return true }); err != nil {
+		t.Fatal(err)
+	}
+	l, err := p.store.load(ctx, func(k string, err error) { t.Errorf("%s: %v", k, err) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.buffers) != 1 {
+		t.Fatalf("%d buffers stored; want 1", len(l.buffers))
+	}
+	b := l.buffers[0]
+	seqs, _ := b.sortedIncs()
+	if b.base != nil || len(seqs) != 2 || b.meta.Emitted != seqs[1] || len(b.meta.Sent.Calls) != 6 {
+		t.Fatalf("stored after the emission: base %v, increments %v, emitted up to %d, %d fingerprints; want no base, 2 increments, emitted up to the last, 6",
+			b.base != nil, seqs, b.meta.Emitted, len(b.meta.Sent.Calls))
+	}
+	crash(t, p, ext)
+
+	// After a restart the session is clean: nothing is emitted again until
+	// it grows, and then the analysis covers all of it.
+	host, ext = newFileStorage(t, dir)
+	again := newCallRows(nil)
+	p, err = newTracesProcessor(processortest.NewNopSettings(metadata.Type), cfg, again)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.start(ctx, host); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.flush(ctx, func(*sessionBuffer) bool { return true }); err != nil {
+		t.Fatal(err)
+	}
+	if len(again.rows) != 0 {
+		t.Fatalf("%d calls emitted again after the restart; want none", len(again.rows))
+	}
+	if _, err := process(ctx, p, sessionSpans("meta-only", 6, 1, at)); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := ext.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if s := again.sessions["meta-only"]; s.ToolCalls != 7 || s.Analysis.Records < 7 {
+		t.Errorf("session after growing: %d calls over %d records; want the analysis of all 7", s.ToolCalls, s.Analysis.Records)
+	}
+}
+
+// State written by earlier versions — a base key holding what was emitted,
+// increments after it, a meta without Emitted — still loads: the base as
+// emitted, every increment as not emitted yet.
+func TestStateWithABaseStillLoads(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	cfg := createDefaultConfig().(*Config)
+	cfg.SessionIdle = time.Hour
+	cfg.Storage = &fileStorage
+	at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+	call := func(i int) schema.ToolCall {
+		return schema.ToolCall{SessionID: "old", CallID: fmt.Sprintf("old-c%d", i), Tool: "shell", Source: schema.HarnessCodex,
+			Timestamp: at.Add(time.Duration(i) * time.Second), Forensics: schema.Forensics{Kind: schema.KindNone}}
+	}
+	host, ext := newFileStorage(t, dir)
+	p, err := newTracesProcessor(processortest.NewNopSettings(metadata.Type), cfg, newCallRows(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.start(ctx, host); err != nil {
+		t.Fatal(err)
+	}
+	var ops []*storage.Operation
+	for key, v := range map[string]any{
+		metaKey(7):    storedMeta{SessionID: "old", Source: schema.HarnessCodex, Sent: session.Sent{Calls: map[string]uint64{}, Answers: map[string]uint64{}}},
+		baseKey(7):    storedRecords{At: at, Calls: []schema.ToolCall{call(0), call(1)}},
+		incKey(7, 9):  storedRecords{At: at.Add(time.Minute), Calls: []schema.ToolCall{call(2)}},
+		incKey(7, 12): storedRecords{At: at.Add(2 * time.Minute), Calls: []schema.ToolCall{call(3)}},
+	} {
+		op, err := setJSON(key, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ops = append(ops, op)
+	}
+	if err := p.store.write(ctx, ops); err != nil {
+		t.Fatal(err)
+	}
+	crash(t, p, ext)
+
+	host, ext = newFileStorage(t, dir)
+	rows := newCallRows(nil)
+	p, err = newTracesProcessor(processortest.NewNopSettings(metadata.Type), cfg, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.start(ctx, host); err != nil {
+		t.Fatal(err)
+	}
+	el, ok := p.sessions["old"]
+	if !ok {
+		t.Fatal("the old session was not reloaded")
+	}
+	b := el.Value.(*sessionBuffer)
+	if !b.dirty || !b.hasBase || !slices.Equal(b.incs, []uint64{9, 12}) || len(b.emittedIncs) != 0 || b.b.Calls() != 4 {
+		t.Fatalf("reloaded: dirty %v, base %v, increments %v (emitted %v), %d calls; want dirty, a base, 9 and 12 not emitted, 4 calls",
+			b.dirty, b.hasBase, b.incs, b.emittedIncs, b.b.Calls())
+	}
+	if want := at.Add(time.Minute); !b.pendingSince.Equal(want) {
+		t.Errorf("pending since %v; want %v, the oldest increment not emitted", b.pendingSince, want)
+	}
+	if err := p.shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := ext.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows.rows) != 4 {
+		t.Errorf("%d calls emitted after the restart; want the session's 4", len(rows.rows))
+	}
+}

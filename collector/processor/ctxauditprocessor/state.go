@@ -24,15 +24,18 @@ import (
 // started again has two) is a few keys:
 //
 //	held/<gen>/meta       the session id, whether the buffer is partial,
-//	                      and the fingerprints of what was last emitted
-//	held/<gen>/base       the records held when the buffer was last emitted
-//	held/<gen>/r/<seq>    the records one request added since then
+//	                      the fingerprints of what was last emitted, and
+//	                      the last increment an emission covered
+//	held/<gen>/r/<seq>    the records one request added
+//	held/<gen>/base       (written by earlier versions, still read) records
+//	                      held when the buffer was last emitted
 //	dropped/<session id>  a session whose buffer was dropped (see recentSet)
 //
 // A request's records are written in one Batch before the request is
-// answered, so an acknowledged call is on disk. An emission folds the
-// increments it covered into base and writes the fingerprints, so a restart
-// re-emits nothing that was already handed on. A buffer that is dropped
+// answered, so an acknowledged call is on disk. An emission writes only the
+// meta — the fingerprints and the last increment it covered — so a restart
+// re-emits nothing that was already handed on, and no record is written
+// twice. A buffer that is dropped
 // after its emission loses all its keys. Records are redacted before they
 // get here: no secret reaches the storage extension.
 const (
@@ -52,6 +55,9 @@ type storedMeta struct {
 	Source    schema.Harness `json:"source,omitempty"`
 	Partial   bool           `json:"partial,omitempty"`
 	Sent      session.Sent   `json:"sent"`
+	// Emitted is the last increment (seq) an emission covered: later ones
+	// hold records not emitted yet.
+	Emitted uint64 `json:"emitted,omitempty"`
 }
 
 // storedRecords are records of one buffer, with when they were added.
