@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -31,6 +32,10 @@ import (
 type chExporter struct {
 	cfg    *Config
 	logger *zap.Logger
+	// id and rollups: the instances of one component id share one rollup
+	// refresher (see rollupLeaders).
+	id      component.ID
+	rollups *rollupLeaders
 
 	mu    sync.Mutex
 	store *chstore.Store
@@ -44,12 +49,13 @@ type chExporter struct {
 	rollupsDone chan struct{}
 }
 
-func newExporter(cfg *Config, set exporter.Settings) (*chExporter, error) {
+func newExporter(cfg *Config, set exporter.Settings, rollups *rollupLeaders) (*chExporter, error) {
 	tel, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
 	if err != nil {
 		return nil, err
 	}
-	return &chExporter{cfg: cfg, logger: set.Logger, rowsWritten: tel.CtxauditExporterRowsWritten, dropped: tel.CtxauditExporterRecordsDropped}, nil
+	return &chExporter{cfg: cfg, logger: set.Logger, id: set.ID, rollups: rollups,
+		rowsWritten: tel.CtxauditExporterRowsWritten, dropped: tel.CtxauditExporterRecordsDropped}, nil
 }
 
 func (e *chExporter) start(ctx context.Context, _ component.Host) error {
@@ -58,11 +64,26 @@ func (e *chExporter) start(ctx context.Context, _ component.Host) error {
 		e.logger.Warn("ClickHouse not reachable at start; will retry on the first write", zap.Error(err))
 	}
 	if e.cfg.RollupInterval > 0 {
-		rctx, cancel := context.WithCancel(context.Background())
-		e.stopRollups, e.rollupsDone = cancel, make(chan struct{})
-		go e.refreshRollups(rctx, e.cfg.RollupInterval)
+		e.rollups.join(e)
 	}
 	return nil
+}
+
+// startRollups starts this instance's rollup refresher (it leads).
+func (e *chExporter) startRollups() {
+	rctx, cancel := context.WithCancel(context.Background())
+	e.stopRollups, e.rollupsDone = cancel, make(chan struct{})
+	go e.refreshRollups(rctx, e.cfg.RollupInterval)
+}
+
+// stopRollupRefresher ends this instance's refresher, if it runs one, and
+// waits for it.
+func (e *chExporter) stopRollupRefresher() {
+	if e.stopRollups != nil {
+		e.stopRollups()
+		<-e.rollupsDone
+		e.stopRollups = nil
+	}
 }
 
 // refreshRollups keeps the dashboards' rollups current: every interval it
@@ -102,11 +123,7 @@ func (e *chExporter) refreshRollups(ctx context.Context, interval time.Duration)
 }
 
 func (e *chExporter) shutdown(context.Context) error {
-	if e.stopRollups != nil {
-		e.stopRollups()
-		<-e.rollupsDone
-		e.stopRollups = nil
-	}
+	e.rollups.leave(e)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.store == nil {
@@ -288,4 +305,52 @@ func (e *chExporter) write(ctx context.Context, r *records) error {
 		e.rowsWritten.Add(ctx, int64(st.n), metric.WithAttributes(attribute.String("table", st.table)))
 	}
 	return nil
+}
+
+// rollupLeaders gives the running exporter instances of one component id a
+// single rollup refresher. A collector builds one instance per pipeline
+// signal — the example's traces and logs pipelines make two of
+// ctxaudit_clickhouse, with one configuration — and each refresher would
+// snapshot the same stale days again. The first instance to start leads and
+// runs the refresher on its connection; when it shuts down, the next one
+// still running takes over.
+type rollupLeaders struct {
+	mu      sync.Mutex
+	running map[component.ID][]*chExporter // in start order; the first leads
+}
+
+func newRollupLeaders() *rollupLeaders {
+	return &rollupLeaders{running: map[component.ID][]*chExporter{}}
+}
+
+func (l *rollupLeaders) join(e *chExporter) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.running[e.id] = append(l.running[e.id], e)
+	if len(l.running[e.id]) == 1 {
+		e.startRollups()
+	}
+}
+
+// leave takes e out; if it led, its refresher stops and the next instance
+// of its id, if any, starts its own. Nothing happens for an e that never
+// joined (rollup_interval 0, or shut down without a start).
+func (l *rollupLeaders) leave(e *chExporter) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	rs := l.running[e.id]
+	i := slices.Index(rs, e)
+	if i < 0 {
+		return
+	}
+	l.running[e.id] = slices.Delete(rs, i, i+1)
+	if i > 0 {
+		return
+	}
+	e.stopRollupRefresher()
+	if next := l.running[e.id]; len(next) > 0 {
+		next[0].startRollups()
+	} else {
+		delete(l.running, e.id)
+	}
 }

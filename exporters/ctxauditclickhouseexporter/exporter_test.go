@@ -144,7 +144,7 @@ func TestUnreachableAtStart(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
 	cfg.Endpoint = "clickhouse://default@127.0.0.1:1/ctxaudit"
 	cfg.DialTimeout = 200 * time.Millisecond
-	e, err := newExporter(cfg, exportertest.NewNopSettings(metadata.Type))
+	e, err := newExporter(cfg, exportertest.NewNopSettings(metadata.Type), newRollupLeaders())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,11 +24,17 @@ import (
 	"github.com/ctxaudit/ctxaudit/schema/chstore"
 )
 
-// NewFactory returns the exporter factory.
+// NewFactory returns the exporter factory. Its instances of one component
+// id share a rollup refresher (rollupLeaders).
 func NewFactory() exporter.Factory {
+	rollups := newRollupLeaders()
 	return exporter.NewFactory(metadata.Type, createDefaultConfig,
-		exporter.WithTraces(createTraces, metadata.TracesStability),
-		exporter.WithLogs(createLogs, metadata.LogsStability),
+		exporter.WithTraces(func(ctx context.Context, set exporter.Settings, cfg component.Config) (exporter.Traces, error) {
+			return createTraces(ctx, set, cfg, rollups)
+		}, metadata.TracesStability),
+		exporter.WithLogs(func(ctx context.Context, set exporter.Settings, cfg component.Config) (exporter.Logs, error) {
+			return createLogs(ctx, set, cfg, rollups)
+		}, metadata.LogsStability),
 	)
 }
 
@@ -47,18 +53,18 @@ func createDefaultConfig() component.Config {
 	}
 }
 
-func createTraces(ctx context.Context, set exporter.Settings, cfg component.Config) (exporter.Traces, error) {
+func createTraces(ctx context.Context, set exporter.Settings, cfg component.Config, rollups *rollupLeaders) (exporter.Traces, error) {
 	c := cfg.(*Config)
-	e, err := newExporter(c, set)
+	e, err := newExporter(c, set, rollups)
 	if err != nil {
 		return nil, err
 	}
 	return exporterhelper.NewTraces(ctx, set, cfg, e.pushTraces, e.options(c)...)
 }
 
-func createLogs(ctx context.Context, set exporter.Settings, cfg component.Config) (exporter.Logs, error) {
+func createLogs(ctx context.Context, set exporter.Settings, cfg component.Config, rollups *rollupLeaders) (exporter.Logs, error) {
 	c := cfg.(*Config)
-	e, err := newExporter(c, set)
+	e, err := newExporter(c, set, rollups)
 	if err != nil {
 		return nil, err
 	}
