@@ -24,7 +24,7 @@ func (r *Report) WriteText(w io.Writer) {
 	row("accepted spans/s", d.AcceptedPerSec, f.AcceptedPerSec, "%.0f")
 	fmt.Fprintf(w, "%-34s %14d %14s %8s\n", "landed calls (distinct call_id)", d.Landed, "-", "-")
 	fmt.Fprintf(w, "%-34s %14.0f %14s %8s\n", "landed spans/s", d.LandedPerSec, "-", "-")
-	fmt.Fprintf(w, "%-34s %14d %14s %8s\n", "tool_calls rows (no FINAL)", d.Rows, "-", "-")
+	fmt.Fprintf(w, "%-34s %14d %14s %8s\n", "tool_calls rows inserted", d.Rows, "-", "-")
 	fmt.Fprintf(w, "%-34s %14.3f %14s %8s\n", "rows written per call", d.RowsPerCall, "-", "-")
 	row("collector CPU-s per 100k spans", d.CollectorPer, f.CollectorPer, "%.2f")
 	row("ClickHouse CPU-s per 100k spans", d.ClickHousePer, f.ClickHousePer, "%.2f")
@@ -32,8 +32,8 @@ func (r *Report) WriteText(w io.Writer) {
 	row("collector peak anonymous RSS (MiB)", float64(d.CollectorPeakAnon)/(1<<20), float64(f.CollectorPeakAnon)/(1<<20), "%.0f")
 	fmt.Fprintf(w, "%-34s %14d %14s %8s\n", "memory_limiter limit_mib", d.MemLimitMiB, "-", "-")
 	fmt.Fprintf(w, "%-34s %14s %14s %8s\n", "GOMEMLIMIT", orDash(d.GoMemLimit), orDash(f.GoMemLimit), "-")
-	if !d.MergesStopped {
-		fmt.Fprintln(w, "\nnote: SYSTEM STOP MERGES failed; rows written per call is a lower bound")
+	if d.RowsLowerBound {
+		fmt.Fprintln(w, "\nnote: the run outlasted old_parts_lifetime; rows written per call is a lower bound")
 	}
 	if d.DrainTimedOut {
 		fmt.Fprintln(w, "\nnote: not every accepted span landed before the drain stopped waiting")
