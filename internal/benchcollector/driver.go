@@ -76,16 +76,16 @@ type Pipeline struct {
 	// Rows: the rows INSERTs wrote into tool_calls (insertedRows), whatever
 	// merges folded since; RowsLowerBound when the run took so long that
 	// ClickHouse may have removed merged-away parts before they were counted.
-	Rows           int64 `json:"rows"`
-	RowsLowerBound bool  `json:"rows_lower_bound,omitempty"`
-	RowsPerCall   float64 `json:"rows_per_call"`
-	LandedSecs    float64 `json:"landed_seconds"` // load start to the last row landed
-	LandedPerSec  float64 `json:"landed_spans_per_s"`
-	CollectorCPU  float64 `json:"collector_cpu_s"`
-	ClickHouseCPU float64 `json:"clickhouse_cpu_s"`
-	CollectorPer  float64 `json:"collector_cpu_s_per_100k"`
-	ClickHousePer float64 `json:"clickhouse_cpu_s_per_100k"`
-	CollectorPeak int64   `json:"collector_peak_rss_bytes"`
+	Rows           int64   `json:"rows"`
+	RowsLowerBound bool    `json:"rows_lower_bound,omitempty"`
+	RowsPerCall    float64 `json:"rows_per_call"`
+	LandedSecs     float64 `json:"landed_seconds"` // load start to the last row landed
+	LandedPerSec   float64 `json:"landed_spans_per_s"`
+	CollectorCPU   float64 `json:"collector_cpu_s"`
+	ClickHouseCPU  float64 `json:"clickhouse_cpu_s"`
+	CollectorPer   float64 `json:"collector_cpu_s_per_100k"`
+	ClickHousePer  float64 `json:"clickhouse_cpu_s_per_100k"`
+	CollectorPeak  int64   `json:"collector_peak_rss_bytes"`
 	// CollectorPeakAnon: the highest RssAnon sampled (heap, stacks; not the
 	// binary or the mapped queue file), every 100 ms.
 	CollectorPeakAnon int64  `json:"collector_peak_anon_rss_bytes"`
