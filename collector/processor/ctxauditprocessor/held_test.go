@@ -508,15 +508,8 @@ func TestEmissionWritesOnlyTheMeta(t *testing.T) {
 	cfg.SessionIdle = time.Hour
 	cfg.Storage = &fileStorage
 	at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
-	host, ext := newFileStorage(t, dir)
 	rows := newCallRows(nil)
-	p, err := newTracesProcessor(processortest.NewNopSettings(metadata.Type), cfg, rows)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.start(ctx, host); err != nil {
-		t.Fatal(err)
-	}
+	p, ext := startOnStorage(t, dir, cfg, rows)
 	for r := range 2 {
 		if _, err := process(ctx, p, sessionSpans("meta-only", 3*r, 3, at)); err != nil {
 			t.Fatal(err)
@@ -542,15 +535,8 @@ func TestEmissionWritesOnlyTheMeta(t *testing.T) {
 
 	// After a restart the session is clean: nothing is emitted again until
 	// it grows, and then the analysis covers all of it.
-	host, ext = newFileStorage(t, dir)
 	again := newCallRows(nil)
-	p, err = newTracesProcessor(processortest.NewNopSettings(metadata.Type), cfg, again)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.start(ctx, host); err != nil {
-		t.Fatal(err)
-	}
+	p, ext = startOnStorage(t, dir, cfg, again)
 	if err := p.flush(ctx, func(*sessionBuffer) bool { return true }); err != nil {
 		t.Fatal(err)
 	}
@@ -585,14 +571,7 @@ func TestStateWithABaseStillLoads(t *testing.T) {
 		return schema.ToolCall{SessionID: "old", CallID: fmt.Sprintf("old-c%d", i), Tool: "shell", Source: schema.HarnessCodex,
 			Timestamp: at.Add(time.Duration(i) * time.Second), Forensics: schema.Forensics{Kind: schema.KindNone}}
 	}
-	host, ext := newFileStorage(t, dir)
-	p, err := newTracesProcessor(processortest.NewNopSettings(metadata.Type), cfg, newCallRows(nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.start(ctx, host); err != nil {
-		t.Fatal(err)
-	}
+	p, ext := startOnStorage(t, dir, cfg, newCallRows(nil))
 	var ops []*storage.Operation
 	for key, v := range map[string]any{
 		metaKey(7):    storedMeta{SessionID: "old", Source: schema.HarnessCodex, Sent: session.Sent{Calls: map[string]uint64{}, Answers: map[string]uint64{}}},
@@ -611,15 +590,8 @@ func TestStateWithABaseStillLoads(t *testing.T) {
 	}
 	crash(t, p, ext)
 
-	host, ext = newFileStorage(t, dir)
 	rows := newCallRows(nil)
-	p, err = newTracesProcessor(processortest.NewNopSettings(metadata.Type), cfg, rows)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.start(ctx, host); err != nil {
-		t.Fatal(err)
-	}
+	p, ext = startOnStorage(t, dir, cfg, rows)
 	el, ok := p.sessions["old"]
 	if !ok {
 		t.Fatal("the old session was not reloaded")
@@ -641,4 +613,19 @@ func TestStateWithABaseStillLoads(t *testing.T) {
 	if len(rows.rows) != 4 {
 		t.Errorf("%d calls emitted after the restart; want the session's 4", len(rows.rows))
 	}
+}
+
+// startOnStorage starts a processor keeping what it holds in a file_storage
+// on dir, as a collector process would.
+func startOnStorage(t *testing.T, dir string, cfg *Config, next consumer.Traces) (*tracesProcessor, extension.Extension) {
+	t.Helper()
+	host, ext := newFileStorage(t, dir)
+	p, err := newTracesProcessor(processortest.NewNopSettings(metadata.Type), cfg, next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.start(context.Background(), host); err != nil {
+		t.Fatal(err)
+	}
+	return p, ext
 }
