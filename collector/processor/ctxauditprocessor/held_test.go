@@ -629,3 +629,39 @@ func startOnStorage(t *testing.T, dir string, cfg *Config, next consumer.Traces)
 	}
 	return p, ext
 }
+
+// A buffer dropped in the middle of a request (max_calls_per_session)
+// holds records of that request; once it is emitted, none of its keys stays
+// in storage — not even those the request wrote after dropping it.
+func TestBufferDroppedMidRequestLeavesNoKeys(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	cfg := createDefaultConfig().(*Config)
+	cfg.SessionIdle = time.Hour
+	cfg.MaxCallsPerSession = 2
+	cfg.Storage = &fileStorage
+	at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+	for round := range 20 { // the loop and the request race: try it often
+		rows := newCallRows(nil)
+		p, ext := startOnStorage(t, dir, cfg, rows)
+		sid := fmt.Sprintf("mid-%d", round)
+		if _, err := process(ctx, p, sessionSpans(sid, 0, 3, at)); err != nil {
+			t.Fatal(err)
+		}
+		waitUntil(t, "the dropped buffer's emission", func() bool {
+			rows.mu.Lock()
+			defer rows.mu.Unlock()
+			return rows.rows[sid+"-c000"] == 1 && rows.rows[sid+"-c001"] == 1
+		})
+		l, err := p.store.load(ctx, func(k string, err error) { t.Errorf("round %d: %s left in storage: %v", round, k, err) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range l.buffers {
+			if b.meta.SessionID == sid && b.meta.Partial == false {
+				t.Errorf("round %d: the dropped buffer's keys are still stored", round)
+			}
+		}
+		crash(t, p, ext)
+	}
+}

@@ -110,8 +110,12 @@ func (p *tracesProcessor) processTraces(ctx context.Context, td ptrace.Traces) (
 			return rs.ScopeSpans().Len() == 0
 		})
 	}
+	// The dropped buffers go to the loop only once this request's records
+	// are written: a buffer dropped mid-request (max_calls_per_session)
+	// holds some of them, and its emission must delete their keys too.
+	err := p.persist(ctx, add)
 	p.evict(evicted)
-	if err := p.persist(ctx, add); err != nil {
+	if err != nil {
 		// Not acknowledged: the client sends the request again.
 		return td, err
 	}
