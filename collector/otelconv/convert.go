@@ -382,6 +382,75 @@ func stringSlice(m pcommon.Map, k string) []string {
 // (span or log record) and the record's time. The session id falls back to
 // Claude Code's session.id, found on the record or its resource.
 func ToolCallFromAttributes(m, resource pcommon.Map, t time.Time) schema.ToolCall {
+	c := toolCallFields(m, resource, t)
+	c.Forensics = ForensicsFromAttributes(m)
+	c.Analysis = analysisOf(m)
+	return c
+}
+
+// ToolCallWithVerdict is what ToolCallFromAttributes reads from m once
+// PutVerdict(m, f, source) has been written on it, without writing it: the
+// processor builds the record of a span it holds and drops this way, and the
+// record is the same as that of a span it passes on (TestHeldRecordIsTheRoundTrip).
+// f's quoted texts are copied, as PutForensics copies them.
+func ToolCallWithVerdict(m, resource pcommon.Map, t time.Time, f *schema.Forensics, source schema.Harness) schema.ToolCall {
+	c := toolCallFields(m, resource, t)
+	if _, ok := m.Get(AttrSource); !ok {
+		c.Source = source
+	}
+	c.Forensics = settledForensics(m, f)
+	c.Analysis = analysisOf(m)
+	return c
+}
+
+// PutVerdict writes detection's verdict f on the attributes of the call it
+// judged: the ctxaudit.output.* attributes of f in place of any the source
+// reported (detection read those already, and one it rejected must not
+// outlive its verdict), and the harness it judged as, unless the source
+// named one.
+func PutVerdict(m pcommon.Map, f *schema.Forensics, source schema.Harness) {
+	// Every ctxaudit.output.* key is one of PutForensics'.
+	m.RemoveIf(func(k string, _ pcommon.Value) bool { return strings.HasPrefix(k, "ctxaudit.output.") })
+	PutForensics(m, f)
+	if _, ok := m.Get(AttrSource); !ok {
+		m.PutStr(AttrSource, string(source))
+	}
+}
+
+// settledForensics is ForensicsFromAttributes of m after PutVerdict(m, f, …):
+// f as the attributes carry it.
+func settledForensics(m pcommon.Map, f *schema.Forensics) schema.Forensics {
+	out := *f
+	for _, c := range []*schema.Count{&out.Original.Bytes, &out.Original.Chars, &out.Original.Lines, &out.Original.Tokens,
+		&out.Context.Bytes, &out.Context.Chars, &out.Context.Lines, &out.Context.Tokens,
+		&out.Shown.Start, &out.Shown.End, &out.Total, &out.ShownTail.Start, &out.ShownTail.End} {
+		if c.Known {
+			*c = schema.Known(min(c.N, 1<<63-1))
+		} else {
+			*c = schema.Unknown
+		}
+	}
+	if out.Original.Source == "" {
+		out.Original.Source = schema.SourceUnknown
+	}
+	if out.ShownTail.Start.Known || out.ShownTail.End.Known {
+		out.ShownTail.Unit = out.Shown.Unit
+	} else {
+		out.ShownTail = schema.Range{}
+	}
+	out.Reason, out.NextHint = strings.Clone(out.Reason), strings.Clone(out.NextHint)
+	out.SavedRef, out.Marker = strings.Clone(out.SavedRef), strings.Clone(out.Marker)
+	// What reportedFigures still adds once every attribute above is set.
+	c := &out.Context
+	if !c.Bytes.Known && !c.Chars.Known && !c.Lines.Known && !c.Tokens.Known {
+		c.Bytes = count(m, forensics.AttrClaudeCodeToolResultSize)
+	}
+	return out
+}
+
+// toolCallFields is what ToolCallFromAttributes reads besides the verdict
+// and the analysis.
+func toolCallFields(m, resource pcommon.Map, t time.Time) schema.ToolCall {
 	c := schema.ToolCall{
 		SessionID:      first(m, AttrConversationID, ClaudeCodeSessionID),
 		CallID:         first(m, AttrToolCallID, ClaudeCodeToolUseID),
@@ -417,8 +486,6 @@ func ToolCallFromAttributes(m, resource pcommon.Map, t time.Time) schema.ToolCal
 	}
 	c.CoverageUpperBound = boolean(m, AttrCoverageUpperBound)
 	c.CoverageMixedVersions = boolean(m, AttrCoverageMixedVersions)
-	c.Forensics = ForensicsFromAttributes(m)
-	c.Analysis = analysisOf(m)
 	return c
 }
 

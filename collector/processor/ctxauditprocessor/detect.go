@@ -83,9 +83,18 @@ func decodeToolSpan(attrs pcommon.Map) toolSpan {
 
 // detectInto runs truncation forensics on a tool result described only by
 // telemetry attributes and writes the verdict back as ctxaudit.output.*
-// attributes. Attributes the source set itself (exact figures from an
-// instrumented harness) take precedence inside forensics.Detect.
+// attributes (otelconv.PutVerdict). Attributes the source set itself (exact
+// figures from an instrumented harness) take precedence inside
+// forensics.Detect.
 func detectInto(attrs pcommon.Map, harness schema.Harness) schema.Forensics {
+	f, harness := detect(attrs, harness)
+	otelconv.PutVerdict(attrs, &f, harness)
+	return f
+}
+
+// detect is detectInto without the writing: the verdict, and the harness it
+// judged the call as (the span's ctxaudit.source, else harness).
+func detect(attrs pcommon.Map, harness schema.Harness) (schema.Forensics, schema.Harness) {
 	t := decodeToolSpan(attrs)
 	if t.source != "" {
 		harness = schema.Harness(t.source)
@@ -114,11 +123,7 @@ func detectInto(attrs pcommon.Map, harness schema.Harness) schema.Forensics {
 		// output was cut is unknown, not "none".
 		f.Kind = schema.KindUnknown
 	}
-	otelconv.PutForensics(attrs, &f)
-	if _, ok := attrs.Get(otelconv.AttrSource); !ok {
-		attrs.PutStr(otelconv.AttrSource, string(harness))
-	}
-	return f
+	return f, harness
 }
 
 func firstNonEmpty(vals ...string) string {

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
@@ -61,10 +62,7 @@ func detectIntoAsRaw(attrs pcommon.Map, harness schema.Harness) schema.Forensics
 	if in.ContextUnavailable && f.Kind == schema.KindNone && !reportsVerdict(raw) {
 		f.Kind = schema.KindUnknown
 	}
-	otelconv.PutForensics(attrs, &f)
-	if _, ok := attrs.Get(otelconv.AttrSource); !ok {
-		attrs.PutStr(otelconv.AttrSource, string(harness))
-	}
+	otelconv.PutVerdict(attrs, &f, harness)
 	return f
 }
 
@@ -222,5 +220,132 @@ func BenchmarkDetectInto(b *testing.B) {
 				bc.fn(work, schema.HarnessClaudeCode)
 			}
 		})
+	}
+}
+
+// heldAndRoundTrip returns the record the processor holds for a span it
+// drops (built from the verdict) and the one read back from the span's
+// attributes once the verdict is written on them (a span passed on).
+func heldAndRoundTrip(m, res pcommon.Map, harness schema.Harness) (held, roundTrip schema.ToolCall) {
+	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	dropped, passed := pcommon.NewMap(), pcommon.NewMap()
+	m.CopyTo(dropped)
+	m.CopyTo(passed)
+	f, h := detect(dropped, harness)
+	held = otelconv.ToolCallWithVerdict(dropped, res, at, &f, h)
+	detectInto(passed, harness)
+	return held, otelconv.ToolCallFromAttributes(passed, res, at)
+}
+
+// resources are the resources a call's span comes with: none, one naming
+// the session and the harness, one naming a harness only.
+func resources() []pcommon.Map {
+	none := pcommon.NewMap()
+	named := pcommon.NewMap()
+	named.PutStr(otelconv.AttrConversationID, "s-1")
+	named.PutStr(otelconv.AttrSource, "codex")
+	harness := pcommon.NewMap()
+	harness.PutStr(otelconv.AttrSource, "pi")
+	return []pcommon.Map{none, named, harness}
+}
+
+func TestHeldRecordIsTheRoundTrip(t *testing.T) {
+	n := 0
+	for i, result := range fixtureResults(t) {
+		for j, m := range spanVariants(result, i) {
+			m.PutStr(otelconv.AttrConversationID, "s-1")
+			for k, res := range resources() {
+				for _, harness := range []schema.Harness{schema.HarnessClaudeCode, schema.HarnessGeneric} {
+					held, rt := heldAndRoundTrip(m, res, harness)
+					if !reflect.DeepEqual(held, rt) {
+						t.Fatalf("text %d variant %d resource %d (%s): held record\n%+v\nround trip\n%+v", i, j, k, harness, held, rt)
+					}
+					n++
+				}
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("nothing compared")
+	}
+}
+
+// FuzzHeldRecordIsTheRoundTrip composes spans from a result and reported
+// attributes of any type, valid or not.
+func FuzzHeldRecordIsTheRoundTrip(f *testing.F) {
+	f.Add("     1\tpackage main\n... [1200 characters truncated] ...\n", "Read", "lines", int64(5000), "12000", true, uint8(0))
+	f.Add("Total output lines: 900\n[... omitted 400 of 900 lines ...]", "exec_command", "weird", int64(-1), "lower_bound", false, uint8(1))
+	f.Add("[Showing lines 1-2000 of 5000. Use offset=2001 to continue.]", "read", "", int64(1<<40), "", false, uint8(2))
+	f.Add("", "Bash", "bytes", int64(0), "x", true, uint8(3))
+	f.Fuzz(func(t *testing.T, result, tool, unit string, n int64, s string, b bool, shape uint8) {
+		m := pcommon.NewMap()
+		m.PutStr(otelconv.AttrOperationName, otelconv.OperationExecuteTool)
+		m.PutStr(otelconv.AttrToolName, tool)
+		m.PutStr(otelconv.AttrToolCallID, "call-1")
+		m.PutStr(otelconv.AttrConversationID, "s-1")
+		if shape&1 == 0 {
+			m.PutStr(otelconv.AttrToolCallResult, result)
+		}
+		if shape&2 != 0 {
+			m.PutStr(forensics.AttrShownUnit, unit)
+			m.PutInt(forensics.AttrShownEnd, n)
+			m.PutStr(forensics.AttrShownTailStart, s)
+		}
+		if shape&4 != 0 {
+			m.PutInt(forensics.AttrOriginalBytes, n)
+			m.PutStr(forensics.AttrOriginalPrecision, s)
+			m.PutBool(forensics.AttrTruncated, b)
+		}
+		if shape&8 != 0 {
+			m.PutStr(forensics.AttrTruncationKind, s)
+			m.PutStr(forensics.AttrReason, unit)
+			m.PutStr(forensics.AttrMarker, s)
+		}
+		if shape&16 != 0 {
+			m.PutInt(forensics.AttrClaudeCodeToolResultSize, n)
+			m.PutDouble(forensics.AttrContextBytes, float64(n)/3)
+		}
+		if shape&32 != 0 {
+			m.PutInt(otelconv.AttrSource, n) // mistyped
+		}
+		if shape&64 != 0 {
+			m.PutStr(otelconv.AttrDetector, s)
+			m.PutBool(forensics.AttrShownTailIsEnd, b)
+		}
+		for k, res := range resources() {
+			held, rt := heldAndRoundTrip(m, res, schema.HarnessGeneric)
+			if !reflect.DeepEqual(held, rt) {
+				t.Fatalf("resource %d: held record\n%+v\nround trip\n%+v", k, held, rt)
+			}
+		}
+	})
+}
+
+// A reported attribute detection rejected does not outlive the verdict:
+// what the span carries afterwards is the verdict and nothing else.
+func TestVerdictReplacesReportedAttributes(t *testing.T) {
+	m := pcommon.NewMap()
+	m.PutStr(otelconv.AttrOperationName, otelconv.OperationExecuteTool)
+	m.PutStr(otelconv.AttrToolName, "Read")
+	m.PutStr(otelconv.AttrToolCallResult, "     1\tpackage main\n")
+	m.PutStr(forensics.AttrShownUnit, "furlongs")            // no unit
+	m.PutStr(forensics.AttrOriginalPrecision, "lower_bound") // of no reported size
+	m.PutInt(forensics.AttrShownTailEnd, -4)                 // no position
+	f := detectInto(m, schema.HarnessClaudeCode)
+	if f.Shown.Unit == "furlongs" || f.Original.Precision == schema.PrecisionLowerBound || f.ShownTail.End.Known {
+		t.Fatalf("detection took the rejected attributes: %+v", f)
+	}
+	verdict := pcommon.NewMap()
+	otelconv.PutForensics(verdict, &f)
+	for k, v := range m.All() {
+		if !strings.HasPrefix(k, "ctxaudit.output.") {
+			continue
+		}
+		if w, ok := verdict.Get(k); !ok || !reflect.DeepEqual(v.AsRaw(), w.AsRaw()) {
+			t.Errorf("%s = %v, the verdict says %v (present %v)", k, v.AsRaw(), w.AsRaw(), ok)
+		}
+	}
+	if got := otelconv.ForensicsFromAttributes(m); got.Shown.Unit != f.Shown.Unit || got.Original.Precision != f.Original.Precision || got.ShownTail.End.Known {
+		t.Errorf("read back %+v, verdict %+v", got, f)
 	}
 }

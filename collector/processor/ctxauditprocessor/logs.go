@@ -33,6 +33,7 @@ func newLogsProcessor(set processor.Settings, cfg *Config) (*logsProcessor, erro
 }
 
 func (p *logsProcessor) processLogs(ctx context.Context, ld plog.Logs) (plog.Logs, error) {
+	var calls callTally
 	otelconv.EachLogRecord(ld, func(res pcommon.Map, lr plog.LogRecord) {
 		if !otelconv.IsToolResultLog(lr) || otelconv.HasForensics(lr.Attributes()) {
 			return
@@ -52,12 +53,13 @@ func (p *logsProcessor) processLogs(ctx context.Context, ld plog.Logs) (plog.Log
 			// Sizes only, no text: nothing for detection to read.
 			otelconv.PutForensics(lr.Attributes(), &f)
 			lr.Attributes().PutStr(otelconv.AttrSource, string(harness))
-			p.tel.recordCall(ctx, f.Kind)
+			calls.add(f.Kind)
 			return
 		}
 		f := detectInto(lr.Attributes(), harness)
-		p.tel.recordCall(ctx, f.Kind)
+		calls.add(f.Kind)
 	})
+	p.tel.recordCalls(ctx, calls)
 	p.redactSecrets(ctx, ld)
 	return ld, nil
 }

@@ -82,6 +82,7 @@ func newTracesProcessor(set processor.Settings, cfg *Config, next consumer.Trace
 
 func (p *tracesProcessor) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.Traces, error) {
 	var evicted []*sessionBuffer
+	var calls callTally
 	add := added{}
 	// A held call or answer leaves the processor once, with its session's
 	// analysis; its span goes no further now unless forward_held_spans asks
@@ -97,7 +98,7 @@ func (p *tracesProcessor) processTraces(ctx context.Context, td ptrace.Traces) (
 		sss := rs.ScopeSpans()
 		for j := 0; j < sss.Len(); j++ {
 			sss.At(j).Spans().RemoveIf(func(sp ptrace.Span) bool {
-				held, ev := p.processSpan(ctx, res, sp, add)
+				held, ev := p.processSpan(ctx, res, sp, add, &calls)
 				evicted = append(evicted, ev...)
 				removed = removed || (held && removeHeld)
 				return held && removeHeld
@@ -113,6 +114,7 @@ func (p *tracesProcessor) processTraces(ctx context.Context, td ptrace.Traces) (
 	// The dropped buffers go to the loop only once this request's records
 	// are written: a buffer dropped mid-request (max_calls_per_session)
 	// holds some of them, and its emission must delete their keys too.
+	p.tel.recordCalls(ctx, calls)
 	err := p.persist(ctx, add)
 	p.evict(evicted)
 	if err != nil {
@@ -132,29 +134,38 @@ func (p *tracesProcessor) processTraces(ctx context.Context, td ptrace.Traces) (
 // reports whether it holds what the span carries (the call's row, or the
 // answer with its risk, comes with the session's analysis) and the buffers
 // dropped to make room.
-func (p *tracesProcessor) processSpan(ctx context.Context, res pcommon.Map, sp ptrace.Span, add added) (bool, []*sessionBuffer) {
+func (p *tracesProcessor) processSpan(ctx context.Context, res pcommon.Map, sp ptrace.Span, add added, calls *callTally) (bool, []*sessionBuffer) {
 	attrs := sp.Attributes()
 	track := p.cfg.AnalyzeSessions && !otelconv.AnalysedUpstream(attrs)
 	switch otelconv.Operation(attrs) {
 	case otelconv.OperationExecuteTool:
-		if !otelconv.HasForensics(attrs) {
-			f := detectInto(attrs, schema.Harness(p.cfg.DefaultSource))
-			p.tel.recordCall(ctx, f.Kind)
+		if otelconv.HasForensics(attrs) {
+			if !track {
+				return false, nil
+			}
+			held, evicted := p.holdCall(otelconv.ToolCallFromAttributes(attrs, res, sp.StartTimestamp().AsTime()), sp, add)
+			if held {
+				otelconv.MarkAnalysisPending(attrs)
+			}
+			return held, evicted
 		}
+		f, harness := detect(attrs, schema.Harness(p.cfg.DefaultSource))
+		calls.add(f.Kind)
 		if !track {
+			otelconv.PutVerdict(attrs, &f, harness)
 			return false, nil
 		}
-		c := otelconv.ToolCallFromAttributes(attrs, res, sp.StartTimestamp().AsTime())
-		if c.CallID == "" {
-			c.CallID = sp.SpanID().String()
+		// The record is built from the verdict, not read back from the
+		// attributes, which a span that is held and not forwarded would
+		// carry only to be dropped: the same record either way.
+		held, evicted := p.holdCall(otelconv.ToolCallWithVerdict(attrs, res, sp.StartTimestamp().AsTime(), &f, harness), sp, add)
+		if !held || p.cfg.ForwardHeldSpans {
+			otelconv.PutVerdict(attrs, &f, harness)
 		}
-		b, evicted := p.addCall(&c)
-		if b == nil {
-			return false, evicted
+		if held {
+			otelconv.MarkAnalysisPending(attrs)
 		}
-		add.call(b, c)
-		otelconv.MarkAnalysisPending(attrs)
-		return true, evicted
+		return held, evicted
 	case otelconv.OperationChat:
 		if track {
 			if a, ok := answerFromChatSpan(sp); ok {
@@ -165,6 +176,21 @@ func (p *tracesProcessor) processSpan(ctx context.Context, res pcommon.Map, sp p
 		}
 	}
 	return false, nil
+}
+
+// holdCall holds the call c of span sp for session analysis, recording it in
+// add; it reports whether it did (a call without a session is not held) and
+// the buffers dropped to make room.
+func (p *tracesProcessor) holdCall(c schema.ToolCall, sp ptrace.Span, add added) (bool, []*sessionBuffer) {
+	if c.CallID == "" {
+		c.CallID = sp.SpanID().String()
+	}
+	b, evicted := p.addCall(&c)
+	if b == nil {
+		return false, evicted
+	}
+	add.call(b, c)
+	return true, evicted
 }
 
 // redactSecrets removes secrets from every string of td after forensics has
