@@ -87,7 +87,7 @@ type Pipeline struct {
 	ClickHousePer  float64 `json:"clickhouse_cpu_s_per_100k"`
 	CollectorPeak  int64   `json:"collector_peak_rss_bytes"`
 	// CollectorPeakAnon: the highest RssAnon sampled (heap, stacks; not the
-	// binary or the mapped queue file), every 100 ms.
+	// binary or the mapped storage files), every 100 ms.
 	CollectorPeakAnon int64  `json:"collector_peak_anon_rss_bytes"`
 	GoMemLimit        string `json:"gomemlimit,omitempty"`
 	// MemLimitMiB: memory_limiter's limit_mib as the collector logged it; 0

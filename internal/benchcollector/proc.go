@@ -110,7 +110,7 @@ func pidListening(port int) (int, error) {
 
 // rssBytes returns VmRSS (all resident memory) and RssAnon (the heap, stacks
 // and other anonymous memory, without the binary and mapped files such as
-// the persistent queue) of pid, from /proc/<pid>/status.
+// the storage files) of pid, from /proc/<pid>/status.
 func rssBytes(pid int) (rss, anon int64, err error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {

@@ -41,7 +41,7 @@ func (r *Report) WriteText(w io.Writer) {
 	if o := r.Outage; o != nil {
 		fmt.Fprintf(w, "\noutage: the default pipeline with ClickHouse stopped, %.0f s of load\n", o.LoadSecs)
 		fmt.Fprintf(w, "%-34s %14d\n", "spans sent", o.Sent)
-		fmt.Fprintf(w, "%-34s %14d\n", "spans accepted (queued on disk)", o.Accepted)
+		fmt.Fprintf(w, "%-34s %14d\n", "spans accepted (held on disk)", o.Accepted)
 		fmt.Fprintf(w, "%-34s %14d\n", "spans refused", o.Refused)
 		fmt.Fprintf(w, "%-34s %14t\n", "every refusal retryable", o.Retryable)
 		fmt.Fprintf(w, "%-34s %14.0f\n", "collector peak RSS (MiB)", float64(o.CollectorPeak)/(1<<20))

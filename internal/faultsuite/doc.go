@@ -2,7 +2,7 @@
 // ctxaudit binary: it builds cmd/ctxaudit once, runs `ctxaudit ingest` and
 // `ctxaudit collector` as separate processes against a real ClickHouse, kills
 // them with SIGKILL at arbitrary points, and checks what the tables and the
-// collector's persistent queue hold afterwards — every acknowledged record
+// collector's storage hold afterwards — every acknowledged record
 // stored exactly once, every session analysed, and no secret stored
 // anywhere.
 //

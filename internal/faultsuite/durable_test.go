@@ -26,7 +26,7 @@ import (
 var exampleConfig = filepath.Join("..", "..", "examples", "collector.yaml")
 
 // durable is one collector deployment that outlives its processes: the same
-// state folder (checkpoints and the persistent queue), transcript folder and
+// state folder (checkpoints and the processor's held sessions), transcript folder and
 // ports across kills and restarts.
 type durable struct {
 	state, projects, empty string
@@ -55,7 +55,6 @@ processors:
   ctxaudit: {session_idle: 500ms}
 exporters:
   ctxaudit_clickhouse:
-    retry_on_failure: {initial_interval: 100ms, max_interval: 1s}
     sending_queue:
       batch: {flush_timeout: 200ms}
 service:
@@ -106,13 +105,14 @@ func newOTLPSender(t *testing.T, port int) *otlpSender {
 	return &otlpSender{exp: exp}
 }
 
-// send exports one request of execute_tool spans with the given call ids;
-// nil means the collector acknowledged it.
-func (s *otlpSender) send(ctx context.Context, session string, ids []string) error {
+// send exports one request of execute_tool spans with the given call ids,
+// each with attrs besides its result; nil means the collector acknowledged
+// it.
+func (s *otlpSender) send(ctx context.Context, session string, ids []string, attrs ...attribute.KeyValue) error {
 	sess := agentsim.Session{ID: session, Source: "generic", Model: "gpt-5"}
 	for _, id := range ids {
 		sess.Calls = append(sess.Calls, agentsim.Call{ID: id, Tool: "shell", Args: `{"command":"ls ` + id + `"}`,
-			Attrs: []attribute.KeyValue{attribute.String("gen_ai.tool.call.result", "a\nb\n")}})
+			Attrs: append([]attribute.KeyValue{attribute.String("gen_ai.tool.call.result", "a\nb\n")}, attrs...)})
 	}
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
@@ -208,80 +208,91 @@ func TestAckedSpansSurviveKill(t *testing.T) {
 	}
 }
 
-// TestFullQueueRefusesRetryably: when the persistent queue is full (a small
-// queue, ClickHouse down) OTLP requests are answered with a retryable 503,
-// not accepted and dropped; everything that was accepted is stored once
-// ClickHouse is back.
-func TestFullQueueRefusesRetryably(t *testing.T) {
+// TestOutageRefusesWhatItCannotHold: with ClickHouse down, calls the
+// processor holds for session analysis are acknowledged once they are in its
+// storage, while spans that go straight to the exporter (analysed upstream)
+// are refused with a retryable 503 — the exporter answers only once rows
+// are written — and never acknowledged. After a kill -9 and a restart with
+// ClickHouse up, every acknowledged call is stored, and the refused
+// requests, sent again as a client retries them, are stored too.
+func TestOutageRefusesWhatItCannotHold(t *testing.T) {
 	addr := chtest.Address(t)
 	s := chtest.OpenStore(t, addr)
 	d := newDurable(t)
-	small := filepath.Join(t.TempDir(), "small-queue.yaml")
-	if err := os.WriteFile(small, []byte("exporters:\n  ctxaudit_clickhouse:\n    sending_queue: {sizer: requests, queue_size: 5}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	d.extra = []string{small}
 	c := d.start(t, deadAddress(t, s.Database()))
 	snd := newOTLPSender(t, d.otlpHTTP)
+	upstream := attribute.Bool("ctxaudit.analysis.upstream", true)
 	acked := map[string]bool{}
-	refused := 0
-	for r := range 40 {
+	var refused [][]string
+	for r := range 20 {
 		batch := ids("full", r*20, 20)
-		err := snd.send(context.Background(), "full-q", batch)
+		var err error
+		if r%2 == 0 {
+			err = snd.send(context.Background(), "full-q-held", batch)
+		} else {
+			err = snd.send(context.Background(), "full-q-upstream", batch, upstream)
+		}
 		switch {
-		case err == nil:
+		case err == nil && r%2 == 0:
 			for _, id := range batch {
 				acked[id] = true
 			}
-		case strings.Contains(err.Error(), "retry-able request failure") && strings.Contains(err.Error(), "sending queue is full"):
-			refused++
+		case err == nil:
+			t.Fatalf("request %d (analysed upstream) acknowledged with ClickHouse down", r)
+		case r%2 == 0:
+			t.Fatalf("request %d (held) refused during the outage: %v; its calls go to the processor's storage", r, err)
+		case strings.Contains(err.Error(), "retry-able request failure"):
+			refused = append(refused, batch)
 		default:
-			t.Fatalf("request %d: %v; want success or a retryable refusal (503)", r, err)
+			t.Fatalf("request %d: %v; want a retryable refusal (503)", r, err)
 		}
 	}
-	if refused == 0 || len(acked) == 0 {
-		t.Fatalf("%d requests refused, %d spans acked; want some of each with a 5-request queue", refused, len(acked))
+	if len(refused) != 10 || len(acked) != 200 {
+		t.Fatalf("%d requests refused, %d spans acked; want 10 and 200", len(refused), len(acked))
 	}
 	c.kill()
 	c = d.start(t, addr)
-	waitFor(t, "every acked span stored", 2*time.Minute, func() (bool, string) {
-		m := missing(acked, storedCalls(t, s, "full-q"))
-		return len(m) == 0, fmt.Sprintf("%d of %d acked spans missing", len(m), len(acked))
-	})
-	c.stop()
-	t.Logf("40 requests of 20 spans: %d refused with 503, %d spans acked, all stored", refused, len(acked))
-}
-
-// TestGracefulStopWithFullQueue: a SIGTERM while ClickHouse is down and the
-// persistent queue is full exits 0 — what the processor still held and
-// could not pass on stays in its storage, and says so — and after a restart
-// with ClickHouse up every acked call is stored once, analysed, and counted
-// in its session's row.
-func TestGracefulStopWithFullQueue(t *testing.T) {
-	addr := chtest.Address(t)
-	s := chtest.OpenStore(t, addr)
-	d := newDurable(t)
-	small := filepath.Join(t.TempDir(), "small-queue.yaml")
-	if err := os.WriteFile(small, []byte("exporters:\n  ctxaudit_clickhouse:\n    sending_queue: {sizer: requests, queue_size: 3}\nprocessors:\n  ctxaudit: {session_idle: 1h}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	d.extra = []string{small}
-	c := d.start(t, deadAddress(t, s.Database()))
-	snd := newOTLPSender(t, d.otlpHTTP)
-	acked := map[string]bool{}
-	refused := 0
-	for r := range 12 {
-		batch := ids("stop", r*10, 10)
-		if err := snd.send(context.Background(), fmt.Sprintf("stop-q-%d", r), batch); err != nil {
-			refused++
-			continue
+	for i, batch := range refused {
+		if err := snd.send(context.Background(), "full-q-upstream", batch, upstream); err != nil {
+			t.Fatalf("refused request %d sent again with ClickHouse up: %v", i, err)
 		}
 		for _, id := range batch {
 			acked[id] = true
 		}
 	}
-	if refused == 0 || len(acked) == 0 {
-		t.Fatalf("%d requests refused, %d spans acked; want some of each with a 3-request queue", refused, len(acked))
+	waitFor(t, "every acked span stored", 2*time.Minute, func() (bool, string) {
+		m := missing(acked, storedCalls(t, s, "full-q"))
+		return len(m) == 0, fmt.Sprintf("%d of %d acked spans missing", len(m), len(acked))
+	})
+	c.stop()
+	t.Logf("ClickHouse down: 10 held requests acked, 10 analysed upstream refused with 503; after a kill -9 and a restart all %d calls stored", len(acked))
+}
+
+// TestGracefulStopDuringOutage: a SIGTERM while ClickHouse is down and the
+// processor holds sessions exits 0 — what it could not write stays in its
+// storage, and it says so — and after a restart with ClickHouse up every
+// acked call is stored once, analysed, and counted in its session's row.
+// During the outage every held call is acknowledged: it is on disk.
+func TestGracefulStopDuringOutage(t *testing.T) {
+	addr := chtest.Address(t)
+	s := chtest.OpenStore(t, addr)
+	d := newDurable(t)
+	long := filepath.Join(t.TempDir(), "hold.yaml")
+	if err := os.WriteFile(long, []byte("processors:\n  ctxaudit: {session_idle: 1h}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d.extra = []string{long}
+	c := d.start(t, deadAddress(t, s.Database()))
+	snd := newOTLPSender(t, d.otlpHTTP)
+	acked := map[string]bool{}
+	for r := range 12 {
+		batch := ids("stop", r*10, 10)
+		if err := snd.send(context.Background(), fmt.Sprintf("stop-q-%d", r), batch); err != nil {
+			t.Fatalf("request %d refused during the outage: %v; its calls go to the processor's storage", r, err)
+		}
+		for _, id := range batch {
+			acked[id] = true
+		}
 	}
 	c.stop() // fails the test unless the exit status is 0
 	if !strings.Contains(c.logText(), "stay in storage") {
@@ -298,5 +309,5 @@ func TestGracefulStopWithFullQueue(t *testing.T) {
 	if n := count(t, s, "SELECT count() FROM "+s.Database()+".tool_calls FINAL WHERE startsWith(session_id, 'stop-q-') AND version < 9223372036854775808"); n > 0 {
 		t.Errorf("%d calls stored without session analysis", n)
 	}
-	t.Logf("SIGTERM with a full queue and ClickHouse down: exit 0; %d requests refused, %d calls acked, all stored once and analysed after the restart", refused, len(acked))
+	t.Logf("SIGTERM with ClickHouse down: exit 0; %d calls acked, all stored once and analysed after the restart", len(acked))
 }

@@ -149,7 +149,12 @@ func (p *tracesProcessor) start(ctx context.Context, host component.Host) error 
 		return err
 	}
 	p.stop, p.done = make(chan struct{}), make(chan struct{})
-	go p.loop()
+	// The loop's emissions end with shutdown: with an exporter that answers
+	// once the rows are written (wait_for_result), one still waiting in the
+	// queue is given up, and stays in storage.
+	loopCtx, cancel := context.WithCancel(context.Background())
+	p.cancelLoop = cancel
+	go p.loop(loopCtx)
 	return nil
 }
 
@@ -233,6 +238,7 @@ func (p *tracesProcessor) shutdown(ctx context.Context) error {
 		return nil
 	}
 	close(p.stop)
+	p.cancelLoop()
 	<-p.done
 	p.stop = nil
 	err := p.flush(ctx, func(*sessionBuffer) bool { return true })
@@ -251,7 +257,7 @@ func (p *tracesProcessor) shutdown(ctx context.Context) error {
 	return err
 }
 
-func (p *tracesProcessor) loop() {
+func (p *tracesProcessor) loop(ctx context.Context) {
 	defer close(p.done)
 	tick := max(min(p.cfg.SessionIdle, p.cfg.MaxHold)/4, 10*time.Millisecond)
 	t := time.NewTicker(tick)
@@ -265,9 +271,9 @@ func (p *tracesProcessor) loop() {
 		}
 		now := p.now()
 		idle, hold := now.Add(-p.cfg.SessionIdle), now.Add(-p.cfg.MaxHold)
-		if err := p.flush(context.Background(), func(b *sessionBuffer) bool {
+		if err := p.flush(ctx, func(b *sessionBuffer) bool {
 			return b.lastSeen.Before(idle) || (!b.pendingSince.IsZero() && b.pendingSince.Before(hold))
-		}); err != nil {
+		}); err != nil && ctx.Err() == nil {
 			p.logger.Warn("emitting analysed session failed; will retry", zap.Error(err))
 		}
 	}
@@ -442,9 +448,11 @@ func (p *tracesProcessor) flush(ctx context.Context, pick func(*sessionBuffer) b
 	return nil
 }
 
-// emitCalls bounds the calls of one emission: about 4 MB of analysed
-// spans, the example's export batch (a session holding more goes alone).
-const emitCalls = 2000
+// emitCalls bounds the calls of one emission: about 6 MB of analysed
+// spans, between the example's batch.min_size and max_size, so that an
+// emission is one INSERT of its own, sent at once (a session holding more
+// goes alone).
+const emitCalls = 3000
 
 // chunks splits bufs, in order, into runs holding at most limit calls
 // (a buffer over the limit forms a run of its own).

@@ -485,9 +485,11 @@ func TestEmissionsAreBounded(t *testing.T) {
 			t.Errorf("call %s emitted %d times", id, n)
 		}
 	}
-	// 700-call sessions: two per emission (1,400 ≤ 2,000 < 2,100).
-	if maxCalls > emitCalls || batches != (sessions+1)/2 {
-		t.Errorf("%d emissions, the largest %d calls; want %d of at most %d", batches, maxCalls, (sessions+1)/2, emitCalls)
+	// 700-call sessions: four per emission (2,800 ≤ 3,000 < 3,500).
+	perEmission := emitCalls / perSession
+	want := (sessions + perEmission - 1) / perEmission
+	if maxCalls > emitCalls || batches != want {
+		t.Errorf("%d emissions, the largest %d calls; want %d of at most %d", batches, maxCalls, want, emitCalls)
 	}
 }
 
@@ -663,5 +665,70 @@ func TestBufferDroppedMidRequestLeavesNoKeys(t *testing.T) {
 			}
 		}
 		crash(t, p, ext)
+	}
+}
+
+// TestShutdownGivesUpAWaitingEmission: with an exporter that answers only
+// once rows are written (wait_for_result), an emission can wait as long as
+// ClickHouse does not answer. Shutdown gives up the loop's waiting
+// emission and its own after the shutdown context ends, instead of hanging;
+// the calls stay in storage and the next start emits each once.
+func TestShutdownGivesUpAWaitingEmission(t *testing.T) {
+	dir := t.TempDir()
+	cfg := createDefaultConfig().(*Config)
+	cfg.SessionIdle = 10 * time.Millisecond
+	cfg.Storage = &fileStorage
+	at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+	waiting := make(chan struct{}, 1)
+	hanging := consumerFunc(func(ctx context.Context, _ ptrace.Traces) error {
+		select {
+		case waiting <- struct{}{}:
+		default:
+		}
+		<-ctx.Done() // ClickHouse never answers
+		return ctx.Err()
+	})
+	p, ext := startOnStorage(t, dir, cfg, hanging)
+	if _, err := process(context.Background(), p, sessionSpans("hang", 0, 4, at)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-waiting: // the loop's emission is waiting
+	case <-time.After(10 * time.Second):
+		t.Fatal("the loop never emitted the idle session")
+	}
+	stopped := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		stopped <- p.shutdown(ctx)
+	}()
+	select {
+	case err := <-stopped:
+		if err != nil {
+			t.Fatalf("shutdown with storage: %v; want the calls kept in storage and no error", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("shutdown hangs on an emission that waits for ClickHouse")
+	}
+	if err := ext.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	rows := newCallRows(nil)
+	p, ext = startOnStorage(t, dir, cfg, rows)
+	if err := p.shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := ext.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows.rows) != 4 {
+		t.Fatalf("%d calls emitted after the restart; want 4", len(rows.rows))
+	}
+	for id, n := range rows.rows {
+		if n != 1 {
+			t.Errorf("call %s emitted %d times", id, n)
+		}
 	}
 }

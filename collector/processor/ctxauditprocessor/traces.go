@@ -56,8 +56,9 @@ type tracesProcessor struct {
 	seq        uint64
 	pendingOps []*storage.Operation
 
-	stop chan struct{}
-	done chan struct{}
+	stop       chan struct{}
+	done       chan struct{}
+	cancelLoop context.CancelFunc
 	// wake asks the loop to emit the dropped buffers now (see evict).
 	wake chan struct{}
 }

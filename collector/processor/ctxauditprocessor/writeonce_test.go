@@ -254,6 +254,7 @@ func newFileStorage(t *testing.T, dir string) (storageHost, extension.Extension)
 func crash(t *testing.T, p *tracesProcessor, ext extension.Extension) {
 	t.Helper()
 	close(p.stop)
+	p.cancelLoop()
 	<-p.done
 	if err := p.store.close(context.Background()); err != nil {
 		t.Fatal(err)
