@@ -448,11 +448,12 @@ func (p *tracesProcessor) flush(ctx context.Context, pick func(*sessionBuffer) b
 	return nil
 }
 
-// emitCalls bounds the calls of one emission: about 6 MB of analysed
+// emitCalls bounds the calls of one emission: about 12 MB of analysed
 // spans, between the example's batch.min_size and max_size, so that an
 // emission is one INSERT of its own, sent at once (a session holding more
-// goes alone).
-const emitCalls = 3000
+// goes alone). Half as many calls per INSERT cost ClickHouse 28% more CPU
+// in the collector benchmark (docs/performance.md).
+const emitCalls = 6000
 
 // chunks splits bufs, in order, into runs holding at most limit calls
 // (a buffer over the limit forms a run of its own).

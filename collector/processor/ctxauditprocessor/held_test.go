@@ -485,7 +485,7 @@ func TestEmissionsAreBounded(t *testing.T) {
 			t.Errorf("call %s emitted %d times", id, n)
 		}
 	}
-	// 700-call sessions: four per emission (2,800 ≤ 3,000 < 3,500).
+	// 700-call sessions: eight per emission (5,600 ≤ 6,000 < 6,300).
 	perEmission := emitCalls / perSession
 	want := (sessions + perEmission - 1) / perEmission
 	if maxCalls > emitCalls || batches != want {
