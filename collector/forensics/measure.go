@@ -39,6 +39,10 @@ func countLines(s string) int {
 // time. Invalid input falls back to the standard library so that invalid
 // bytes are counted one rune each, exactly as RuneCountInString does.
 func countRunes(s string) int {
+	if isASCII(s) {
+		// Most tool output: one pass, and every byte is a code point.
+		return len(s)
+	}
 	if !utf8.ValidString(s) {
 		return utf8.RuneCountInString(s)
 	}
@@ -58,4 +62,23 @@ func countRunes(s string) int {
 		}
 	}
 	return len(s) - cont
+}
+
+// isASCII reports whether s has no byte above 0x7F, eight bytes at a time.
+func isASCII(s string) bool {
+	const high = 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		v := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		if v&high != 0 {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
