@@ -824,6 +824,7 @@ func TestQueriesOnClickHouse(t *testing.T) {
 								continue
 							}
 							checkResult(t, p, tg, res)
+							checkNoTakenBackAnswer(t, p, res)
 							if sc.base {
 								t.Logf("%-45s %3d rows  %v", p.Title, len(res.Rows), preview(res))
 							}
@@ -838,6 +839,25 @@ func TestQueriesOnClickHouse(t *testing.T) {
 				})
 			}
 		})
+	}
+}
+
+// checkNoTakenBackAnswer: no panel shows the fixture's retracted answer —
+// neither its message id nor its text (its count is checked by "High-risk
+// answers").
+func checkNoTakenBackAnswer(t *testing.T, p grafana.Panel, res *result) {
+	t.Helper()
+	for _, row := range res.Rows {
+		for _, v := range row {
+			rv := reflect.ValueOf(v)
+			if rv.Kind() == reflect.Pointer && !rv.IsNil() {
+				rv = rv.Elem()
+			}
+			if s := fmt.Sprint(rv); strings.Contains(s, takenBackAnswer) || strings.Contains(s, "There is no retry setting") {
+				t.Errorf("panel %q shows the answer that was taken back: %v", p.Title, row)
+				return
+			}
+		}
 	}
 }
 

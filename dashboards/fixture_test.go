@@ -2,12 +2,16 @@ package dashboards_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/ctxaudit/ctxaudit/schema"
 	"github.com/ctxaudit/ctxaudit/schema/chstore"
 )
+
+// takenBackAnswer is the message id of the fixture's retracted answer.
+const takenBackAnswer = "cc-a5-taken-back"
 
 // fixture is what loadFixture wrote: the time range that covers it and the
 // figures some panels must reproduce exactly.
@@ -280,10 +284,18 @@ func loadFixtureAt(t testing.TB, ctx context.Context, store *chstore.Store, now 
 	staleAnswer.Risk = schema.RiskHigh
 	staleSession := sessions[1]
 	staleSession.MaxRisk = schema.RiskNone
+	// A high-risk answer of the risky session that an analysis sent while
+	// its message was still being written, and took back once the message
+	// called a tool: its retraction replaces it, and no panel may show it.
+	takenBack := answer(cc, takenBackAnswer, 16, 3, schema.RiskHigh, true, "There is no retry setting.", []string{"cc-6"}, []string{"cc-6"},
+		map[string][]string{schema.ReasonAbsenceClaimOnPartialInput: {"cc-6"}})
+	retraction := schema.Answer{SessionID: takenBack.SessionID, MessageID: takenBack.MessageID, Timestamp: takenBack.Timestamp,
+		Turn: takenBack.Turn, Source: takenBack.Source, Model: takenBack.Model, Risk: schema.RiskNone, Absence: schema.AbsenceNone,
+		Verdict: "taken back", Retracted: true}
 	if err := store.WriteToolCalls(ctx, []schema.ToolCall{staleCall}); err != nil {
 		t.Fatalf("fixture: %v", err)
 	}
-	if err := store.WriteAnswers(ctx, []schema.Answer{staleAnswer}); err != nil {
+	if err := store.WriteAnswers(ctx, []schema.Answer{staleAnswer, takenBack}); err != nil {
 		t.Fatalf("fixture: %v", err)
 	}
 	if err := store.WriteSessions(ctx, []schema.Session{staleSession}); err != nil {
@@ -293,7 +305,7 @@ func loadFixtureAt(t testing.TB, ctx context.Context, store *chstore.Store, now 
 	if err := store.WriteToolCalls(ctx, calls); err != nil {
 		t.Fatalf("fixture: %v", err)
 	}
-	if err := store.WriteAnswers(ctx, answers); err != nil {
+	if err := store.WriteAnswers(ctx, append(slices.Clone(answers), retraction)); err != nil {
 		t.Fatalf("fixture: %v", err)
 	}
 	if err := store.WriteSessions(ctx, sessions); err != nil {

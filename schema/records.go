@@ -234,6 +234,10 @@ type Answer struct {
 	Reasons     []string            `json:"reasons"`
 	ReasonCalls map[string][]string `json:"reason_calls"`
 	Verdict     string              `json:"verdict"`
+	// Retracted: the message proved not to be an answer (it went on to call
+	// a tool) after an analysis had returned it as one. Its row replaces
+	// the answer's; readers skip it (ctxaudit.answers.retracted).
+	Retracted bool `json:"retracted,omitempty"`
 
 	Analysis Analysis `json:"-"`
 }

@@ -129,6 +129,9 @@ const (
 	// AttrAnswerReasonCalls holds "reason=id1,id2" entries, one per reason.
 	AttrAnswerReasonCalls = "ctxaudit.answer.reason_calls"
 	AttrAnswerVerdict     = "ctxaudit.answer.verdict"
+	// AttrAnswerRetracted marks a chat span that takes back an answer an
+	// earlier analysis sent: its message went on to call a tool.
+	AttrAnswerRetracted = "ctxaudit.answer.retracted"
 
 	// Sessions (invoke_agent spans).
 	AttrSessionTurns          = "ctxaudit.session.turns"

@@ -226,6 +226,9 @@ func AppendAnswer(spans ptrace.SpanSlice, a *schema.Answer) ptrace.Span {
 	}
 	putStrings(m, AttrAnswerReasonCalls, rc)
 	putNonEmpty(m, AttrAnswerVerdict, a.Verdict)
+	if a.Retracted {
+		m.PutBool(AttrAnswerRetracted, true)
+	}
 	putAnalysis(m, a.Analysis)
 	return sp
 }
@@ -600,6 +603,7 @@ func AnswerFromAttributes(m pcommon.Map, t time.Time) schema.Answer {
 		Risk:             schema.Risk(str(m, AttrAnswerRisk)),
 		Reasons:          stringSlice(m, AttrAnswerReasons),
 		Verdict:          str(m, AttrAnswerVerdict),
+		Retracted:        boolean(m, AttrAnswerRetracted),
 		Analysis:         analysisOf(m),
 	}
 	a.ReasonCalls = map[string][]string{}

@@ -107,6 +107,10 @@ func TestAnswerAndSessionRoundTrip(t *testing.T) {
 	if got := AnswerFromAttributes(sp.Attributes(), a.Timestamp); !reflect.DeepEqual(got, a) {
 		t.Fatalf("answer round trip:\n got %+v\nwant %+v", got, a)
 	}
+	a.Retracted = true
+	if got := AnswerFromAttributes(AppendAnswer(spans, &a).Attributes(), a.Timestamp); !reflect.DeepEqual(got, a) {
+		t.Fatalf("retraction round trip:\n got %+v\nwant %+v", got, a)
+	}
 	s := schema.Session{SessionID: "s-1", Source: schema.HarnessPi, HarnessVersion: "1", Model: "m", Project: "p", Cwd: "/c",
 		GitBranch: "b", StartedAt: a.Timestamp, EndedAt: a.Timestamp.Add(time.Hour), SourceFile: "/f", Turns: 2, ToolCalls: 3,
 		TruncatedCalls: 1, SilentCalls: 1, Answers: 2, RiskyAnswers: 1, Compactions: 1, MaxRisk: schema.RiskHigh, InputTokens: 5, OutputTokens: 6}

@@ -206,8 +206,23 @@ type Result struct {
 	// Retracted are the answers an earlier Result returned whose message has
 	// since proved not to be one (it issued a tool call), as they were held
 	// (ids, timestamp, turn, text; not analysed): what was written for them
-	// must be taken back.
+	// must be taken back. Answers carries a retraction record for each.
 	Retracted []schema.Answer
+}
+
+// RetractedVerdict is the verdict of a retraction record.
+const RetractedVerdict = "taken back: the message went on to call a tool, so it was not an answer"
+
+// retraction is the record that takes back answer a: the same message (and
+// timestamp, so the same partition) marked retracted, ranked by the
+// analysis that took it back so that it replaces the answer's row.
+func retraction(a schema.Answer, by schema.Analysis) schema.Answer {
+	return schema.Answer{
+		SessionID: a.SessionID, MessageID: a.MessageID, Timestamp: a.Timestamp, Turn: a.Turn,
+		Source: a.Source, Model: a.Model, AgentID: a.AgentID, Sidechain: a.Sidechain,
+		Risk: schema.RiskNone, Absence: schema.AbsenceNone, Verdict: RetractedVerdict,
+		Retracted: true, Analysis: by,
+	}
 }
 
 // Analyze runs session analysis over everything held — sub-agent records
@@ -244,6 +259,9 @@ func (b *Builder) Pending(meta schema.Session) Result {
 		}
 		res.Answers = append(res.Answers, *a)
 	}
+	for _, a := range res.Retracted {
+		res.Answers = append(res.Answers, retraction(a, res.Meta.Analysis))
+	}
 	return res
 }
 
@@ -262,6 +280,9 @@ func (b *Builder) Commit(res Result) Sent {
 	}
 	for i := range res.Answers {
 		a := &res.Answers[i]
+		if a.Retracted {
+			continue // not an answer: nothing of it is returned again
+		}
 		s.Answers[a.MessageID] = hashAnswer(a)
 		b.sentAnswer[a.MessageID] = s.Answers[a.MessageID]
 	}

@@ -136,14 +136,24 @@ func TestAnswerOfAMessageThatCallsAToolIsRetracted(t *testing.T) {
 	// A re-read of the file offers the candidate again; it stays out.
 	b.AddAnswer(schema.Answer{SessionID: "s", MessageID: "m2", Timestamp: at.Add(time.Second), Text: "Let me check b.go."})
 	res = b.Analyze(schema.Session{SessionID: "s"})
-	if len(res.Answers) != 0 || res.Meta.Answers != 0 {
-		t.Errorf("after its call the message still counts as an answer: %d returned, session answers %d", len(res.Answers), res.Meta.Answers)
+	if res.Meta.Answers != 0 {
+		t.Errorf("after its call the message still counts as an answer: session answers %d", res.Meta.Answers)
 	}
 	if len(res.Retracted) != 1 || res.Retracted[0].MessageID != "m2" || !res.Retracted[0].Timestamp.Equal(at.Add(time.Second)) {
 		t.Errorf("retracted %v, want m2 as held", res.Retracted)
 	}
-	if res := b.Analyze(schema.Session{SessionID: "s"}); len(res.Retracted) != 0 {
-		t.Errorf("retracted again: %v", res.Retracted)
+	// What is returned for it is its retraction: the same message and
+	// timestamp (so the same row key and partition), marked, ranked by the
+	// analysis that took it back.
+	if len(res.Answers) != 1 {
+		t.Fatalf("%d answer records returned; want the retraction of m2 only", len(res.Answers))
+	}
+	if r := res.Answers[0]; !r.Retracted || r.MessageID != "m2" || !r.Timestamp.Equal(at.Add(time.Second)) ||
+		r.Verdict != RetractedVerdict || r.Analysis != res.Meta.Analysis || !r.Analysis.Done {
+		t.Errorf("retraction record %+v (session analysis %+v)", r, res.Meta.Analysis)
+	}
+	if res := b.Analyze(schema.Session{SessionID: "s"}); len(res.Retracted) != 0 || len(res.Answers) != 0 {
+		t.Errorf("retracted again: %v, answers %v", res.Retracted, res.Answers)
 	}
 
 	// A candidate never returned is dropped without a retraction.

@@ -195,9 +195,12 @@ func (r *records) addSpan(sp ptrace.Span, res pcommon.Map) {
 		}
 		r.addCall(c)
 	case otelconv.OperationChat:
-		// Only chat spans that carry a ctxaudit answer verdict are answers;
-		// plain model-call spans from other instrumentation are not.
-		if _, ok := attrs.Get(otelconv.AttrAnswerRisk); !ok {
+		// Only chat spans that carry a ctxaudit answer verdict (or take an
+		// answer back) are answers; plain model-call spans from other
+		// instrumentation are not.
+		_, verdict := attrs.Get(otelconv.AttrAnswerRisk)
+		_, retraction := attrs.Get(otelconv.AttrAnswerRetracted)
+		if !verdict && !retraction {
 			return
 		}
 		a := otelconv.AnswerFromAttributes(attrs, sp.StartTimestamp().AsTime())

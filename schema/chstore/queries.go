@@ -184,7 +184,8 @@ func (s *Store) sessionToolCalls(ctx context.Context, sp SessionSpan, f CallFilt
 }
 
 // SessionAnswers returns the answers of the session sp describes, each at its
-// latest version, in time order.
+// latest version, in time order; a message whose latest version is a
+// retraction is no answer and is left out.
 func (s *Store) SessionAnswers(ctx context.Context, sp SessionSpan) ([]schema.Answer, error) {
 	if sp.Answers.Rows == 0 {
 		return nil, nil
@@ -199,7 +200,9 @@ func (s *Store) SessionAnswers(ctx context.Context, sp SessionSpan) ([]schema.An
 		if err != nil {
 			return err
 		}
-		out = append(out, a)
+		if !a.Retracted { // the message was not an answer after all
+			out = append(out, a)
+		}
 		return nil
 	})
 	if err != nil {

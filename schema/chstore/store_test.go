@@ -234,6 +234,45 @@ func TestAnswerAndSessionRoundTrip(t *testing.T) {
 	}
 }
 
+// An answer taken back: its retraction, written later for the same message
+// and timestamp, replaces its row, and no reader returns it; the stored row
+// says retracted = 1, so FINAL keeps the retraction.
+func TestRetractedAnswerIsNotRead(t *testing.T) {
+	ctx := context.Background()
+	s := chtest.NewStore(t)
+	ts := time.Date(2026, 1, 19, 21, 30, 0, 0, time.UTC)
+	keep := schema.Answer{SessionID: "s1", MessageID: "msg_1", Timestamp: ts, Risk: schema.RiskLow, Verdict: "fine",
+		Analysis: schema.Analysis{Done: true, Records: 4}}
+	open := schema.Answer{SessionID: "s1", MessageID: "msg_2", Timestamp: ts.Add(time.Second), Risk: schema.RiskHigh,
+		Text: "There is no such setting.", Verdict: "rests on a cut read", Analysis: schema.Analysis{Done: true, Records: 4}}
+	if err := s.WriteAnswers(ctx, []schema.Answer{keep, open}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Answers(ctx, "s1"); err != nil || len(got) != 2 {
+		t.Fatalf("before the retraction: %d answers, %v; want 2", len(got), err)
+	}
+	back := schema.Answer{SessionID: "s1", MessageID: "msg_2", Timestamp: open.Timestamp, Risk: schema.RiskNone,
+		Verdict: "taken back", Retracted: true, Analysis: schema.Analysis{Done: true, Records: 9}}
+	if err := s.WriteAnswers(ctx, []schema.Answer{back}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Answers(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].MessageID != "msg_1" {
+		t.Fatalf("after the retraction: %+v; want msg_1 only", got)
+	}
+	q := "SELECT toUInt64(count()), toUInt64(sum(retracted)) FROM " + s.Database() + ".answers FINAL WHERE session_id = 's1'"
+	var rows, retracted uint64
+	if err := s.Conn().QueryRow(ctx, q).Scan(&rows, &retracted); err != nil {
+		t.Fatal(err)
+	}
+	if rows != 2 || retracted != 1 {
+		t.Errorf("FINAL keeps %d rows, %d retracted; want 2 and 1", rows, retracted)
+	}
+}
+
 func TestReingestCountsOnce(t *testing.T) {
 	ctx := context.Background()
 	s := chtest.NewStore(t)

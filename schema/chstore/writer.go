@@ -139,6 +139,7 @@ var answerColumns = []column[schema.Answer]{
 		return out
 	}},
 	{"verdict", func(r *schema.Answer, _ uint64) any { return r.Verdict }},
+	{"retracted", func(r *schema.Answer, _ uint64) any { return b2u(r.Retracted) }},
 	{"version", func(_ *schema.Answer, v uint64) any { return v }},
 }
 

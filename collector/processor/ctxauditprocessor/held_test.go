@@ -732,3 +732,63 @@ func TestShutdownGivesUpAWaitingEmission(t *testing.T) {
 		}
 	}
 }
+
+// An answer the processor emitted for a message that then calls a tool (the
+// chat span came before the message's tool call) is taken back: the next
+// emission carries its retraction, a chat span of the same message and
+// timestamp marked ctxaudit.answer.retracted, which the exporter writes as
+// the row that replaces the answer's.
+func TestEmittedAnswerIsTakenBack(t *testing.T) {
+	ctx := context.Background()
+	cfg := createDefaultConfig().(*Config)
+	cfg.SessionIdle = time.Hour
+	sink := new(consumertest.TracesSink)
+	p, err := newTracesProcessor(processortest.NewNopSettings(metadata.Type), cfg, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.start(ctx, componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+	td := ptrace.NewTraces()
+	spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+	shellSpan(spans, "open", "c1", "a\nb\n", at)
+	chatSpan(spans, "open", "Let me look at b.go.", at.Add(time.Second))
+	spans.At(1).Attributes().PutStr(otelconv.AttrMessageID, "m-open")
+	if _, err := process(ctx, p, td); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.flush(ctx, func(*sessionBuffer) bool { return true }); err != nil {
+		t.Fatal(err)
+	}
+	td = ptrace.NewTraces()
+	spans = td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+	shellSpan(spans, "open", "c2", "a\nb\n", at.Add(2*time.Second))
+	spans.At(0).Attributes().PutStr(otelconv.AttrMessageID, "m-open") // the message called a tool
+	if _, err := process(ctx, p, td); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var answers []schema.Answer
+	for _, td := range sink.AllTraces() {
+		otelconv.EachSpan(td, func(_ pcommon.Map, _ string, sp ptrace.Span) {
+			if otelconv.Operation(sp.Attributes()) == otelconv.OperationChat {
+				answers = append(answers, otelconv.AnswerFromAttributes(sp.Attributes(), sp.StartTimestamp().AsTime()))
+			}
+		})
+	}
+	if len(answers) != 2 {
+		t.Fatalf("%d chat spans emitted; want the answer and its retraction: %+v", len(answers), answers)
+	}
+	answer, back := answers[0], answers[1]
+	if answer.Retracted || answer.MessageID != "m-open" || answer.Risk == "" {
+		t.Errorf("first emission: %+v; want the analysed answer", answer)
+	}
+	if !back.Retracted || back.MessageID != "m-open" || !back.Timestamp.Equal(answer.Timestamp) ||
+		back.Analysis.Records < answer.Analysis.Records || back.Risk != schema.RiskNone {
+		t.Errorf("second emission: %+v; want the retraction of %+v", back, answer)
+	}
+}

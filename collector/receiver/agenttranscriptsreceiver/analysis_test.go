@@ -64,6 +64,10 @@ func finalState(sink *consumertest.TracesSink) final {
 			f.calls[c.CallID] = c
 		case otelconv.OperationChat:
 			a := otelconv.AnswerFromAttributes(s.attrs, s.start)
+			if a.Retracted { // taken back: readers skip it
+				delete(f.answers, a.MessageID)
+				continue
+			}
 			f.answers[a.MessageID] = a
 		}
 	}

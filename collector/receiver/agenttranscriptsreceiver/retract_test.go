@@ -19,6 +19,7 @@ import (
 	"github.com/ctxaudit/ctxaudit/collector/ingest"
 	"github.com/ctxaudit/ctxaudit/collector/otelconv"
 	"github.com/ctxaudit/ctxaudit/collector/receiver/agenttranscriptsreceiver/internal/metadata"
+	"github.com/ctxaudit/ctxaudit/collector/session"
 )
 
 // TestAnswerCutMidMessageIsTakenBack cuts the real 2.1.6 session inside an
@@ -26,8 +27,9 @@ import (
 // line 14 its tool_use block. Paused there for longer than session_idle, the
 // session is analysed with that text as its answer, which is all that can be
 // known then. Once the rest arrives the message has called a tool, so it was
-// never an answer: the later analysis neither counts nor returns it, names it
-// as taken back, and ends with what one-shot ingest gives for the whole file.
+// never an answer: the later analysis neither counts nor returns it as one,
+// sends its retraction, names it as taken back, and ends with what one-shot
+// ingest gives for the whole file.
 func TestAnswerCutMidMessageIsTakenBack(t *testing.T) {
 	const cutAfter, openMessage = 13, "msg_01HoxpMDyxfh4Xf3Aoed6f8S"
 	root := t.TempDir()
@@ -86,14 +88,26 @@ func TestAnswerCutMidMessageIsTakenBack(t *testing.T) {
 		assert.NotEqual(t, openMessage, a.MessageID)
 	}
 	// The later analyses never sent the open message again as an answer:
-	// its only chat span is the first one.
-	n := 0
+	// its last chat span takes it back, with the same timestamp (the same
+	// row and partition), ranking above every one sent before (the first,
+	// and another if the sub-agent file was read on a poll of its own).
+	var spans []span
 	for _, s := range withOp(spansOf(sink.AllTraces()), otelconv.OperationChat) {
 		if s.spanID == otelconv.SpanID(session216, "answer", openMessage) {
-			n++
+			spans = append(spans, s)
 		}
 	}
-	assert.Equal(t, 1, n, "chat spans of the open message")
+	require.GreaterOrEqual(t, len(spans), 2, "chat spans of the open message")
+	last := spans[len(spans)-1]
+	back := otelconv.AnswerFromAttributes(last.attrs, last.start)
+	assert.True(t, back.Retracted, "the last chat span takes the answer back")
+	assert.Equal(t, session.RetractedVerdict, back.Verdict)
+	for _, sp := range spans[:len(spans)-1] {
+		answer := otelconv.AnswerFromAttributes(sp.attrs, sp.start)
+		assert.False(t, answer.Retracted)
+		assert.True(t, back.Timestamp.Equal(answer.Timestamp), "retraction at %v, answer at %v", back.Timestamp, answer.Timestamp)
+		assert.GreaterOrEqual(t, back.Analysis.Records, answer.Analysis.Records, "the retraction's analysis saw at least as much of the session")
+	}
 	taken := logs.FilterMessage("Answers sent earlier were not answers: their messages went on to call a tool").All()
 	require.Len(t, taken, 1)
 	assert.Equal(t, session216, taken[0].ContextMap()["session"])

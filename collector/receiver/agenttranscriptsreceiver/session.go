@@ -55,8 +55,8 @@ func (c *sessionCache) overflow() []*session.Builder {
 
 // retracted reports answers an earlier analysis sent whose message went on
 // to call a tool (the harness paused mid-message for longer than
-// session_idle): they are not answers. The rows already stored for them are
-// not taken back by this receiver; the log names them so that they can be.
+// session_idle): they are not answers. The analysis carries a retraction
+// record for each (session.Result.Answers), whose row replaces the answer's.
 func (r *agentReceiver) retracted(id string, answers []schema.Answer) {
 	if len(answers) == 0 {
 		return
