@@ -37,8 +37,8 @@ examples/collector.yaml.
 			col.SilenceUsage = true
 			col.SilenceErrors = true // Run prints the error once
 			// The collector handles SIGINT and SIGTERM itself and shuts its
-			// pipelines down gracefully (flushing the processor, closing the
-			// persistent queue). A context cancelled by the same signal would
+			// pipelines down gracefully (flushing the processor, closing its
+			// storage). A context cancelled by the same signal would
 			// hand that shutdown a dead context and cut it short.
 			if err := col.ExecuteContext(context.WithoutCancel(cmd.Context())); err != nil {
 				if isCollectorConfigError(col, args, err) {
