@@ -70,12 +70,12 @@ test: deps lint
 
 ## run: start the local ClickHouse, create the schema, load the bundled example
 ##   sessions, then run the collector in the foreground (OTLP on 127.0.0.1:4317/4318),
-##   with GOMEMLIMIT at the example's memory_limiter soft limit unless set.
+##   with GOMEMLIMIT at the example's memory_limiter soft limit and GOGC=200 unless set.
 run: deps build clickhouse
 	./$(BIN) migrate --clickhouse '$(CTXAUDIT_CLICKHOUSE)'
 	./$(BIN) ingest --clickhouse '$(CTXAUDIT_CLICKHOUSE)' --store-content all examples/sessions
 	CTXAUDIT_CLICKHOUSE='$(CTXAUDIT_CLICKHOUSE)' CTXAUDIT_EXAMPLES='$(CURDIR)/examples/sessions' \
-	  GOMEMLIMIT=$${GOMEMLIMIT:-384MiB} ./$(BIN) collector --config $(COLLECTOR_CONFIG)
+	  GOMEMLIMIT=$${GOMEMLIMIT:-384MiB} GOGC=$${GOGC:-200} ./$(BIN) collector --config $(COLLECTOR_CONFIG)
 
 ## generate: regenerate what is rendered from checked-in sources: each collector
 ## component's documentation.md, README status/telemetry tables, Go metadata

@@ -55,6 +55,7 @@ func TestRunEndToEnd(t *testing.T) {
 		WorkDir:       dir,
 		Timeout:       5 * time.Minute,
 		GoMemLimit:    ExampleGoMemLimit,
+		GoGC:          ExampleGoGC,
 		Outage:        true,
 		OutageLoad:    time.Minute,
 	})
@@ -79,9 +80,9 @@ func TestRunEndToEnd(t *testing.T) {
 	if d.RowsLowerBound {
 		t.Error("default: the row count is only a lower bound")
 	}
-	if d.MemLimitMiB <= 0 || d.GoMemLimit != ExampleGoMemLimit || rep.Floor.MemLimitMiB != 0 {
-		t.Errorf("default: limit_mib %d, GOMEMLIMIT %q; floor limit_mib %d; want the example's limiter and %s, none on the floor",
-			d.MemLimitMiB, d.GoMemLimit, rep.Floor.MemLimitMiB, ExampleGoMemLimit)
+	if d.MemLimitMiB <= 0 || d.GoMemLimit != ExampleGoMemLimit || d.GoGC != ExampleGoGC || rep.Floor.MemLimitMiB != 0 || rep.Floor.GoGC != "" {
+		t.Errorf("default: limit_mib %d, GOMEMLIMIT %q, GOGC %q; floor limit_mib %d, GOGC %q; want the example's limiter, %s and %s, none on the floor",
+			d.MemLimitMiB, d.GoMemLimit, d.GoGC, rep.Floor.MemLimitMiB, rep.Floor.GoGC, ExampleGoMemLimit, ExampleGoGC)
 	}
 	o := rep.Outage
 	if o == nil {
@@ -101,8 +102,9 @@ func TestRunEndToEnd(t *testing.T) {
 	}
 }
 
-// TestExampleNamesGoMemLimit: the GOMEMLIMIT the benchmark runs the default
-// pipeline with is the one examples/collector.yaml tells users to set.
+// TestExampleNamesGoMemLimit: the GOMEMLIMIT and GOGC the benchmark runs the
+// default pipeline with are the ones examples/collector.yaml tells users to
+// set, and make run sets.
 func TestExampleNamesGoMemLimit(t *testing.T) {
 	b, err := os.ReadFile("../../examples/collector.yaml")
 	if err != nil {
@@ -110,6 +112,18 @@ func TestExampleNamesGoMemLimit(t *testing.T) {
 	}
 	if !strings.Contains(string(b), "GOMEMLIMIT="+ExampleGoMemLimit) {
 		t.Errorf("examples/collector.yaml does not say GOMEMLIMIT=%s", ExampleGoMemLimit)
+	}
+	if !strings.Contains(string(b), "GOGC="+ExampleGoGC) {
+		t.Errorf("examples/collector.yaml does not say GOGC=%s", ExampleGoGC)
+	}
+	mk, err := os.ReadFile("../../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"GOMEMLIMIT=$${GOMEMLIMIT:-" + ExampleGoMemLimit + "}", "GOGC=$${GOGC:-" + ExampleGoGC + "}"} {
+		if !strings.Contains(string(mk), v) {
+			t.Errorf("make run does not set %s", v)
+		}
 	}
 	// testdata/memorylimiter.log is the line the distribution's memory_limiter
 	// (v0.165.0) logged at start with examples/collector.yaml.

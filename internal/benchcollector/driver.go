@@ -37,6 +37,11 @@ import (
 // collector with (its memory_limiter's soft limit, limit_mib - spike_limit_mib).
 const ExampleGoMemLimit = "384MiB"
 
+// ExampleGoGC is the GOGC examples/collector.yaml says to run the collector
+// with: under GOMEMLIMIT the heap is bounded anyway, and collecting half as
+// often cost 7% less CPU in this benchmark (docs/performance.md).
+const ExampleGoGC = "200"
+
 // Options configures a benchmark run.
 type Options struct {
 	Binary        string   // the built distribution, e.g. bin/ctxaudit
@@ -51,6 +56,9 @@ type Options struct {
 	// GoMemLimit is GOMEMLIMIT for the default pipeline's collector, as
 	// examples/collector.yaml says to run it (empty: not set).
 	GoMemLimit string
+	// GoGC is GOGC for the default pipeline's collector, likewise (empty:
+	// not set).
+	GoGC string
 	// Outage adds a third run: the default pipeline with ClickHouse
 	// stopped (its address refuses connections) under the same load for
 	// OutageLoad, reporting peak RSS against the memory limit and how the
@@ -90,6 +98,7 @@ type Pipeline struct {
 	// binary or the mapped storage files), every 100 ms.
 	CollectorPeakAnon int64  `json:"collector_peak_anon_rss_bytes"`
 	GoMemLimit        string `json:"gomemlimit,omitempty"`
+	GoGC              string `json:"gogc,omitempty"`
 	// MemLimitMiB: memory_limiter's limit_mib as the collector logged it; 0
 	// when the pipeline has no memory limiter.
 	MemLimitMiB int64 `json:"memory_limit_mib"`
@@ -165,10 +174,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 
 	runID := "b" + randHex(4)
-	if rep.Floor, err = o.measure(ctx, "floor", o.FloorConfig, runID+"f", nil, db, "", ""); err != nil {
+	if rep.Floor, err = o.measure(ctx, "floor", o.FloorConfig, runID+"f", nil, db, "", goEnv{}); err != nil {
 		return rep, err
 	}
-	rep.Default, err = o.measure(ctx, "default", o.DefaultConfig, runID+"d", store, db, addr, o.GoMemLimit)
+	rep.Default, err = o.measure(ctx, "default", o.DefaultConfig, runID+"d", store, db, addr, o.goEnv())
 	if err != nil || !o.Outage {
 		return rep, err
 	}
@@ -179,7 +188,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return rep, err
 	}
 	down := fmt.Sprintf("clickhouse://default@127.0.0.1:%d/%s", ports[0], db)
-	out, err := o.measure(ctx, "outage", o.DefaultConfig, runID+"o", nil, db, down, o.GoMemLimit)
+	out, err := o.measure(ctx, "outage", o.DefaultConfig, runID+"o", nil, db, down, o.goEnv())
 	rep.Outage = &out
 	return rep, err
 }
@@ -189,8 +198,14 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 // An empty chAddr is a pipeline that writes nowhere (the floor); a chAddr
 // without a store is one whose ClickHouse is down (the outage): its load is
 // bounded by OutageLoad and nothing is drained.
-func (o Options) measure(ctx context.Context, name, cfg, runID string, store *chstore.Store, db, chAddr, goMemLimit string) (Pipeline, error) {
-	p := Pipeline{Name: name, Config: cfg, Landed: -1, GoMemLimit: goMemLimit}
+// goEnv is the Go runtime's settings a collector runs with (empty: unset).
+type goEnv struct{ memLimit, gc string }
+
+// goEnv is how examples/collector.yaml says to run the default pipeline.
+func (o Options) goEnv() goEnv { return goEnv{memLimit: o.GoMemLimit, gc: o.GoGC} }
+
+func (o Options) measure(ctx context.Context, name, cfg, runID string, store *chstore.Store, db, chAddr string, env goEnv) (Pipeline, error) {
+	p := Pipeline{Name: name, Config: cfg, Landed: -1, GoMemLimit: env.memLimit, GoGC: env.gc}
 	outage := store == nil && chAddr != ""
 	dir, err := os.MkdirTemp(o.WorkDir, name+"-")
 	if err != nil {
@@ -246,8 +261,11 @@ receivers:
 		"CTXAUDIT_STATE_DIR="+filepath.Join(dir, "state"),
 		"CTXAUDIT_CLICKHOUSE="+chAddr,
 	)
-	if goMemLimit != "" {
-		cmd.Env = append(cmd.Env, "GOMEMLIMIT="+goMemLimit)
+	if env.memLimit != "" {
+		cmd.Env = append(cmd.Env, "GOMEMLIMIT="+env.memLimit)
+	}
+	if env.gc != "" {
+		cmd.Env = append(cmd.Env, "GOGC="+env.gc)
 	}
 	logf, err := os.Create(filepath.Join(dir, "collector.log"))
 	if err != nil {

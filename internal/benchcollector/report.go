@@ -32,6 +32,7 @@ func (r *Report) WriteText(w io.Writer) {
 	row("collector peak anonymous RSS (MiB)", float64(d.CollectorPeakAnon)/(1<<20), float64(f.CollectorPeakAnon)/(1<<20), "%.0f")
 	fmt.Fprintf(w, "%-34s %14d %14s %8s\n", "memory_limiter limit_mib", d.MemLimitMiB, "-", "-")
 	fmt.Fprintf(w, "%-34s %14s %14s %8s\n", "GOMEMLIMIT", orDash(d.GoMemLimit), orDash(f.GoMemLimit), "-")
+	fmt.Fprintf(w, "%-34s %14s %14s %8s\n", "GOGC", orDash(d.GoGC), orDash(f.GoGC), "-")
 	if d.RowsLowerBound {
 		fmt.Fprintln(w, "\nnote: the run outlasted old_parts_lifetime; rows written per call is a lower bound")
 	}
@@ -48,6 +49,7 @@ func (r *Report) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "%-34s %14.0f\n", "collector peak anonymous RSS (MiB)", float64(o.CollectorPeakAnon)/(1<<20))
 		fmt.Fprintf(w, "%-34s %14d\n", "memory_limiter limit_mib", o.MemLimitMiB)
 		fmt.Fprintf(w, "%-34s %14s\n", "GOMEMLIMIT", orDash(o.GoMemLimit))
+		fmt.Fprintf(w, "%-34s %14s\n", "GOGC", orDash(o.GoGC))
 	}
 	pipelines := []Pipeline{d, f}
 	if r.Outage != nil {

@@ -51,6 +51,7 @@ func run(ctx context.Context) error {
 	flag.IntVar(&o.ClickHousePID, "clickhouse-pid", 0, "pid of the ClickHouse server (default: the process listening on its port)")
 	flag.StringVar(&jsonOut, "json", "", "also write the report as JSON to this file")
 	flag.StringVar(&o.GoMemLimit, "gomemlimit", benchcollector.ExampleGoMemLimit, "GOMEMLIMIT of the default pipeline's collector (examples/collector.yaml says how it is run); empty: unset")
+	flag.StringVar(&o.GoGC, "gogc", benchcollector.ExampleGoGC, "GOGC of the default pipeline's collector (examples/collector.yaml says how it is run); empty: unset")
 	flag.BoolVar(&o.Outage, "outage", false, "also run the default pipeline with ClickHouse stopped and report peak RSS against the memory limit")
 	flag.DurationVar(&o.OutageLoad, "outage-load", 2*time.Minute, "how long the load runs against the outage")
 	flag.Parse()
