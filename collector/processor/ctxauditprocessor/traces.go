@@ -140,30 +140,37 @@ func (p *tracesProcessor) processSpan(ctx context.Context, res pcommon.Map, sp p
 	track := p.cfg.AnalyzeSessions && !otelconv.AnalysedUpstream(attrs)
 	switch otelconv.Operation(attrs) {
 	case otelconv.OperationExecuteTool:
+		t := sp.StartTimestamp().AsTime()
+		var c schema.ToolCall
+		// verdict is detection's, when it ran: written on the span only if
+		// the span goes on.
+		var verdict *schema.Forensics
+		var harness schema.Harness
 		if otelconv.HasForensics(attrs) {
 			if !track {
 				return false, nil
 			}
-			held, evicted := p.holdCall(otelconv.ToolCallFromAttributes(attrs, res, sp.StartTimestamp().AsTime()), sp, add)
-			if held {
-				otelconv.MarkAnalysisPending(attrs)
+			c = otelconv.ToolCallFromAttributes(attrs, res, t)
+		} else {
+			var f schema.Forensics
+			f, harness = detect(attrs, schema.Harness(p.cfg.DefaultSource))
+			calls.add(f.Kind)
+			verdict = &f
+			if !track {
+				otelconv.PutVerdict(attrs, verdict, harness)
+				return false, nil
 			}
-			return held, evicted
+			// The record is built from the verdict, not read back from the
+			// attributes, which a span that is held and not forwarded would
+			// carry only to be dropped: the same record either way.
+			c = otelconv.ToolCallWithVerdict(attrs, res, t, verdict, harness)
 		}
-		f, harness := detect(attrs, schema.Harness(p.cfg.DefaultSource))
-		calls.add(f.Kind)
-		if !track {
-			otelconv.PutVerdict(attrs, &f, harness)
-			return false, nil
+		held, evicted := p.holdCall(c, sp, add)
+		goesOn := !held || p.cfg.ForwardHeldSpans
+		if verdict != nil && goesOn {
+			otelconv.PutVerdict(attrs, verdict, harness)
 		}
-		// The record is built from the verdict, not read back from the
-		// attributes, which a span that is held and not forwarded would
-		// carry only to be dropped: the same record either way.
-		held, evicted := p.holdCall(otelconv.ToolCallWithVerdict(attrs, res, sp.StartTimestamp().AsTime(), &f, harness), sp, add)
-		if !held || p.cfg.ForwardHeldSpans {
-			otelconv.PutVerdict(attrs, &f, harness)
-		}
-		if held {
+		if held && goesOn {
 			otelconv.MarkAnalysisPending(attrs)
 		}
 		return held, evicted
