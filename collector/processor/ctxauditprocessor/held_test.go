@@ -740,16 +740,12 @@ func TestShutdownGivesUpAWaitingEmission(t *testing.T) {
 // the row that replaces the answer's.
 func TestEmittedAnswerIsTakenBack(t *testing.T) {
 	ctx := context.Background()
+	dir := t.TempDir()
 	cfg := createDefaultConfig().(*Config)
 	cfg.SessionIdle = time.Hour
+	cfg.Storage = &fileStorage
 	sink := new(consumertest.TracesSink)
-	p, err := newTracesProcessor(processortest.NewNopSettings(metadata.Type), cfg, sink)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.start(ctx, componenttest.NewNopHost()); err != nil {
-		t.Fatal(err)
-	}
+	p, ext := startOnStorage(t, dir, cfg, sink)
 	at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
 	td := ptrace.NewTraces()
 	spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
@@ -772,14 +768,21 @@ func TestEmittedAnswerIsTakenBack(t *testing.T) {
 	if err := p.shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
-	var answers []schema.Answer
-	for _, td := range sink.AllTraces() {
-		otelconv.EachSpan(td, func(_ pcommon.Map, _ string, sp ptrace.Span) {
-			if otelconv.Operation(sp.Attributes()) == otelconv.OperationChat {
-				answers = append(answers, otelconv.AnswerFromAttributes(sp.Attributes(), sp.StartTimestamp().AsTime()))
-			}
-		})
+	if err := ext.Shutdown(ctx); err != nil {
+		t.Fatal(err)
 	}
+	chats := func(sink *consumertest.TracesSink) []schema.Answer {
+		var out []schema.Answer
+		for _, td := range sink.AllTraces() {
+			otelconv.EachSpan(td, func(_ pcommon.Map, _ string, sp ptrace.Span) {
+				if otelconv.Operation(sp.Attributes()) == otelconv.OperationChat {
+					out = append(out, otelconv.AnswerFromAttributes(sp.Attributes(), sp.StartTimestamp().AsTime()))
+				}
+			})
+		}
+		return out
+	}
+	answers := chats(sink)
 	if len(answers) != 2 {
 		t.Fatalf("%d chat spans emitted; want the answer and its retraction: %+v", len(answers), answers)
 	}
@@ -790,5 +793,23 @@ func TestEmittedAnswerIsTakenBack(t *testing.T) {
 	if !back.Retracted || back.MessageID != "m-open" || !back.Timestamp.Equal(answer.Timestamp) ||
 		back.Analysis.Records < answer.Analysis.Records || back.Risk != schema.RiskNone {
 		t.Errorf("second emission: %+v; want the retraction of %+v", back, answer)
+	}
+
+	// After a restart the session grows: it is taken back once, not again.
+	again := new(consumertest.TracesSink)
+	p, ext = startOnStorage(t, dir, cfg, again)
+	td = ptrace.NewTraces()
+	shellSpan(td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans(), "open", "c3", "a\nb\n", at.Add(3*time.Second))
+	if _, err := process(ctx, p, td); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := ext.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := chats(again); len(got) != 0 {
+		t.Errorf("after the restart %d chat spans emitted again: %+v", len(got), got)
 	}
 }
