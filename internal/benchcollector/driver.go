@@ -51,8 +51,11 @@ type Options struct {
 	ClickHouse    string   // clickhouse://user@host:port[/db]; without a db a fresh one is made and dropped
 	ClickHousePID int      // the server's pid; 0 = the process listening on the address's port
 	Spans         int
-	WorkDir       string        // state dirs and config overlays go here
-	Timeout       time.Duration // bound on each pipeline's load plus drain
+	// Clients is how many SDK clients the load generator sends from at
+	// once (0: DefaultClients).
+	Clients int
+	WorkDir string        // state dirs and config overlays go here
+	Timeout time.Duration // bound on each pipeline's load plus drain
 	// GoMemLimit is GOMEMLIMIT for the default pipeline's collector, as
 	// examples/collector.yaml says to run it (empty: not set).
 	GoMemLimit string
@@ -114,6 +117,7 @@ type Pipeline struct {
 type Report struct {
 	Date              string   `json:"date"`
 	Spans             int      `json:"spans"`
+	Clients           int      `json:"clients"`
 	ClickHouseVersion string   `json:"clickhouse_version"`
 	ClickHousePID     int      `json:"clickhouse_pid"`
 	Default           Pipeline `json:"default"`
@@ -129,6 +133,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = 20 * time.Minute
+	}
+	if o.Clients <= 0 {
+		o.Clients = DefaultClients
 	}
 	if o.Log == nil {
 		o.Log = io.Discard
@@ -158,7 +165,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, fmt.Errorf("bench: open %s: %w", addr, err)
 	}
 	defer store.Close()
-	rep := &Report{Date: time.Now().UTC().Format(time.RFC3339), Spans: o.Spans, ClickHousePID: o.ClickHousePID}
+	rep := &Report{Date: time.Now().UTC().Format(time.RFC3339), Spans: o.Spans, Clients: o.Clients, ClickHousePID: o.ClickHousePID}
 	rep.ClickHouseVersion, _ = store.ServerVersion()
 	// The schema is created here, before the collectors start (the
 	// exporter's own migration then finds it at this binary's version).
@@ -380,7 +387,7 @@ func (o Options) runLoad(ctx context.Context, grpcPort int, runID string, timeou
 	}
 	args := append(append([]string{}, o.LoadCommand[1:]...),
 		"-endpoint", fmt.Sprintf("127.0.0.1:%d", grpcPort),
-		"-spans", strconv.Itoa(o.Spans), "-run-id", runID,
+		"-spans", strconv.Itoa(o.Spans), "-clients", strconv.Itoa(o.Clients), "-run-id", runID,
 		"-timeout", timeout.String())
 	cmd := exec.CommandContext(ctx, o.LoadCommand[0], args...)
 	var stdout, stderr bytes.Buffer

@@ -35,16 +35,21 @@ type Call struct {
 }
 
 // Payload generates the i-th call of a run. It is deterministic in (runID, i)
-// and cheap, so the generator builds each span as it sends it.
+// and cheap, so the generator builds each span as it sends it: every body is
+// a prefix of one text built once, so the generator spends its CPU on the
+// spans, not on the payload (it shares the machine with the collector).
 type Payload struct {
 	runID string
-	line  string
+	text  string // the line repeated to MaxResultBytes
 }
+
+// resultLine is the line every body repeats.
+const resultLine = "    at handler (/srv/app/internal/server/handler.go:118) ok\n"
 
 // NewPayload returns the generator for one run; runID makes call and
 // conversation ids unique across runs on the same database.
 func NewPayload(runID string) *Payload {
-	return &Payload{runID: runID, line: "    at handler (/srv/app/internal/server/handler.go:118) ok\n"}
+	return &Payload{runID: runID, text: strings.Repeat(resultLine, MaxResultBytes/len(resultLine)+1)[:MaxResultBytes]}
 }
 
 // Call returns the i-th call.
@@ -56,7 +61,7 @@ func (p *Payload) Call(i int) Call {
 		ConversationID: fmt.Sprintf("%s-conv-%05d", p.runID, i/SpansPerConversation),
 		Tool:           "Bash",
 	}
-	body := p.text(size)
+	body := p.text[:size]
 	if i%MarkerEvery == 0 {
 		// Head and tail kept around the marker, as Claude Code writes it.
 		cut := 20_000 + r.IntN(200_000)
@@ -71,13 +76,4 @@ func (p *Payload) Call(i int) Call {
 		c.OriginalBytes = int64(len(c.Result)) + int64(r.IntN(100_000))
 	}
 	return c
-}
-
-func (p *Payload) text(size int) string {
-	var b strings.Builder
-	b.Grow(size + len(p.line))
-	for b.Len() < size {
-		b.WriteString(p.line)
-	}
-	return b.String()[:size]
 }

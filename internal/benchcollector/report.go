@@ -7,8 +7,8 @@ import (
 
 // WriteText prints the report as the table docs/performance.md shows.
 func (r *Report) WriteText(w io.Writer) {
-	fmt.Fprintf(w, "collector benchmark, %s: %d execute_tool spans per pipeline, ClickHouse %s (pid %d)\n\n",
-		r.Date, r.Spans, r.ClickHouseVersion, r.ClickHousePID)
+	fmt.Fprintf(w, "collector benchmark, %s: %d execute_tool spans per pipeline from %d clients, ClickHouse %s (pid %d)\n\n",
+		r.Date, r.Spans, r.Clients, r.ClickHouseVersion, r.ClickHousePID)
 	fmt.Fprintf(w, "%-34s %14s %14s %8s\n", "", "default", "floor", "ratio")
 	row := func(name string, d, f float64, format string) {
 		ratio := "-"

@@ -47,6 +47,7 @@ func run(ctx context.Context) error {
 	flag.StringVar(&o.DefaultConfig, "config", "examples/collector.yaml", "the default pipeline's configuration")
 	flag.StringVar(&o.FloorConfig, "floor-config", "internal/benchcollector/testdata/floor.yaml", "the floor's configuration")
 	flag.IntVar(&o.Spans, "spans", 200_000, "execute_tool spans per pipeline")
+	flag.IntVar(&o.Clients, "clients", benchcollector.DefaultClients, "SDK clients the load generator sends from at once")
 	flag.DurationVar(&o.Timeout, "timeout", 20*time.Minute, "bound on each pipeline's load plus drain")
 	flag.IntVar(&o.ClickHousePID, "clickhouse-pid", 0, "pid of the ClickHouse server (default: the process listening on its port)")
 	flag.StringVar(&jsonOut, "json", "", "also write the report as JSON to this file")
