@@ -1,6 +1,7 @@
 package session
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
@@ -175,5 +176,50 @@ func TestAnswerOfAMessageThatCallsAToolIsRetracted(t *testing.T) {
 	b.AddAnswer(schema.Answer{SessionID: "s", MessageID: "m4", Timestamp: at.Add(5 * time.Second), Text: "Looking further."})
 	if res := b.Analyze(schema.Session{SessionID: "s"}); len(res.Retracted) != 1 || res.Retracted[0].MessageID != "m4" || res.Meta.Answers != 0 {
 		t.Errorf("NotAnswer: retracted %v, session answers %d", res.Retracted, res.Meta.Answers)
+	}
+}
+
+// TestCallPrintCoversFollowThrough: a change to any field of a call's
+// follow-through changes its fingerprint (else the change is never
+// emitted), and two strings that split the same bytes differently do not
+// collide. The field counts make a field added to followThrough, Analysis
+// or Ratio fail here until print covers it.
+func TestCallPrintCoversFollowThrough(t *testing.T) {
+	for typ, want := range map[reflect.Type]int{
+		reflect.TypeFor[followThrough]():   7,
+		reflect.TypeFor[schema.Analysis](): 3,
+		reflect.TypeFor[schema.Ratio]():    2,
+	} {
+		if got := typ.NumField(); got != want {
+			t.Errorf("%v has %d fields, callPrint covers %d: add the new ones to followThrough.print", typ, got, want)
+		}
+	}
+	base := followThrough{turn: 3, target: "a.go", continuationOf: "toolu_1", coverage: schema.KnownRatio(0.5),
+		analysis: schema.Analysis{Done: true, Records: 12}}
+	changes := map[string]func(*followThrough){
+		"turn":              func(f *followThrough) { f.turn = 4 },
+		"target":            func(f *followThrough) { f.target = "b.go" },
+		"followedUp":        func(f *followThrough) { f.followedUp = true },
+		"continuationOf":    func(f *followThrough) { f.continuationOf = "toolu_2" },
+		"coverage.V":        func(f *followThrough) { f.coverage.V = 0.75 },
+		"coverage.Known":    func(f *followThrough) { f.coverage.Known = false },
+		"searched":          func(f *followThrough) { f.searched = true },
+		"analysis.Done":     func(f *followThrough) { f.analysis.Done = false },
+		"analysis.Partial":  func(f *followThrough) { f.analysis.Partial = true },
+		"analysis.Records":  func(f *followThrough) { f.analysis.Records = 13 },
+		"target/continuing": func(f *followThrough) { f.target, f.continuationOf = "a.got", "oolu_1" },
+	}
+	seen := map[uint64]string{base.print(): "base"}
+	for name, change := range changes {
+		f := base
+		change(&f)
+		p := f.print()
+		if other, dup := seen[p]; dup {
+			t.Errorf("changing %s gives the fingerprint of %s", name, other)
+		}
+		seen[p] = name
+	}
+	if base.print() != base.print() {
+		t.Error("fingerprint is not deterministic")
 	}
 }
