@@ -270,20 +270,16 @@ func (b *Builder) Pending(meta schema.Session) Result {
 	analysis.Analyze(&as)
 
 	res := Result{Meta: as.Meta, Retracted: slices.Clone(b.retracted)}
-	for i := range as.Calls {
-		c := &as.Calls[i]
-		if prev, ok := b.sentCall[c.CallID]; ok && prev == callPrint(c) {
-			continue
-		}
-		res.Calls = append(res.Calls, *c)
-	}
-	for i := range as.Answers {
-		a := &as.Answers[i]
-		if prev, ok := b.sentAnswer[a.MessageID]; ok && prev == hashAnswer(a) {
-			continue
-		}
-		res.Answers = append(res.Answers, *a)
-	}
+	// calls and answers are this analysis's own copies: what was returned
+	// unchanged is taken out of them in place.
+	res.Calls = slices.DeleteFunc(as.Calls, func(c schema.ToolCall) bool {
+		prev, ok := b.sentCall[c.CallID]
+		return ok && prev == callPrint(&c)
+	})
+	res.Answers = slices.DeleteFunc(as.Answers, func(a schema.Answer) bool {
+		prev, ok := b.sentAnswer[a.MessageID]
+		return ok && prev == hashAnswer(&a)
+	})
 	for _, a := range res.Retracted {
 		res.Answers = append(res.Answers, retraction(a, res.Meta.Analysis))
 	}

@@ -34,10 +34,14 @@ type sessionBuffer struct {
 	b      *session.Builder
 	// meta is what the spans say of the session: its time span, and the
 	// model and place of its first call.
-	meta      schema.Session
-	firstCall *schema.ToolCall
-	lastSeen  time.Time
-	dirty     bool
+	meta schema.Session
+	// The time and id of the session's first call, the one meta's model
+	// and place come from (hasFirst: there is one).
+	hasFirst bool
+	firstAt  time.Time
+	firstID  string
+	lastSeen time.Time
+	dirty    bool
 	// pendingSince is when the oldest record not yet emitted arrived (zero:
 	// none), for max_hold.
 	pendingSince time.Time
@@ -80,8 +84,8 @@ func (b *sessionBuffer) span(t time.Time) {
 func (b *sessionBuffer) addCall(c schema.ToolCall) {
 	b.b.HoldCall(c)
 	b.span(c.Timestamp)
-	if f := b.firstCall; f == nil || c.Timestamp.Before(f.Timestamp) || (c.Timestamp.Equal(f.Timestamp) && c.CallID < f.CallID) {
-		b.firstCall = &c
+	if !b.hasFirst || c.Timestamp.Before(b.firstAt) || (c.Timestamp.Equal(b.firstAt) && c.CallID < b.firstID) {
+		b.hasFirst, b.firstAt, b.firstID = true, c.Timestamp, c.CallID
 		b.meta.Model, b.meta.HarnessVersion = c.Model, c.HarnessVersion
 		b.meta.Project, b.meta.Cwd, b.meta.GitBranch = c.Project, c.Cwd, c.GitBranch
 	}
@@ -108,28 +112,50 @@ func (b *sessionBuffer) touch(now time.Time) {
 }
 
 // added are the records one request added, per buffer, to be persisted
-// before the request is answered.
-type added map[*sessionBuffer]*storedRecords
+// before the request is answered. Its calls live in slabs sized by the
+// request (reserve), so holding a call allocates nothing of its own.
+type added struct {
+	by   map[*sessionBuffer]*storedRecords
+	slab []schema.ToolCall
+}
 
-func (a added) call(b *sessionBuffer, c schema.ToolCall) {
+// newAdded is the records of a request of about spans spans.
+func newAdded(spans int) *added {
+	return &added{by: map[*sessionBuffer]*storedRecords{}, slab: make([]schema.ToolCall, 0, max(spans, 1))}
+}
+
+// reserve returns room for one call. A full slab is replaced, not grown:
+// the calls already in it are pointed to and must not move.
+func (a *added) reserve() *schema.ToolCall {
+	if len(a.slab) == cap(a.slab) {
+		a.slab = make([]schema.ToolCall, 0, max(cap(a.slab), 16))
+	}
+	a.slab = a.slab[:len(a.slab)+1]
+	return &a.slab[len(a.slab)-1]
+}
+
+// call records c, from reserve, as added to b.
+func (a *added) call(b *sessionBuffer, c *schema.ToolCall) {
 	if b == nil {
 		return
 	}
-	a.of(b).Calls = append(a.of(b).Calls, c)
+	r := a.of(b)
+	r.Calls = append(r.Calls, c)
 }
 
-func (a added) answer(b *sessionBuffer, x schema.Answer) {
+func (a *added) answer(b *sessionBuffer, x schema.Answer) {
 	if b == nil {
 		return
 	}
-	a.of(b).Answers = append(a.of(b).Answers, x)
+	r := a.of(b)
+	r.Answers = append(r.Answers, x)
 }
 
-func (a added) of(b *sessionBuffer) *storedRecords {
-	r, ok := a[b]
+func (a *added) of(b *sessionBuffer) *storedRecords {
+	r, ok := a.by[b]
 	if !ok {
 		r = &storedRecords{}
-		a[b] = r
+		a.by[b] = r
 	}
 	return r
 }
@@ -184,7 +210,9 @@ func (p *tracesProcessor) reload(ctx context.Context) error {
 				continue
 			}
 			for _, c := range r.Calls {
-				b.addCall(c)
+				if c != nil { // a null in a damaged key
+					b.addCall(*c)
+				}
 			}
 			for _, a := range r.Answers {
 				b.addAnswer(a)
@@ -377,7 +405,7 @@ func (p *tracesProcessor) addAnswer(pa *schema.Answer) (*sessionBuffer, []*sessi
 
 // persist writes what one request added, in one batch, before the request
 // is answered: an acknowledged call is then on disk.
-func (p *tracesProcessor) persist(ctx context.Context, add added) error {
+func (p *tracesProcessor) persist(ctx context.Context, add *added) error {
 	if p.store == nil {
 		return nil
 	}
@@ -387,7 +415,7 @@ func (p *tracesProcessor) persist(ctx context.Context, add added) error {
 	ops := p.pendingOps
 	p.pendingOps = nil
 	now := p.now()
-	for b, r := range add {
+	for b, r := range add.by {
 		if !b.metaStored {
 			op, err := setJSON(metaKey(b.gen), b.storedMeta())
 			if err != nil {

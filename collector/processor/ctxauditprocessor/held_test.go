@@ -577,9 +577,9 @@ func TestStateWithABaseStillLoads(t *testing.T) {
 	var ops []*storage.Operation
 	for key, v := range map[string]any{
 		metaKey(7):    storedMeta{SessionID: "old", Source: schema.HarnessCodex, Sent: session.Sent{Calls: map[string]uint64{}, Answers: map[string]uint64{}}},
-		baseKey(7):    storedRecords{At: at, Calls: []schema.ToolCall{call(0), call(1)}},
-		incKey(7, 9):  storedRecords{At: at.Add(time.Minute), Calls: []schema.ToolCall{call(2)}},
-		incKey(7, 12): storedRecords{At: at.Add(2 * time.Minute), Calls: []schema.ToolCall{call(3)}},
+		baseKey(7):    storedRecords{At: at, Calls: []*schema.ToolCall{ptr(call(0)), ptr(call(1))}},
+		incKey(7, 9):  storedRecords{At: at.Add(time.Minute), Calls: []*schema.ToolCall{ptr(call(2))}},
+		incKey(7, 12): storedRecords{At: at.Add(2 * time.Minute), Calls: []*schema.ToolCall{ptr(call(3))}},
 	} {
 		op, err := setJSON(key, v)
 		if err != nil {

@@ -22,3 +22,5 @@ func process(ctx context.Context, p *tracesProcessor, td ptrace.Traces) (ptrace.
 	}
 	return out, err
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -64,9 +64,11 @@ type storedMeta struct {
 
 // storedRecords are records of one buffer, with when they were added.
 type storedRecords struct {
-	At      time.Time         `json:"at"`
-	Calls   []schema.ToolCall `json:"calls,omitempty"`
-	Answers []schema.Answer   `json:"answers,omitempty"`
+	At time.Time `json:"at"`
+	// Calls are pointers so that a request's calls are copied into its
+	// records once, in one slab (added.reserve), not once more per buffer.
+	Calls   []*schema.ToolCall `json:"calls,omitempty"`
+	Answers []schema.Answer    `json:"answers,omitempty"`
 }
 
 // heldStore reads and writes those keys. Without a storage extension it is

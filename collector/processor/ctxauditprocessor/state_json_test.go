@@ -73,11 +73,11 @@ func TestStoredJSONIsEncodingJSON(t *testing.T) {
 	odd.Arguments = "{\"a\":\"\x80\"}"
 	cases := map[string]any{
 		"records": storedRecords{At: time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC),
-			Calls: []schema.ToolCall{filled[schema.ToolCall](), {}}, Answers: []schema.Answer{filled[schema.Answer](), {}}},
+			Calls: []*schema.ToolCall{ptr(filled[schema.ToolCall]()), {}}, Answers: []schema.Answer{filled[schema.Answer](), {}}},
 		"empty records": storedRecords{},
 		"meta":          filled[storedMeta](),
 		"empty meta":    storedMeta{Sent: session.Sent{}},
-		"not UTF-8":     storedRecords{Calls: []schema.ToolCall{odd}},
+		"not UTF-8":     storedRecords{Calls: []*schema.ToolCall{&odd}},
 	}
 	for name, v := range cases {
 		want, err := json.Marshal(v)
@@ -118,9 +118,9 @@ func BenchmarkStoredJSON(b *testing.B) {
 	c.Forensics.Context.Bytes = schema.Known(4000)
 	c.Forensics.Kind = schema.KindExplicit
 	c.Forensics.Marker = "[1000 characters truncated]"
-	recs := storedRecords{At: c.Timestamp, Calls: make([]schema.ToolCall, 512)}
+	recs := storedRecords{At: c.Timestamp, Calls: make([]*schema.ToolCall, 512)}
 	for i := range recs.Calls {
-		recs.Calls[i] = c
+		recs.Calls[i] = &c
 	}
 	for _, enc := range []struct {
 		name    string

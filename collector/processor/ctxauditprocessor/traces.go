@@ -84,7 +84,7 @@ func newTracesProcessor(set processor.Settings, cfg *Config, next consumer.Trace
 func (p *tracesProcessor) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.Traces, error) {
 	var evicted []*sessionBuffer
 	var calls callTally
-	add := added{}
+	add := newAdded(td.SpanCount())
 	// A held call or answer leaves the processor once, with its session's
 	// analysis; its span goes no further now unless forward_held_spans asks
 	// for it.
@@ -135,7 +135,7 @@ func (p *tracesProcessor) processTraces(ctx context.Context, td ptrace.Traces) (
 // reports whether it holds what the span carries (the call's row, or the
 // answer with its risk, comes with the session's analysis) and the buffers
 // dropped to make room.
-func (p *tracesProcessor) processSpan(ctx context.Context, res pcommon.Map, sp ptrace.Span, add added, calls *callTally) (bool, []*sessionBuffer) {
+func (p *tracesProcessor) processSpan(ctx context.Context, res pcommon.Map, sp ptrace.Span, add *added, calls *callTally) (bool, []*sessionBuffer) {
 	attrs := sp.Attributes()
 	track := p.cfg.AnalyzeSessions && !otelconv.AnalysedUpstream(attrs)
 	switch otelconv.Operation(attrs) {
@@ -189,15 +189,20 @@ func (p *tracesProcessor) processSpan(ctx context.Context, res pcommon.Map, sp p
 // holdCall holds the call c of span sp for session analysis, recording it in
 // add; it reports whether it did (a call without a session is not held) and
 // the buffers dropped to make room.
-func (p *tracesProcessor) holdCall(c schema.ToolCall, sp ptrace.Span, add added) (bool, []*sessionBuffer) {
+func (p *tracesProcessor) holdCall(c schema.ToolCall, sp ptrace.Span, add *added) (bool, []*sessionBuffer) {
+	if c.SessionID == "" {
+		return false, nil
+	}
 	if c.CallID == "" {
 		c.CallID = sp.SpanID().String()
 	}
-	b, evicted := p.addCall(&c)
+	rec := add.reserve()
+	*rec = c
+	b, evicted := p.addCall(rec)
 	if b == nil {
 		return false, evicted
 	}
-	add.call(b, c)
+	add.call(b, rec)
 	return true, evicted
 }
 
