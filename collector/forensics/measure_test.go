@@ -59,3 +59,23 @@ func BenchmarkCountRunes(b *testing.B) {
 		})
 	}
 }
+
+// TestIsASCIIFindsEveryHighByte: a byte above 0x7F is found wherever it is,
+// in the 32-byte blocks, the 8-byte words and the tail.
+func TestIsASCIIFindsEveryHighByte(t *testing.T) {
+	for n := range 100 {
+		base := strings.Repeat("a", n)
+		if !isASCII(base) {
+			t.Fatalf("%d ASCII bytes reported as not ASCII", n)
+		}
+		for i := range n {
+			for _, c := range []byte{0x80, 0xC3, 0xFF} {
+				b := []byte(base)
+				b[i] = c
+				if isASCII(string(b)) {
+					t.Fatalf("byte %#x at %d of %d not found", c, i, n)
+				}
+			}
+		}
+	}
+}
