@@ -104,10 +104,15 @@ const (
 // Enum8 (after 'unknown' = 0).
 var Precisions = []Precision{PrecisionExact, PrecisionApproximate, PrecisionLowerBound}
 
-// MarshalJSON renders the empty precision as null.
+// MarshalJSON renders the empty precision as null. The known precisions
+// need no escaping and are written directly: every record stored or sent
+// carries one.
 func (p Precision) MarshalJSON() ([]byte, error) {
-	if p == PrecisionNone {
+	switch p {
+	case PrecisionNone:
 		return []byte("null"), nil
+	case PrecisionExact, PrecisionApproximate, PrecisionLowerBound:
+		return append(append(append(make([]byte, 0, len(p)+2), '"'), p...), '"'), nil
 	}
 	return json.Marshal(string(p))
 }

@@ -14,6 +14,7 @@ func TestPrecisionJSON(t *testing.T) {
 		{PrecisionExact, `"exact"`},
 		{PrecisionApproximate, `"approximate"`},
 		{PrecisionLowerBound, `"lower_bound"`},
+		{Precision(`odd "one"`), `"odd \"one\""`}, // not one of ours: escaped as any string
 	}
 	for _, tt := range tests {
 		b, err := json.Marshal(Original{Source: SourceMarker, Precision: tt.p})

@@ -555,7 +555,8 @@ func (p *tracesProcessor) emit(ctx context.Context, bufs []*sessionBuffer, retir
 		}
 	}
 	otelconv.MarkAnalysedUpstream(spans)
-	p.redactSecrets(ctx, td)
+	// No redaction pass here: every record was redacted as it was held
+	// (addCall, addAnswer), and the analysis only reads them.
 	var err error
 	if spans.Len() > 0 {
 		err = p.next.ConsumeTraces(ctx, td)
