@@ -39,7 +39,7 @@ import (
 // sources produced them, and what was last returned for each.
 type Builder struct {
 	id      string
-	calls   []schema.ToolCall
+	calls   chunks[schema.ToolCall]
 	callIdx map[string]int
 	answers []schema.Answer
 	ansIdx  map[string]int
@@ -138,10 +138,10 @@ func (b *Builder) AddCall(c schema.ToolCall, spawnedAgentID string, emitted bool
 		b.spawnedTurn[spawnedAgentID] = c.Turn
 	}
 	if i, ok := b.callIdx[c.CallID]; ok {
-		b.calls[i] = c
+		*b.calls.at(i) = c
 	} else {
-		b.callIdx[c.CallID] = len(b.calls)
-		b.calls = append(b.calls, c)
+		b.callIdx[c.CallID] = b.calls.len()
+		b.calls.append(c)
 	}
 	b.NotAnswer(c.MessageID)
 	transcript.PlaceCall(&c, b.spawnedTurn)
@@ -159,14 +159,15 @@ func (b *Builder) AddCall(c schema.ToolCall, spawnedAgentID string, emitted bool
 func (b *Builder) HoldCall(c schema.ToolCall) {
 	b.NotAnswer(c.MessageID)
 	if i, ok := b.callIdx[c.CallID]; ok {
-		if !reflect.DeepEqual(b.calls[i], c) {
+		held := b.calls.at(i)
+		if !reflect.DeepEqual(*held, c) {
 			delete(b.sentCall, c.CallID)
 		}
-		b.calls[i] = c
+		*held = c
 		return
 	}
-	b.callIdx[c.CallID] = len(b.calls)
-	b.calls = append(b.calls, c)
+	b.callIdx[c.CallID] = b.calls.len()
+	b.calls.append(c)
 }
 
 // AddAnswer stores an answer candidate (replacing one of the same id). A
@@ -209,18 +210,18 @@ func (b *Builder) NotAnswer(id string) {
 
 // Records returns copies of the calls and answers held, as added.
 func (b *Builder) Records() ([]schema.ToolCall, []schema.Answer) {
-	return slices.Clone(b.calls), slices.Clone(b.answers)
+	return b.calls.clone(), slices.Clone(b.answers)
 }
 
 // Calls is how many calls the builder holds.
-func (b *Builder) Calls() int { return len(b.calls) }
+func (b *Builder) Calls() int { return b.calls.len() }
 
 // HasCall reports whether a call of that id is held.
 func (b *Builder) HasCall(id string) bool { _, ok := b.callIdx[id]; return ok }
 
 // Empty reports a session with nothing to show: no calls, no answers, no turns.
 func (b *Builder) Empty(meta *schema.Session) bool {
-	return len(b.calls) == 0 && len(b.answers) == 0 && meta.Turns == 0
+	return b.calls.len() == 0 && len(b.answers) == 0 && meta.Turns == 0
 }
 
 // Result is what an analysis returns.
@@ -263,7 +264,7 @@ func (b *Builder) Analyze(meta schema.Session) Result {
 // whose emission can fail calls Commit once it succeeded, so a failed
 // emission is returned again by the next analysis.
 func (b *Builder) Pending(meta schema.Session) Result {
-	calls, answers := slices.Clone(b.calls), slices.Clone(b.answers)
+	calls, answers := b.calls.clone(), slices.Clone(b.answers)
 	transcript.Assemble(calls, answers, b.spawnedTurn)
 
 	as := analysis.Session{Meta: meta, Calls: calls, Answers: answers, Partial: b.Partial}

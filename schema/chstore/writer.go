@@ -254,10 +254,16 @@ func insert[T any](ctx context.Context, s *Store, t table[T], rows []T) error {
 func (s *Store) redactValue(v any) any {
 	switch t := v.(type) {
 	case string:
-		out, _ := s.redactor.String(t)
+		out, n := s.redactor.String(t)
+		if n == 0 {
+			return v // as it came: boxing out again would allocate, for every string of every row
+		}
 		return out
 	case []string:
-		out, _ := s.redactStrings(t)
+		out, changed := s.redactStrings(t)
+		if !changed {
+			return v
+		}
 		return out
 	case [][]string:
 		var out [][]string
