@@ -417,7 +417,7 @@ func (p *tracesProcessor) persist(ctx context.Context, add *added) error {
 	now := p.now()
 	for b, r := range add.by {
 		if !b.metaStored {
-			op, err := setJSON(metaKey(b.gen), b.storedMeta())
+			op, err := setValue(metaKey(b.gen), b.storedMeta())
 			if err != nil {
 				p.mu.Unlock()
 				return err
@@ -427,7 +427,7 @@ func (p *tracesProcessor) persist(ctx context.Context, add *added) error {
 		}
 		p.seq++
 		r.At = now
-		op, err := setJSON(incKey(b.gen, p.seq), r)
+		op, err := setValue(incKey(b.gen, p.seq), r)
 		if err != nil {
 			p.mu.Unlock()
 			return err
@@ -603,7 +603,7 @@ func (p *tracesProcessor) emitted(ctx context.Context, parts []emitted, retire b
 		}
 		// The increments stay; the meta says they are emitted.
 		b.emittedIncs = append(b.emittedIncs, e.incs...)
-		meta, err := setJSON(metaKey(b.gen), b.storedMeta())
+		meta, err := setValue(metaKey(b.gen), b.storedMeta())
 		if err != nil {
 			p.mu.Unlock()
 			return err

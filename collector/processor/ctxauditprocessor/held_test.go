@@ -581,7 +581,7 @@ func TestStateWithABaseStillLoads(t *testing.T) {
 		incKey(7, 9):  storedRecords{At: at.Add(time.Minute), Calls: []*schema.ToolCall{ptr(call(2))}},
 		incKey(7, 12): storedRecords{At: at.Add(2 * time.Minute), Calls: []*schema.ToolCall{ptr(call(3))}},
 	} {
-		op, err := setJSON(key, v)
+		op, err := setValue(key, v)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 
 	gojson "github.com/goccy/go-json"
+	"github.com/klauspost/compress/s2"
 
 	"github.com/ctxaudit/ctxaudit/collector/internal/storageclient"
 	"github.com/ctxaudit/ctxaudit/collector/session"
@@ -120,8 +121,40 @@ func (s *heldStore) write(ctx context.Context, ops []*storage.Operation) error {
 // (BenchmarkStoredJSON). Reading back stays with encoding/json.
 func encodeJSON(v any) ([]byte, error) { return gojson.Marshal(v) }
 
-func setJSON(key string, v any) (*storage.Operation, error) {
+// s2Tag starts a stored value that is S2-compressed JSON. A request's
+// records repeat the same field names call after call, so a value shrinks
+// about 20 times (TestStoredValuesAreSmall), and with it the storage file,
+// the bytes each request fsyncs before it is answered and the file pages
+// the collector keeps mapped. A value that does not start with the tag is
+// plain JSON, as earlier versions stored it; JSON never starts with 0x01.
+const s2Tag = 0x01
+
+// encodeValue is what setValue stores for v.
+func encodeValue(v any) ([]byte, error) {
 	b, err := encodeJSON(v)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 1+s2.MaxEncodedLen(len(b)))
+	out[0] = s2Tag
+	n := len(s2.Encode(out[1:], b)) // written from out[1], which is large enough
+	return out[:1+n], nil
+}
+
+// decodeValue reads a stored value into v.
+func decodeValue(value []byte, v any) error {
+	if len(value) > 0 && value[0] == s2Tag {
+		b, err := s2.Decode(nil, value[1:])
+		if err != nil {
+			return fmt.Errorf("decompress: %w", err)
+		}
+		value = b
+	}
+	return json.Unmarshal(value, v)
+}
+
+func setValue(key string, v any) (*storage.Operation, error) {
+	b, err := encodeValue(v)
 	if err != nil {
 		return nil, fmt.Errorf("encode %s: %w", key, err)
 	}
@@ -178,14 +211,14 @@ func (s *heldStore) load(ctx context.Context, warn func(key string, err error)) 
 		switch {
 		case len(parts) == 2 && parts[1] == "meta":
 			var m storedMeta
-			if err := json.Unmarshal(value, &m); err != nil {
+			if err := decodeValue(value, &m); err != nil {
 				warn(key, err)
 				return nil, nil
 			}
 			buf(gen).meta = &m
 		case len(parts) == 2 && parts[1] == "base":
 			var r storedRecords
-			if err := json.Unmarshal(value, &r); err != nil {
+			if err := decodeValue(value, &r); err != nil {
 				warn(key, err)
 				return nil, nil
 			}
@@ -197,7 +230,7 @@ func (s *heldStore) load(ctx context.Context, warn func(key string, err error)) 
 				return nil, nil
 			}
 			var r storedRecords
-			if err := json.Unmarshal(value, &r); err != nil {
+			if err := decodeValue(value, &r); err != nil {
 				warn(key, err)
 				return nil, nil
 			}

@@ -136,3 +136,74 @@ func BenchmarkStoredJSON(b *testing.B) {
 		})
 	}
 }
+
+// TestStoredValuesReadBack: what setValue stores reads back as the JSON of
+// the record would; a plain JSON value (as earlier versions stored it)
+// still reads; a damaged compressed value is an error, not a panic or a
+// half-read record.
+func TestStoredValuesReadBack(t *testing.T) {
+	for name, v := range map[string]any{
+		"records": storedRecords{At: time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC),
+			Calls: []*schema.ToolCall{ptr(filled[schema.ToolCall]()), {}}, Answers: []schema.Answer{filled[schema.Answer](), {}}},
+		"meta": filled[storedMeta](),
+	} {
+		plain, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := reflect.New(reflect.TypeOf(v))
+		if err := json.Unmarshal(plain, want.Interface()); err != nil {
+			t.Fatal(err)
+		}
+		stored, err := encodeValue(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stored[0] != s2Tag {
+			t.Fatalf("%s: stored value starts with %#x, not the compression tag", name, stored[0])
+		}
+		for form, value := range map[string][]byte{"compressed": stored, "plain JSON": plain} {
+			got := reflect.New(reflect.TypeOf(v))
+			if err := decodeValue(value, got.Interface()); err != nil {
+				t.Fatalf("%s, %s: %v", name, form, err)
+			}
+			if !reflect.DeepEqual(got.Interface(), want.Interface()) {
+				t.Errorf("%s, %s: reads back differently", name, form)
+			}
+		}
+		damaged := append([]byte(nil), stored[:len(stored)/2]...)
+		if err := decodeValue(damaged, reflect.New(reflect.TypeOf(v)).Interface()); err == nil {
+			t.Errorf("%s: a value cut in half read back without an error", name)
+		}
+	}
+}
+
+// TestStoredValuesAreSmall: one request's records for a 50-call session,
+// with distinct ids and figures, take a small fraction of their JSON.
+func TestStoredValuesAreSmall(t *testing.T) {
+	recs := storedRecords{At: time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)}
+	for i := range 50 {
+		c := schema.ToolCall{SessionID: "0b1c7f9e-2d4a-4c39-9e55-6c1f0f3f6a10", CallID: fmt.Sprintf("toolu_01%016d", i*7919), Tool: "Bash",
+			Source: schema.HarnessClaudeCode, Timestamp: recs.At.Add(time.Duration(i) * time.Second),
+			Arguments: fmt.Sprintf(`{"command":"grep -rn TODO src/%d"}`, i)}
+		c.Original.Bytes = schema.Known(uint64(20_000 + i*137))
+		c.Context = schema.Sizes{Bytes: schema.Known(uint64(4000 + i*31)), Chars: schema.Known(uint64(3990 + i*31)),
+			Lines: schema.Known(uint64(60 + i)), Tokens: schema.Known(uint64(1000 + i*8))}
+		c.Kind, c.Truncated = schema.KindExplicit, true
+		c.Marker = fmt.Sprintf("... [%d characters truncated] ...", 16_000+i*106)
+		recs.Calls = append(recs.Calls, &c)
+	}
+	plain, err := encodeJSON(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := encodeValue(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ratio := float64(len(plain)) / float64(len(stored))
+	t.Logf("50 calls: %d bytes of JSON stored in %d (%.1f×)", len(plain), len(stored), ratio)
+	if ratio < 5 {
+		t.Errorf("stored in %d bytes, %.1f× less than the JSON's %d; want at least 5×", len(stored), ratio, len(plain))
+	}
+}

@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klauspost/compress/s2"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage"
+	bolt "go.etcd.io/bbolt"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer"
@@ -314,17 +316,21 @@ func TestHeldSessionsSurviveACrash(t *testing.T) {
 	consume(p, first, sessionSpans("crash-b", 10, 5, at))
 	consume(p, first, sessionSpans("crash-a", 10, 5, at))
 	crash(t, p, ext)
-	// No secret reached the storage extension.
+	// No secret reached the storage extension: not in the file, nor in any
+	// value once decompressed.
 	files, _ := os.ReadDir(dir)
 	for _, f := range files {
-		b, err := os.ReadFile(filepath.Join(dir, f.Name()))
+		path := filepath.Join(dir, f.Name())
+		raw, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if bytes.Contains(b, []byte("sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123")) || bytes.Contains(b, []byte("s3cr3tpassw0rd")) {
-			t.Errorf("storage file %s holds a secret", f.Name())
+		for _, b := range append(storedValues(t, path), raw) {
+			if bytes.Contains(b, []byte("sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123")) || bytes.Contains(b, []byte("s3cr3tpassw0rd")) {
+				t.Errorf("storage file %s holds a secret", f.Name())
+			}
 		}
-		if !bytes.Contains(b, []byte("crash-b-c001")) {
+		if !bytes.Contains(bytes.Join(storedValues(t, path), nil), []byte("crash-b-c001")) {
 			t.Errorf("storage file %s does not hold the held calls: the scan proves nothing", f.Name())
 		}
 	}
@@ -375,4 +381,35 @@ func TestHeldSessionsSurviveACrash(t *testing.T) {
 	if got := first.sessions["crash-b"].ToolCalls; got != 10 {
 		t.Errorf("crash-b's early emission counted %d calls; want 10", got)
 	}
+}
+
+// storedValues is every value of a file_storage file, decompressed as
+// decodeValue reads it.
+func storedValues(t *testing.T, path string) [][]byte {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var out [][]byte
+	err = db.View(func(tx *bolt.Tx) error {
+		return tx.ForEach(func(_ []byte, b *bolt.Bucket) error {
+			return b.ForEach(func(_, v []byte) error {
+				if len(v) > 0 && v[0] == s2Tag {
+					d, err := s2.Decode(nil, v[1:])
+					if err != nil {
+						return err
+					}
+					v = d
+				}
+				out = append(out, bytes.Clone(v))
+				return nil
+			})
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
