@@ -75,7 +75,7 @@ run: deps build clickhouse
 	./$(BIN) migrate --clickhouse '$(CTXAUDIT_CLICKHOUSE)'
 	./$(BIN) ingest --clickhouse '$(CTXAUDIT_CLICKHOUSE)' --store-content all examples/sessions
 	CTXAUDIT_CLICKHOUSE='$(CTXAUDIT_CLICKHOUSE)' CTXAUDIT_EXAMPLES='$(CURDIR)/examples/sessions' \
-	  GOMEMLIMIT=$${GOMEMLIMIT:-384MiB} GOGC=$${GOGC:-200} ./$(BIN) collector --config $(COLLECTOR_CONFIG)
+	  GOMEMLIMIT=$${GOMEMLIMIT:-320MiB} GOGC=$${GOGC:-200} ./$(BIN) collector --config $(COLLECTOR_CONFIG)
 
 ## generate: regenerate what is rendered from checked-in sources: each collector
 ## component's documentation.md, README status/telemetry tables, Go metadata

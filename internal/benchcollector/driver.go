@@ -35,7 +35,7 @@ import (
 
 // ExampleGoMemLimit is the GOMEMLIMIT examples/collector.yaml says to run the
 // collector with (its memory_limiter's soft limit, limit_mib - spike_limit_mib).
-const ExampleGoMemLimit = "384MiB"
+const ExampleGoMemLimit = "320MiB"
 
 // ExampleGoGC is the GOGC examples/collector.yaml says to run the collector
 // with: under GOMEMLIMIT the heap is bounded anyway, and collecting half as
