@@ -409,13 +409,32 @@ func (p *tracesProcessor) persist(ctx context.Context, add *added) error {
 	if p.store == nil {
 		return nil
 	}
+	// The request's own records are encoded before the locks are taken, so
+	// that requests encode in parallel and only the write is ordered.
+	type value struct {
+		b   *sessionBuffer
+		val []byte
+	}
+	values := make([]value, 0, len(add.by))
+	now := p.now()
+	enc := p.encoders.Get().(*valueEncoder)
+	for b, r := range add.by {
+		r.At = now
+		v, err := enc.encode(r)
+		if err != nil {
+			p.encoders.Put(enc)
+			return fmt.Errorf("encode held records: %w", err)
+		}
+		values = append(values, value{b, v})
+	}
+	p.encoders.Put(enc)
 	p.persistMu.Lock()
 	defer p.persistMu.Unlock()
 	p.mu.Lock()
 	ops := p.pendingOps
 	p.pendingOps = nil
-	now := p.now()
-	for b, r := range add.by {
+	for _, v := range values {
+		b := v.b
 		if !b.metaStored {
 			op, err := setValue(metaKey(b.gen), b.storedMeta())
 			if err != nil {
@@ -426,13 +445,7 @@ func (p *tracesProcessor) persist(ctx context.Context, add *added) error {
 			b.metaStored = true
 		}
 		p.seq++
-		r.At = now
-		op, err := setValue(incKey(b.gen, p.seq), r)
-		if err != nil {
-			p.mu.Unlock()
-			return err
-		}
-		ops = append(ops, op)
+		ops = append(ops, storage.SetOperation(incKey(b.gen, p.seq), v.val))
 		b.incs = append(b.incs, p.seq)
 	}
 	p.mu.Unlock()

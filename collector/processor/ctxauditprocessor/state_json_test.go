@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klauspost/compress/s2"
+
 	"github.com/ctxaudit/ctxaudit/collector/session"
 	"github.com/ctxaudit/ctxaudit/schema"
 )
@@ -205,5 +207,36 @@ func TestStoredValuesAreSmall(t *testing.T) {
 	t.Logf("50 calls: %d bytes of JSON stored in %d (%.1f×)", len(plain), len(stored), ratio)
 	if ratio < 5 {
 		t.Errorf("stored in %d bytes, %.1f× less than the JSON's %d; want at least 5×", len(stored), ratio, len(plain))
+	}
+}
+
+// TestValueEncoderIsEncodeValue: an encoder reused across values (as
+// persist reuses one) stores each exactly as a fresh one would, and its
+// JSON is encodeJSON's.
+func TestValueEncoderIsEncodeValue(t *testing.T) {
+	e := newValueEncoder()
+	odd := filled[schema.ToolCall]()
+	odd.Marker = "cut <here> & \xff there"
+	for i, v := range []any{
+		storedRecords{At: time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC), Calls: []*schema.ToolCall{ptr(filled[schema.ToolCall]()), {}, &odd}},
+		storedRecords{},
+		filled[storedMeta](),
+		storedRecords{Answers: []schema.Answer{filled[schema.Answer]()}},
+	} {
+		got, err := e.encode(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := encodeJSON(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain, err := s2.Decode(nil, got[1:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got[0] != s2Tag || !bytes.Equal(plain, want) {
+			t.Errorf("value %d: the reused encoder stored %q, want the JSON %q", i, plain, want)
+		}
 	}
 }

@@ -41,6 +41,8 @@ type tracesProcessor struct {
 	// persistMu orders its writes (taken before mu).
 	store     *heldStore
 	persistMu sync.Mutex
+	// encoders are valueEncoders for persist, one per request at a time.
+	encoders sync.Pool
 
 	mu       sync.Mutex
 	sessions map[string]*list.Element // of *sessionBuffer, most recent at the front
@@ -76,8 +78,9 @@ func newTracesProcessor(set processor.Settings, cfg *Config, next consumer.Trace
 		cfg: cfg, logger: set.Logger, next: next, tel: tel, now: time.Now, secret: secret,
 		version: set.BuildInfo.Version, id: set.ID,
 		sessions: map[string]*list.Element{}, lru: list.New(),
-		dropped: newRecentSet(max(8*cfg.MaxSessions, 1024)),
-		wake:    make(chan struct{}, 1),
+		dropped:  newRecentSet(max(8*cfg.MaxSessions, 1024)),
+		wake:     make(chan struct{}, 1),
+		encoders: sync.Pool{New: func() any { return newValueEncoder() }},
 	}, nil
 }
 
