@@ -417,7 +417,10 @@ func (p *tracesProcessor) persist(ctx context.Context, add *added) error {
 	}
 	values := make([]value, 0, len(add.by))
 	now := p.now()
-	enc := p.encoders.Get().(*valueEncoder)
+	enc, _ := p.encoders.Get().(*valueEncoder)
+	if enc == nil {
+		enc = newValueEncoder()
+	}
 	for b, r := range add.by {
 		r.At = now
 		v, err := enc.encode(r)
