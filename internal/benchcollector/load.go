@@ -47,9 +47,9 @@ type LoadResult struct {
 	LastErr  string  `json:"last_error,omitempty"`
 }
 
-// countingExporter counts spans per outcome of each export call, so
-// "accepted" means acknowledged by the collector, not merely sent.
-type countingExporter struct {
+// loadCounts counts spans per outcome of each export call, over every
+// client, so "accepted" means acknowledged by the collector, not merely sent.
+type loadCounts struct {
 	accepted, refused atomic.Int64
 	lastErr           atomic.Value
 }
@@ -57,7 +57,7 @@ type countingExporter struct {
 // clientExporter is one client's exporter, counted in the run's totals.
 type clientExporter struct {
 	sdktrace.SpanExporter
-	counts *countingExporter
+	counts *loadCounts
 }
 
 func (e *clientExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
@@ -89,11 +89,14 @@ func RunLoad(ctx context.Context, opts LoadOptions) (LoadResult, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
-	counting := &countingExporter{}
+	counting := &loadCounts{}
 	clients := make([]*sdktrace.TracerProvider, opts.Clients)
 	for k := range clients {
 		exp, err := otlptracegrpc.New(ctx, otlptracegrpc.WithEndpoint(opts.Endpoint), otlptracegrpc.WithInsecure())
 		if err != nil {
+			for _, tp := range clients[:k] {
+				_ = tp.Shutdown(ctx) // nothing was sent yet
+			}
 			return LoadResult{}, fmt.Errorf("load: otlp exporter for %s: %w", opts.Endpoint, err)
 		}
 		clients[k] = sdktrace.NewTracerProvider(
