@@ -168,14 +168,23 @@ func (e *valueEncoder) encode(v any) ([]byte, error) {
 
 // decodeValue reads a stored value into v.
 func decodeValue(value []byte, v any) error {
-	if len(value) > 0 && value[0] == s2Tag {
-		b, err := s2.Decode(nil, value[1:])
-		if err != nil {
-			return fmt.Errorf("decompress: %w", err)
-		}
-		value = b
+	b, err := valueJSON(value)
+	if err != nil {
+		return err
 	}
-	return json.Unmarshal(value, v)
+	return json.Unmarshal(b, v)
+}
+
+// valueJSON is the JSON of a stored value, compressed or not.
+func valueJSON(value []byte) ([]byte, error) {
+	if len(value) == 0 || value[0] != s2Tag {
+		return value, nil
+	}
+	b, err := s2.Decode(nil, value[1:])
+	if err != nil {
+		return nil, fmt.Errorf("decompress: %w", err)
+	}
+	return b, nil
 }
 
 func setValue(key string, v any) (*storage.Operation, error) {

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/klauspost/compress/s2"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage"
 	bolt "go.etcd.io/bbolt"
 	"go.opentelemetry.io/collector/component"
@@ -383,8 +382,7 @@ func TestHeldSessionsSurviveACrash(t *testing.T) {
 	}
 }
 
-// storedValues is every value of a file_storage file, decompressed as
-// decodeValue reads it.
+// storedValues is the JSON of every value of a file_storage file.
 func storedValues(t *testing.T, path string) [][]byte {
 	t.Helper()
 	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
@@ -396,14 +394,11 @@ func storedValues(t *testing.T, path string) [][]byte {
 	err = db.View(func(tx *bolt.Tx) error {
 		return tx.ForEach(func(_ []byte, b *bolt.Bucket) error {
 			return b.ForEach(func(_, v []byte) error {
-				if len(v) > 0 && v[0] == s2Tag {
-					d, err := s2.Decode(nil, v[1:])
-					if err != nil {
-						return err
-					}
-					v = d
+				j, err := valueJSON(v)
+				if err != nil {
+					return err
 				}
-				out = append(out, bytes.Clone(v))
+				out = append(out, bytes.Clone(j))
 				return nil
 			})
 		})
