@@ -79,9 +79,11 @@ run: deps build clickhouse
 
 ## generate: regenerate what is rendered from checked-in sources: each collector
 ## component's documentation.md, README status/telemetry tables, Go metadata
-## package (type, stability, TelemetryBuilder) and lifecycle tests from its metadata.yaml.
+## package (type, stability, TelemetryBuilder) and lifecycle tests from its
+## metadata.yaml; the MessagePack code of the records the processor stores (msgp).
 generate:
 	$(GO) run ./internal/componentmeta/cmd/componentdocs
+	$(GO) generate ./schema ./collector/processor/ctxauditprocessor
 
 ## lab: install the pinned harnesses from npm (into LAB_CACHE), run every
 ## lab scenario on the real harnesses against the scripted model servers,

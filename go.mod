@@ -6,7 +6,6 @@ require (
 	github.com/ClickHouse/clickhouse-go/v2 v2.51.0
 	github.com/bmatcuk/doublestar/v4 v4.10.4
 	github.com/chdb-io/chdb-go v1.11.0
-	github.com/goccy/go-json v0.10.5
 	github.com/open-telemetry/opentelemetry-collector-contrib/extension/bearertokenauthextension v0.165.1
 	github.com/open-telemetry/opentelemetry-collector-contrib/extension/healthcheckextension v0.165.1
 	github.com/open-telemetry/opentelemetry-collector-contrib/extension/pprofextension v0.165.1
@@ -65,7 +64,16 @@ require (
 	google.golang.org/grpc v1.85.0
 )
 
-require golang.org/x/mod v0.41.0
+require (
+	github.com/tinylib/msgp v1.6.5
+	golang.org/x/mod v0.41.0
+)
+
+require (
+	github.com/philhofer/fwd v1.2.0 // indirect
+	golang.org/x/sync v0.24.0 // indirect
+	golang.org/x/tools v0.51.0 // indirect
+)
 
 require (
 	cloud.google.com/go/compute/metadata v0.10.0 // indirect
@@ -236,3 +244,5 @@ require (
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
+
+tool github.com/tinylib/msgp

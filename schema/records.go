@@ -230,9 +230,10 @@ type Answer struct {
 	AbsenceClause string  `json:"absence_clause"`
 	AbsenceScope  string  `json:"absence_scope"`
 	Risk          Risk    `json:"risk"`
-	// Reasons are machine words; ReasonCalls maps each to the call ids behind it.
+	// Reasons are machine words; ReasonCalls maps each to the call ids
+	// behind it. (Its msg tag keeps a nil map nil in MessagePack, as in JSON.)
 	Reasons     []string            `json:"reasons"`
-	ReasonCalls map[string][]string `json:"reason_calls"`
+	ReasonCalls map[string][]string `json:"reason_calls" msg:"reason_calls,allownil"`
 	Verdict     string              `json:"verdict"`
 	// Retracted: the message proved not to be an answer (it went on to call
 	// a tool) after an analysis had returned it as one. Its row replaces

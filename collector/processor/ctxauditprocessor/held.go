@@ -419,7 +419,7 @@ func (p *tracesProcessor) persist(ctx context.Context, add *added) error {
 	now := p.now()
 	enc, _ := p.encoders.Get().(*valueEncoder)
 	if enc == nil {
-		enc = newValueEncoder()
+		enc = new(valueEncoder)
 	}
 	for b, r := range add.by {
 		r.At = now

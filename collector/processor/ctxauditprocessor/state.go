@@ -1,7 +1,6 @@
 package ctxauditprocessor
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,13 +8,12 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 
-	gojson "github.com/goccy/go-json"
 	"github.com/klauspost/compress/s2"
+	"github.com/tinylib/msgp/msgp"
 
 	"github.com/ctxaudit/ctxaudit/collector/internal/storageclient"
 	"github.com/ctxaudit/ctxaudit/collector/session"
@@ -64,15 +62,6 @@ type storedMeta struct {
 	Emitted uint64 `json:"emitted,omitempty"`
 }
 
-// storedRecords are records of one buffer, with when they were added.
-type storedRecords struct {
-	At time.Time `json:"at"`
-	// Calls are pointers so that a request's calls are copied into its
-	// records once, in one slab (added.reserve), not once more per buffer.
-	Calls   []*schema.ToolCall `json:"calls,omitempty"`
-	Answers []schema.Answer    `json:"answers,omitempty"`
-}
-
 // heldStore reads and writes those keys. Without a storage extension it is
 // nil and every method does nothing: the processor then holds sessions in
 // memory only.
@@ -116,75 +105,108 @@ func (s *heldStore) write(ctx context.Context, ops []*storage.Operation) error {
 	return nil
 }
 
-// encodeJSON encodes what is stored: github.com/goccy/go-json writes what
-// encoding/json writes (TestStoredJSONIsEncodingJSON) in half the time, and
-// every request's records are encoded before the request is answered
-// (BenchmarkStoredJSON). Reading back stays with encoding/json.
-func encodeJSON(v any) ([]byte, error) { return gojson.Marshal(v) }
-
-// s2Tag starts a stored value that is S2-compressed JSON. A request's
-// records repeat the same field names call after call, so a value shrinks
-// about 14 times (TestStoredValuesAreSmall), and with it the storage file,
-// the bytes each request fsyncs before it is answered and the file pages
-// the collector keeps mapped. A value that does not start with the tag is
-// plain JSON, as earlier versions stored it; JSON never starts with 0x01.
-const s2Tag = 0x01
+// A stored value starts with a tag byte saying how it is encoded. Both
+// tagged forms are S2-compressed: a request's records repeat the same keys
+// call after call, so a value shrinks about 14 times
+// (TestStoredValuesAreSmall), and with it the storage file, the bytes each
+// request fsyncs before it is answered and the file pages the collector
+// keeps mapped. A value with neither tag is plain JSON, as the first
+// versions stored everything; JSON never starts with 0x01 or 0x02.
+const (
+	// tagJSON: JSON. Meta keys, and records written by earlier versions.
+	tagJSON = 0x01
+	// tagMsgpack: MessagePack (stored_records.go). Records.
+	tagMsgpack = 0x02
+)
 
 // encodeValue is what setValue stores for v.
-func encodeValue(v any) ([]byte, error) { return newValueEncoder().encode(v) }
+func encodeValue(v any) ([]byte, error) { return new(valueEncoder).encode(v) }
 
 // valueEncoder encodes stored values with buffers it keeps: every
-// request's records are encoded before it is answered, and a fresh JSON
-// buffer and compression buffer per request were an eighth of the
+// request's records are encoded before it is answered, and a fresh
+// encoding buffer and compression buffer per request were an eighth of the
 // collector's allocation under load. Only the compressed value, a fraction
-// of the JSON, is allocated per value. Not safe for concurrent use.
+// of the encoding, is allocated per value. Not safe for concurrent use.
 type valueEncoder struct {
-	json bytes.Buffer
-	enc  *gojson.Encoder
-	s2   []byte
+	raw []byte
+	s2  []byte
 }
 
-func newValueEncoder() *valueEncoder {
-	e := &valueEncoder{}
-	e.enc = gojson.NewEncoder(&e.json)
-	return e
-}
-
+// encode stores records as MessagePack and anything else (a buffer's meta,
+// written once per emission) as JSON.
 func (e *valueEncoder) encode(v any) ([]byte, error) {
-	e.json.Reset()
-	if err := e.enc.Encode(v); err != nil {
+	tag := byte(tagMsgpack)
+	var err error
+	switch r := v.(type) {
+	case *storedRecords:
+		e.raw, err = r.MarshalMsg(e.raw[:0])
+	case storedRecords:
+		e.raw, err = r.MarshalMsg(e.raw[:0])
+	default:
+		tag = tagJSON
+		var b []byte
+		b, err = json.Marshal(v)
+		e.raw = append(e.raw[:0], b...)
+	}
+	if err != nil {
 		return nil, err
 	}
-	b := bytes.TrimSuffix(e.json.Bytes(), []byte("\n")) // Encode ends the value with a newline; Marshal does not
-	if need := s2.MaxEncodedLen(len(b)); cap(e.s2) < need {
+	if need := s2.MaxEncodedLen(len(e.raw)); cap(e.s2) < need {
 		e.s2 = make([]byte, need)
 	}
-	compressed := s2.Encode(e.s2[:cap(e.s2)], b)
+	compressed := s2.Encode(e.s2[:cap(e.s2)], e.raw)
 	out := make([]byte, 1+len(compressed))
-	out[0] = s2Tag
+	out[0] = tag
 	copy(out[1:], compressed)
 	return out, nil
 }
 
-// decodeValue reads a stored value into v.
+// decodeValue reads a stored value into v; a MessagePack value only into
+// a type that reads it (storedRecords).
 func decodeValue(value []byte, v any) error {
-	b, err := valueJSON(value)
+	tag, b, err := valuePayload(value)
 	if err != nil {
 		return err
 	}
-	return json.Unmarshal(b, v)
+	if tag != tagMsgpack {
+		return json.Unmarshal(b, v)
+	}
+	u, ok := v.(msgp.Unmarshaler)
+	if !ok {
+		return fmt.Errorf("a MessagePack value cannot be read into %T", v)
+	}
+	return unmarshalMsg(b, u)
 }
 
-// valueJSON is the JSON of a stored value, compressed or not.
-func valueJSON(value []byte) ([]byte, error) {
-	if len(value) == 0 || value[0] != s2Tag {
-		return value, nil
+// unmarshalMsg reads the MessagePack b into u, all of it. The structure is
+// walked first, allocating nothing: a damaged length would otherwise have
+// the generated decoder allocate room for elements that are not there (up
+// to 4G of them).
+func unmarshalMsg(b []byte, u msgp.Unmarshaler) error {
+	if _, err := msgp.Skip(b); err != nil {
+		return fmt.Errorf("damaged value: %w", err)
+	}
+	rest, err := u.UnmarshalMsg(b)
+	if err != nil {
+		return err
+	}
+	if len(rest) != 0 {
+		return fmt.Errorf("%d bytes after the value", len(rest))
+	}
+	return nil
+}
+
+// valuePayload is a stored value's tag (0: plain JSON) and its encoding,
+// decompressed.
+func valuePayload(value []byte) (byte, []byte, error) {
+	if len(value) == 0 || (value[0] != tagJSON && value[0] != tagMsgpack) {
+		return 0, value, nil
 	}
 	b, err := s2.Decode(nil, value[1:])
 	if err != nil {
-		return nil, fmt.Errorf("decompress: %w", err)
+		return 0, nil, fmt.Errorf("decompress: %w", err)
 	}
-	return b, nil
+	return value[0], b, nil
 }
 
 func setValue(key string, v any) (*storage.Operation, error) {

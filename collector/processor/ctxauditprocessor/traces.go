@@ -80,7 +80,7 @@ func newTracesProcessor(set processor.Settings, cfg *Config, next consumer.Trace
 		sessions: map[string]*list.Element{}, lru: list.New(),
 		dropped:  newRecentSet(max(8*cfg.MaxSessions, 1024)),
 		wake:     make(chan struct{}, 1),
-		encoders: sync.Pool{New: func() any { return newValueEncoder() }},
+		encoders: sync.Pool{New: func() any { return new(valueEncoder) }},
 	}, nil
 }
 

@@ -382,7 +382,8 @@ func TestHeldSessionsSurviveACrash(t *testing.T) {
 	}
 }
 
-// storedValues is the JSON of every value of a file_storage file.
+// storedValues is every value of a file_storage file, decompressed (JSON
+// or MessagePack: either keeps a string's bytes as they are).
 func storedValues(t *testing.T, path string) [][]byte {
 	t.Helper()
 	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
@@ -394,7 +395,7 @@ func storedValues(t *testing.T, path string) [][]byte {
 	err = db.View(func(tx *bolt.Tx) error {
 		return tx.ForEach(func(_ []byte, b *bolt.Bucket) error {
 			return b.ForEach(func(_, v []byte) error {
-				j, err := valueJSON(v)
+				_, j, err := valuePayload(v)
 				if err != nil {
 					return err
 				}

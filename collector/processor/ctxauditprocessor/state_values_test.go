@@ -1,0 +1,333 @@
+package ctxauditprocessor
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/klauspost/compress/s2"
+
+	"github.com/ctxaudit/ctxaudit/schema"
+)
+
+// fillAll sets every exported field reachable from v to a value other than
+// its zero value, with strings that need escaping (quotes, control and HTML
+// characters, U+2028, non-ASCII), so that comparing encodings covers every
+// field a record has now or gets later.
+func fillAll(v reflect.Value, n int) {
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString(fmt.Sprintf("v%d \"<a&b>\"\n\t\u2028 Größe 大小 \x01", n))
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		v.SetInt(int64(n + 1))
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		v.SetUint(uint64(n + 1))
+	case reflect.Float32, reflect.Float64:
+		v.SetFloat(float64(n) + 0.25)
+	case reflect.Pointer:
+		v.Set(reflect.New(v.Type().Elem()))
+		fillAll(v.Elem(), n+1)
+	case reflect.Slice:
+		v.Set(reflect.MakeSlice(v.Type(), 2, 2))
+		for i := range 2 {
+			fillAll(v.Index(i), n+i+1)
+		}
+	case reflect.Map:
+		m := reflect.MakeMap(v.Type())
+		for i := range 3 {
+			k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
+			fillAll(k, n+10*i+1)
+			fillAll(e, n+i+1)
+			m.SetMapIndex(k, e)
+		}
+		v.Set(m)
+	case reflect.Struct:
+		if v.Type() == reflect.TypeOf(time.Time{}) {
+			v.Set(reflect.ValueOf(time.Date(2026, 5, 1, 9, 0, n%60, 123456789, time.FixedZone("x", 3600))))
+			return
+		}
+		for i := 0; i < v.NumField(); i++ {
+			if v.Type().Field(i).IsExported() {
+				fillAll(v.Field(i), n+i+1)
+			}
+		}
+	}
+}
+
+func filled[T any]() T {
+	var x T
+	fillAll(reflect.ValueOf(&x).Elem(), 0)
+	return x
+}
+
+// asStored is r as storing it keeps it: times in UTC, and no Analysis
+// (which JSON leaves out too).
+func asStored(r storedRecords) storedRecords {
+	r.At = r.At.UTC()
+	r.Calls = slices.Clone(r.Calls)
+	for i, c := range r.Calls {
+		if c != nil {
+			u := *c
+			u.Timestamp, u.Analysis = u.Timestamp.UTC(), schema.Analysis{}
+			r.Calls[i] = &u
+		}
+	}
+	r.Answers = slices.Clone(r.Answers)
+	for i := range r.Answers {
+		r.Answers[i].Timestamp, r.Answers[i].Analysis = r.Answers[i].Timestamp.UTC(), schema.Analysis{}
+	}
+	return r
+}
+
+// sampleRecords has every field of its first call and answer filled (text
+// that needs escaping and text that is not UTF-8 included), an empty call
+// and answer, and a nil call.
+func sampleRecords() storedRecords {
+	odd := filled[schema.ToolCall]()
+	odd.Marker = "cut <here> & \xff there"
+	odd.Arguments = "{\"a\":\"\x80\"}"
+	return storedRecords{At: time.Date(2026, 5, 1, 9, 0, 0, 0, time.FixedZone("x", 3600)),
+		Calls:   []*schema.ToolCall{ptr(filled[schema.ToolCall]()), {}, &odd, nil},
+		Answers: []schema.Answer{filled[schema.Answer](), {}}}
+}
+
+// TestStoredRecordsReadBack: records stored as MessagePack read back as
+// they were (times in UTC, no Analysis), and carry exactly what their JSON
+// carries. Records stored by earlier versions — plain JSON,
+// and compressed JSON — still read; a damaged value is an error, not a
+// panic or a half-read record.
+func TestStoredRecordsReadBack(t *testing.T) {
+	for name, recs := range map[string]storedRecords{"filled": sampleRecords(), "empty": {}} {
+		want := asStored(recs)
+		stored, err := encodeValue(recs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stored[0] != tagMsgpack {
+			t.Fatalf("%s: stored value starts with %#x, not the MessagePack tag", name, stored[0])
+		}
+		var got storedRecords
+		if err := decodeValue(stored, &got); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: reads back differently\n got %+v\nwant %+v", name, got, want)
+		}
+		gotJSON, _ := json.Marshal(got)
+		wantJSON, _ := json.Marshal(want)
+		if !bytes.Equal(gotJSON, wantJSON) {
+			t.Errorf("%s: carries other than its JSON\n got %s\nwant %s", name, gotJSON, wantJSON)
+		}
+
+		var fromJSON storedRecords
+		if err := json.Unmarshal(wantJSON, &fromJSON); err != nil {
+			t.Fatal(err)
+		}
+		compressedJSON := append([]byte{tagJSON}, s2.Encode(nil, wantJSON)...)
+		for form, value := range map[string][]byte{"plain JSON": wantJSON, "compressed JSON": compressedJSON} {
+			var old storedRecords
+			if err := decodeValue(value, &old); err != nil {
+				t.Fatalf("%s, %s: %v", name, form, err)
+			}
+			if !reflect.DeepEqual(old, fromJSON) {
+				t.Errorf("%s, %s: reads back differently", name, form)
+			}
+		}
+
+		damaged := append([]byte(nil), stored[:len(stored)/2]...)
+		if err := decodeValue(damaged, new(storedRecords)); err == nil {
+			t.Errorf("%s: a value cut in half read back without an error", name)
+		}
+	}
+	// A record call with Analysis filled (never held, but the field exists)
+	// loses it, as its JSON does.
+	c := filled[schema.ToolCall]()
+	if !c.Analysis.Done {
+		t.Fatal("filled left Analysis empty")
+	}
+	stored, err := encodeValue(storedRecords{Calls: []*schema.ToolCall{&c}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got storedRecords
+	if err := decodeValue(stored, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Calls[0].Analysis != (schema.Analysis{}) {
+		t.Errorf("Analysis was stored: %+v", got.Calls[0].Analysis)
+	}
+}
+
+// TestStoredMetaReadBack: a buffer's meta is stored as compressed JSON and
+// reads back as its JSON would; plain JSON (earlier versions) still reads.
+func TestStoredMetaReadBack(t *testing.T) {
+	meta := filled[storedMeta]()
+	plain, err := json.Marshal(meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want storedMeta
+	if err := json.Unmarshal(plain, &want); err != nil {
+		t.Fatal(err)
+	}
+	stored, err := encodeValue(meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stored[0] != tagJSON {
+		t.Fatalf("stored meta starts with %#x, not the JSON tag", stored[0])
+	}
+	for form, value := range map[string][]byte{"compressed": stored, "plain JSON": plain} {
+		var got storedMeta
+		if err := decodeValue(value, &got); err != nil {
+			t.Fatalf("%s: %v", form, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: reads back differently", form)
+		}
+	}
+	if err := decodeValue(stored[:len(stored)/2], new(storedMeta)); err == nil {
+		t.Error("a meta value cut in half read back without an error")
+	}
+}
+
+// TestStoredValuesAreSmall: one request's records for a 50-call session,
+// with distinct ids and figures, take a small fraction of their JSON.
+func TestStoredValuesAreSmall(t *testing.T) {
+	recs := storedRecords{At: time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)}
+	for i := range 50 {
+		c := schema.ToolCall{SessionID: "0b1c7f9e-2d4a-4c39-9e55-6c1f0f3f6a10", CallID: fmt.Sprintf("toolu_01%016d", i*7919), Tool: "Bash",
+			Source: schema.HarnessClaudeCode, Timestamp: recs.At.Add(time.Duration(i) * time.Second),
+			Arguments: fmt.Sprintf(`{"command":"grep -rn TODO src/%d"}`, i)}
+		c.Original.Bytes = schema.Known(uint64(20_000 + i*137))
+		c.Context = schema.Sizes{Bytes: schema.Known(uint64(4000 + i*31)), Chars: schema.Known(uint64(3990 + i*31)),
+			Lines: schema.Known(uint64(60 + i)), Tokens: schema.Known(uint64(1000 + i*8))}
+		c.Kind, c.Truncated = schema.KindExplicit, true
+		c.Marker = fmt.Sprintf("... [%d characters truncated] ...", 16_000+i*106)
+		recs.Calls = append(recs.Calls, &c)
+	}
+	plain, err := json.Marshal(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := encodeValue(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ratio := float64(len(plain)) / float64(len(stored))
+	t.Logf("50 calls: %d bytes of JSON stored in %d (%.1f×)", len(plain), len(stored), ratio)
+	if ratio < 5 {
+		t.Errorf("stored in %d bytes, %.1f× less than the JSON's %d; want at least 5×", len(stored), ratio, len(plain))
+	}
+}
+
+// TestValueEncoderIsEncodeValue: an encoder reused across values (as
+// persist reuses one, its buffers holding the last value) stores each as a
+// fresh one would: records as MessagePack, anything else as JSON, reading
+// back the same. (Not compared byte for byte: MessagePack writes a map in
+// Go's iteration order.)
+func TestValueEncoderIsEncodeValue(t *testing.T) {
+	e := new(valueEncoder)
+	big := sampleRecords()
+	for i, v := range []any{big, storedRecords{}, filled[storedMeta](), &big,
+		storedRecords{Answers: []schema.Answer{filled[schema.Answer]()}}} {
+		got, err := e.encode(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh, err := encodeValue(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantTag := byte(tagMsgpack)
+		if _, meta := v.(storedMeta); meta {
+			wantTag = tagJSON
+		}
+		if got[0] != wantTag || fresh[0] != wantTag {
+			t.Errorf("value %d: tags %#x (reused) and %#x (fresh), want %#x", i, got[0], fresh[0], wantTag)
+		}
+		typ := reflect.TypeOf(v)
+		if typ.Kind() == reflect.Pointer {
+			typ = typ.Elem()
+		}
+		a, b := reflect.New(typ), reflect.New(typ)
+		if err := decodeValue(got, a.Interface()); err != nil {
+			t.Fatalf("value %d, reused: %v", i, err)
+		}
+		if err := decodeValue(fresh, b.Interface()); err != nil {
+			t.Fatalf("value %d, fresh: %v", i, err)
+		}
+		if !reflect.DeepEqual(a.Interface(), b.Interface()) {
+			t.Errorf("value %d: the reused encoder stored another value than a fresh one", i)
+		}
+	}
+}
+
+// FuzzDecodeStoredRecords: whatever a storage file holds, reading it back
+// is a value or an error, never a panic: the stored value, and the
+// MessagePack inside it (which random bytes would seldom reach through
+// the decompression).
+func FuzzDecodeStoredRecords(f *testing.F) {
+	for _, v := range []any{sampleRecords(), storedRecords{}} {
+		b, err := encodeValue(v)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+		_, payload, _ := valuePayload(b)
+		f.Add(payload)
+		j, _ := json.Marshal(v)
+		f.Add(j)
+	}
+	f.Fuzz(func(t *testing.T, value []byte) {
+		_ = unmarshalMsg(value, new(storedRecords))
+		if len(value) > 1 {
+			// A damaged length claims up to 4 GiB, which S2 allocates before
+			// it finds the data short: an error, but a slow one to fuzz.
+			if n, err := s2.DecodedLen(value[1:]); err == nil && n > 1<<20 {
+				return
+			}
+		}
+		_ = decodeValue(value, new(storedRecords))
+	})
+}
+
+// BenchmarkStoredRecords encodes one request's records (512 calls), as
+// persist does before the request is answered: as JSON (what earlier
+// versions stored, with encoding/json) and as the processor stores them.
+func BenchmarkStoredRecords(b *testing.B) {
+	c := schema.ToolCall{SessionID: "0b1c7f9e-2d4a-4c39-9e55-6c1f0f3f6a10", CallID: "toolu_01PersistedGrep000001", Tool: "Bash",
+		Source: schema.HarnessClaudeCode, Model: "claude-sonnet-4", Project: "/home/dev/app", Arguments: `{"command":"grep -rn TODO src/"}`,
+		Timestamp: time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)}
+	c.Forensics.Original.Bytes = schema.Known(5000)
+	c.Forensics.Context.Bytes = schema.Known(4000)
+	c.Forensics.Kind = schema.KindExplicit
+	c.Forensics.Marker = "[1000 characters truncated]"
+	recs := &storedRecords{At: c.Timestamp, Calls: make([]*schema.ToolCall, 512)}
+	for i := range recs.Calls {
+		recs.Calls[i] = &c
+	}
+	b.Run("json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := json.Marshal(recs); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("stored", func(b *testing.B) {
+		e := new(valueEncoder)
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := e.encode(recs); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

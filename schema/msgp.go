@@ -1,0 +1,17 @@
+package schema
+
+// The records are also written as MessagePack, by code generated with
+// github.com/tinylib/msgp (msgp_gen.go, `make generate`): the ctxaudit
+// processor stores every call it holds before it answers the request that
+// brought it, and a generated encoder takes a fourteenth of the time JSON
+// does (BenchmarkStoredRecords in the processor). The keys are the JSON
+// names (a msg tag overrides one where MessagePack needs more), so a
+// stored value reads as the contract does; like JSON, it leaves out
+// Analysis, which a held (not yet analysed) record does not have.
+// Times come back in UTC: the instant is what every store keeps.
+
+//go:generate go tool msgp -file . -o msgp_gen.go -io=false -tests=false
+
+//msgp:tags msg,json
+//msgp:timezone utc
+//msgp:ignore Session ToolOutput
