@@ -29,6 +29,13 @@ type Config struct {
 	// MaxCallsPerSession bounds one session's buffered calls; a session that
 	// reaches it is analysed early and its buffer starts again.
 	MaxCallsPerSession int `mapstructure:"max_calls_per_session"`
+	// MaxWaitingCalls bounds the calls of sessions analysed early (dropped
+	// past max_sessions or max_calls_per_session) that wait in memory for
+	// their rows to be written. Beyond it a request waits for them, and is
+	// refused with a retryable error if they are not written within
+	// emissionWait: data arriving faster than it can be written slows its
+	// sender instead of piling up in the collector.
+	MaxWaitingCalls int `mapstructure:"max_waiting_calls"`
 	// MaxHold bounds how long a call is held unwritten: a session with a
 	// call held longer is emitted with its current analysis, so long
 	// sessions show up while they run (a later change is emitted again).
@@ -75,6 +82,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxCallsPerSession <= 0 {
 		errs = append(errs, errors.New("max_calls_per_session: must be positive"))
+	}
+	if c.MaxWaitingCalls <= 0 {
+		errs = append(errs, errors.New("max_waiting_calls: must be positive"))
 	}
 	if err := c.Redact.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("redact: %w", err))

@@ -39,6 +39,7 @@ func createDefaultConfig() component.Config {
 		MaxHold:            5 * time.Minute,
 		MaxSessions:        1000,
 		MaxCallsPerSession: 10000,
+		MaxWaitingCalls:    20000,
 	}
 }
 

@@ -3,6 +3,7 @@ package ctxauditprocessor
 import (
 	"container/list"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -60,6 +61,9 @@ type sessionBuffer struct {
 	// retired: dropped from the held set; its keys go once it is emitted,
 	// and an emission of it still under way must not write them again.
 	retired bool
+	// waitingCalls are the calls it counts in the processor's waiting,
+	// from when it was dropped until it is emitted.
+	waitingCalls int
 }
 
 func newSessionBuffer(id string, source schema.Harness, partial bool, gen uint64) *sessionBuffer {
@@ -246,7 +250,7 @@ func (p *tracesProcessor) reload(ctx context.Context) error {
 			p.lru.Remove(el)
 			delete(p.sessions, old.id)
 			p.tel.sessionsHeld.Add(ctx, -1)
-			p.retry = append(p.retry, old)
+			p.queueDropped(old)
 		}
 		p.sessions[b.id] = p.lru.PushFront(b)
 		p.tel.sessionsHeld.Add(ctx, 1)
@@ -317,12 +321,72 @@ func (p *tracesProcessor) evict(bufs []*sessionBuffer) {
 		return
 	}
 	p.mu.Lock()
-	p.retry = append(p.retry, bufs...)
+	p.queueDropped(bufs...)
 	p.mu.Unlock()
 	select {
 	case p.wake <- struct{}{}:
 	default: // a wake-up is pending already
 	}
+}
+
+// queueDropped queues dropped buffers for emission and counts their calls
+// as waiting. Called with p.mu held.
+func (p *tracesProcessor) queueDropped(bufs ...*sessionBuffer) {
+	for _, b := range bufs {
+		b.waitingCalls = b.b.Calls()
+		p.waiting += b.waitingCalls
+	}
+	p.retry = append(p.retry, bufs...)
+}
+
+// emissionWait is how long a request waits for the sessions analysed early
+// to be written (max_waiting_calls) before it is refused.
+const emissionWait = 5 * time.Second
+
+// errWaitingCalls refuses a request while the sessions analysed early are
+// not written: a retryable error (gRPC UNAVAILABLE, HTTP 503), so the
+// client sends the request again, later.
+var errWaitingCalls = errors.New("ctxaudit processor: sessions analysed early are waiting to be written (max_waiting_calls); try again later")
+
+// awaitWritten holds a request while the sessions dropped from the held set
+// keep more than max_waiting_calls calls waiting for their emission: their
+// rows are written by the loop, one emission at a time, and a sender that
+// outpaces it would otherwise fill the collector's memory with them. It
+// gives up after emissionWait, or when ctx ends, with errWaitingCalls.
+func (p *tracesProcessor) awaitWritten(ctx context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.waiting <= p.cfg.MaxWaitingCalls {
+		return nil
+	}
+	timer := time.NewTimer(emissionWait)
+	defer timer.Stop()
+	for p.waiting > p.cfg.MaxWaitingCalls {
+		written := p.written
+		p.mu.Unlock()
+		select {
+		case <-written:
+		case <-timer.C:
+			p.mu.Lock()
+			return errWaitingCalls
+		case <-ctx.Done():
+			p.mu.Lock()
+			return fmt.Errorf("%w: %w", errWaitingCalls, ctx.Err())
+		}
+		p.mu.Lock()
+	}
+	return nil
+}
+
+// wroteDropped records dropped buffers as emitted: their calls wait no
+// more, and the requests waiting for that are woken. Called with p.mu held.
+func (p *tracesProcessor) wroteDropped(bufs []*sessionBuffer) {
+	for _, b := range bufs {
+		p.waiting -= b.waitingCalls
+		b.waitingCalls = 0
+	}
+	close(p.written)
+	p.written = make(chan struct{})
 }
 
 // buffer returns the session's buffer, creating it (and evicting the least
@@ -483,6 +547,9 @@ func (p *tracesProcessor) flush(ctx context.Context, pick func(*sessionBuffer) b
 			p.mu.Unlock()
 			return err
 		}
+		p.mu.Lock()
+		p.wroteDropped(chunk)
+		p.mu.Unlock()
 	}
 	for _, chunk := range chunks(ready, emitCalls) {
 		if err := p.emit(ctx, chunk, false); err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/extension"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
@@ -811,5 +812,86 @@ func TestEmittedAnswerIsTakenBack(t *testing.T) {
 	}
 	if got := chats(again); len(got) != 0 {
 		t.Errorf("after the restart %d chat spans emitted again: %+v", len(got), got)
+	}
+}
+
+// TestRequestsWaitForDroppedSessions: while the sessions dropped from the
+// held set keep more than max_waiting_calls calls unwritten, a request
+// waits for their emission — and goes through once they are written — or,
+// when its context ends first, is refused with a retryable error having
+// held nothing.
+func TestRequestsWaitForDroppedSessions(t *testing.T) {
+	ctx := context.Background()
+	cfg := createDefaultConfig().(*Config)
+	cfg.SessionIdle = time.Hour
+	cfg.MaxSessions = 1
+	cfg.MaxWaitingCalls = 3
+	rows := newCallRows(nil)
+	gate := make(chan struct{})
+	var gated sync.WaitGroup
+	gated.Add(1)
+	var once sync.Once
+	next := consumerFunc(func(ctx context.Context, td ptrace.Traces) error {
+		once.Do(func() {
+			gated.Done()
+			<-gate // the first emission is written only once the test opens the gate
+		})
+		return rows.ConsumeTraces(ctx, td)
+	})
+	p, err := newTracesProcessor(processortest.NewNopSettings(metadata.Type), cfg, next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.start(ctx, componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+	if _, err := process(ctx, p, sessionSpans("wait-a", 0, 5, at)); err != nil {
+		t.Fatal(err)
+	}
+	// wait-b drops wait-a (max_sessions 1): 5 calls wait for their emission,
+	// which the gate holds.
+	if _, err := process(ctx, p, sessionSpans("wait-b", 0, 1, at)); err != nil {
+		t.Fatal(err)
+	}
+	gated.Wait()
+
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	_, err = process(short, p, sessionSpans("wait-c", 0, 1, at))
+	cancel()
+	if !errors.Is(err, errWaitingCalls) || consumererror.IsPermanent(err) {
+		t.Fatalf("a request while 5 calls wait (max_waiting_calls 3) gave %v; want a retryable errWaitingCalls", err)
+	}
+	p.mu.Lock()
+	_, heldC := p.sessions["wait-c"]
+	p.mu.Unlock()
+	if heldC {
+		t.Error("the refused request's session is held")
+	}
+
+	done := make(chan error, 1)
+	go func() {
+		_, err := process(ctx, p, sessionSpans("wait-d", 0, 1, at))
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("a request went through while 5 calls wait unwritten (err %v)", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(gate)
+	if err := <-done; err != nil {
+		t.Fatalf("the waiting request, once wait-a was written: %v", err)
+	}
+	if err := p.shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"wait-a-c000", "wait-a-c004", "wait-b-c000", "wait-d-c000"} {
+		if rows.rows[id] != 1 {
+			t.Errorf("call %s written %d times; want 1", id, rows.rows[id])
+		}
+	}
+	if n := rows.rows["wait-c-c000"]; n != 0 {
+		t.Errorf("the refused call was written %d times", n)
 	}
 }

@@ -44,7 +44,7 @@ func TestConfig(t *testing.T) {
 	}{
 		{id: component.NewID(metadata.Type), want: createDefaultConfig().(*Config)},
 		{id: component.NewIDWithName(metadata.Type, "custom"), want: &Config{DefaultSource: "codex", AnalyzeSessions: true,
-			SessionIdle: 5 * time.Second, MaxSessions: 10, MaxCallsPerSession: 100, MaxHold: time.Minute, ForwardHeldSpans: true, Storage: &fileStorage,
+			SessionIdle: 5 * time.Second, MaxSessions: 10, MaxCallsPerSession: 100, MaxWaitingCalls: 500, MaxHold: time.Minute, ForwardHeldSpans: true, Storage: &fileStorage,
 			Redact: redact.Config{Patterns: []redact.Pattern{{Name: "acme_key", Regex: `acme_(?P<secret>[a-z0-9]{12})`, Keywords: []string{"acme_"}}}}}},
 		{id: component.NewIDWithName(metadata.Type, "bad"), wantErr: "default_source: unknown harness aider"},
 	} {

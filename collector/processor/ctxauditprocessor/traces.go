@@ -47,8 +47,13 @@ type tracesProcessor struct {
 	mu       sync.Mutex
 	sessions map[string]*list.Element // of *sessionBuffer, most recent at the front
 	lru      *list.List
-	// retry are buffers dropped from the held set whose emission failed.
-	retry []*sessionBuffer
+	// retry are buffers dropped from the held set, not emitted yet;
+	// waiting counts their calls, those of an emission under way included
+	// (see awaitWritten), and written is closed, and replaced, whenever
+	// some of them are written.
+	retry   []*sessionBuffer
+	waiting int
+	written chan struct{}
 	// dropped are sessions whose buffer was dropped (evicted or restarted
 	// past max_calls_per_session): a buffer started again for one of them
 	// does not hold the session from its start, and says so.
@@ -80,11 +85,16 @@ func newTracesProcessor(set processor.Settings, cfg *Config, next consumer.Trace
 		sessions: map[string]*list.Element{}, lru: list.New(),
 		dropped:  newRecentSet(max(8*cfg.MaxSessions, 1024)),
 		wake:     make(chan struct{}, 1),
+		written:  make(chan struct{}),
 		encoders: sync.Pool{New: func() any { return new(valueEncoder) }},
 	}, nil
 }
 
 func (p *tracesProcessor) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.Traces, error) {
+	if err := p.awaitWritten(ctx); err != nil {
+		// Nothing of the request is held: the client sends it again.
+		return td, err
+	}
 	var evicted []*sessionBuffer
 	var calls callTally
 	add := newAdded(td.SpanCount())
