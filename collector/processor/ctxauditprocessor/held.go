@@ -294,13 +294,25 @@ func (p *tracesProcessor) loop(ctx context.Context) {
 	tick := max(min(p.cfg.SessionIdle, p.cfg.MaxHold)/4, 10*time.Millisecond)
 	t := time.NewTicker(tick)
 	defer t.Stop()
+	// rest fires p.dropWait after a wake-up left dropped buffers unemitted.
+	var rest <-chan time.Time
 	for {
 		select {
 		case <-p.stop:
 			return
 		case <-t.C:
 		case <-p.wake:
+			p.emitDropped(ctx, true)
+			if rest == nil && p.hasDropped() {
+				rest = time.After(p.dropWait)
+			}
+			continue
+		case <-rest:
+			rest = nil
+			p.emitDropped(ctx, false)
+			continue
 		}
+		rest = nil // the flush emits them all
 		now := p.now()
 		idle, hold := now.Add(-p.cfg.SessionIdle), now.Add(-p.cfg.MaxHold)
 		if err := p.flush(ctx, func(b *sessionBuffer) bool {
@@ -557,6 +569,62 @@ func (p *tracesProcessor) flush(ctx context.Context, pick func(*sessionBuffer) b
 		}
 	}
 	return nil
+}
+
+// defaultDropWait is how long dropped buffers too few to fill an emission
+// wait for more before they are emitted anyway (tracesProcessor.dropWait).
+const defaultDropWait = time.Second
+
+// emitDropped emits the dropped buffers, in order. With whole, it keeps the
+// last run if it holds fewer than emitCalls calls (or max_waiting_calls,
+// if lower, which the requests waiting on it need written), for a later
+// wake-up or p.dropWait: an emission smaller than the exporter's
+// batch.min_size would wait there for its flush_timeout, and the loop,
+// which emits one at a time, with it. A failure is logged; the buffers
+// stay queued.
+func (p *tracesProcessor) emitDropped(ctx context.Context, whole bool) {
+	if err := p.emitDroppedRuns(ctx, whole); err != nil && ctx.Err() == nil {
+		p.logger.Warn("emitting analysed session failed; will retry", zap.Error(err))
+	}
+}
+
+func (p *tracesProcessor) hasDropped() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.retry) > 0
+}
+
+func (p *tracesProcessor) emitDroppedRuns(ctx context.Context, whole bool) error {
+	full := min(emitCalls, p.cfg.MaxWaitingCalls)
+	p.mu.Lock()
+	runs := chunks(p.retry, emitCalls)
+	if n := len(runs); whole && n > 0 && callsOf(runs[n-1]) < full {
+		runs = runs[:n-1]
+	}
+	now := slices.Concat(runs...)
+	p.retry = slices.Clone(p.retry[len(now):])
+	p.mu.Unlock()
+	for i, chunk := range runs {
+		if err := p.emit(ctx, chunk, true); err != nil {
+			p.mu.Lock()
+			p.retry = append(slices.Concat(runs[i:]...), p.retry...)
+			p.mu.Unlock()
+			return err
+		}
+		p.mu.Lock()
+		p.wroteDropped(chunk)
+		p.mu.Unlock()
+	}
+	return nil
+}
+
+// callsOf is how many calls bufs hold.
+func callsOf(bufs []*sessionBuffer) int {
+	n := 0
+	for _, b := range bufs {
+		n += b.b.Calls()
+	}
+	return n
 }
 
 // emitCalls bounds the calls of one emission: about 12 MB of analysed

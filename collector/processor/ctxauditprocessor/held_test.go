@@ -642,6 +642,9 @@ func TestBufferDroppedMidRequestLeavesNoKeys(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
 	cfg.SessionIdle = time.Hour
 	cfg.MaxCallsPerSession = 2
+	// Any dropped buffer fills an emission: it is emitted as it is dropped,
+	// not after dropWait.
+	cfg.MaxWaitingCalls = 1
 	cfg.Storage = &fileStorage
 	at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
 	for round := range 20 { // the loop and the request race: try it often
@@ -893,5 +896,69 @@ func TestRequestsWaitForDroppedSessions(t *testing.T) {
 	}
 	if n := rows.rows["wait-c-c000"]; n != 0 {
 		t.Errorf("the refused call was written %d times", n)
+	}
+}
+
+// TestDroppedBuffersFillEmissions: dropped buffers are emitted as soon as
+// they fill an emission (here max_waiting_calls, 10 calls); fewer wait for
+// more — for dropWait, an hour here, so only a full emission is written
+// before shutdown.
+func TestDroppedBuffersFillEmissions(t *testing.T) {
+	ctx := context.Background()
+	cfg := createDefaultConfig().(*Config)
+	cfg.SessionIdle = time.Hour
+	cfg.MaxSessions = 1
+	cfg.MaxWaitingCalls = 10
+	rows := newCallRows(nil)
+	p, err := newTracesProcessor(processortest.NewNopSettings(metadata.Type), cfg, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.dropWait = time.Hour
+	if err := p.start(ctx, componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+	written := func(sid string, n int) bool {
+		rows.mu.Lock()
+		defer rows.mu.Unlock()
+		for i := range n {
+			if rows.rows[fmt.Sprintf("%s-c%03d", sid, i)] != 1 {
+				return false
+			}
+		}
+		return true
+	}
+	// Each session drops the one before it (max_sessions 1).
+	for _, s := range []struct {
+		sid   string
+		calls int
+	}{{"fill-a", 4}, {"fill-b", 4}, {"fill-c", 12}} {
+		if _, err := process(ctx, p, sessionSpans(s.sid, 0, s.calls, at)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// fill-a and fill-b wait (8 calls). Give the loop its chance to emit
+	// them wrongly before looking.
+	time.Sleep(100 * time.Millisecond)
+	rows.mu.Lock()
+	early := len(rows.rows)
+	rows.mu.Unlock()
+	if early != 0 {
+		t.Fatalf("%d calls written while the dropped buffers held 8 (< 10)", early)
+	}
+	// fill-d drops fill-c: 20 calls wait, a full emission.
+	if _, err := process(ctx, p, sessionSpans("fill-d", 0, 1, at)); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the full emission", func() bool { return written("fill-a", 4) && written("fill-b", 4) && written("fill-c", 12) })
+	if written("fill-d", 1) {
+		t.Error("the held session fill-d was written before it was dropped or quiet")
+	}
+	if err := p.shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !written("fill-d", 1) {
+		t.Error("fill-d not written at shutdown")
 	}
 }

@@ -66,8 +66,10 @@ type tracesProcessor struct {
 	stop       chan struct{}
 	done       chan struct{}
 	cancelLoop context.CancelFunc
-	// wake asks the loop to emit the dropped buffers now (see evict).
-	wake chan struct{}
+	// wake asks the loop to emit the dropped buffers now (see evict), those
+	// too few to fill an emission after dropWait (see emitDropped).
+	wake     chan struct{}
+	dropWait time.Duration
 }
 
 func newTracesProcessor(set processor.Settings, cfg *Config, next consumer.Traces) (*tracesProcessor, error) {
@@ -86,6 +88,7 @@ func newTracesProcessor(set processor.Settings, cfg *Config, next consumer.Trace
 		dropped:  newRecentSet(max(8*cfg.MaxSessions, 1024)),
 		wake:     make(chan struct{}, 1),
 		written:  make(chan struct{}),
+		dropWait: defaultDropWait,
 		encoders: sync.Pool{New: func() any { return new(valueEncoder) }},
 	}, nil
 }
