@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -604,19 +605,79 @@ func (p *tracesProcessor) emitDroppedRuns(ctx context.Context, whole bool) error
 	now := slices.Concat(runs...)
 	p.retry = slices.Clone(p.retry[len(now):])
 	p.mu.Unlock()
-	for i, chunk := range runs {
-		if err := p.emit(ctx, chunk, true); err != nil {
-			p.mu.Lock()
-			p.retry = append(slices.Concat(runs[i:]...), p.retry...)
-			p.mu.Unlock()
-			return err
-		}
+	return p.emitRuns(ctx, runs)
+}
+
+// emitLanes is how many emissions of dropped buffers are under way at
+// once: the next is analysed and built while the one before it is written
+// (the example's exporter has num_consumers: 2 for that).
+const emitLanes = 2
+
+// emitRuns emits dropped runs, up to emitLanes at once. A run that shares a
+// session with an earlier one waits for it, and is not emitted if it
+// failed: a session's older buffer is written first. After a failure no
+// run starts; the runs not emitted go back, in order, before any dropped
+// since.
+func (p *tracesProcessor) emitRuns(ctx context.Context, runs [][]*sessionBuffer) error {
+	errs := make([]error, len(runs))
+	done := make([]chan struct{}, len(runs))
+	lanes := make(chan struct{}, emitLanes)
+	var wg sync.WaitGroup
+	failed := func() bool {
 		p.mu.Lock()
-		p.wroteDropped(chunk)
+		defer p.mu.Unlock()
+		return slices.ContainsFunc(errs, func(err error) bool { return err != nil })
+	}
+	last := map[string]int{} // session id -> the last run holding it
+	for i, run := range runs {
+		done[i] = make(chan struct{})
+		for _, b := range run {
+			if j, ok := last[b.id]; ok && j < i {
+				<-done[j]
+			}
+			last[b.id] = i
+		}
+		lanes <- struct{}{}
+		if failed() {
+			<-lanes
+			close(done[i])
+			p.mu.Lock()
+			errs[i] = errNotEmitted
+			p.mu.Unlock()
+			continue
+		}
+		wg.Go(func() {
+			defer func() { <-lanes; close(done[i]) }()
+			err := p.emit(ctx, run, true)
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			errs[i] = err
+			if err == nil {
+				p.wroteDropped(run)
+			}
+		})
+	}
+	wg.Wait()
+	var back []*sessionBuffer
+	var first error
+	for i, err := range errs {
+		if err != nil {
+			back = append(back, runs[i]...)
+			if first == nil || first == errNotEmitted {
+				first = err
+			}
+		}
+	}
+	if len(back) > 0 {
+		p.mu.Lock()
+		p.retry = append(back, p.retry...)
 		p.mu.Unlock()
 	}
-	return nil
+	return first
 }
+
+// errNotEmitted marks a run not started after an earlier one failed.
+var errNotEmitted = errors.New("not emitted: an earlier emission failed")
 
 // callsOf is how many calls bufs hold.
 func callsOf(bufs []*sessionBuffer) int {
@@ -683,14 +744,24 @@ func (p *tracesProcessor) emit(ctx context.Context, bufs []*sessionBuffer, retir
 	parts := make([]emitted, 0, len(bufs))
 	p.mu.Lock()
 	for _, b := range bufs {
-		e := emitted{b: b, incs: b.incs, pending: b.pendingSince}
-		if b.dirty {
-			e.res, e.analysed = b.b.Pending(b.meta), true
+		e := emitted{b: b, incs: b.incs, pending: b.pendingSince, analysed: b.dirty}
+		if b.dirty && !retire {
+			e.res = b.b.Pending(b.meta)
 		}
 		b.incs, b.dirty, b.pendingSince = nil, false, time.Time{}
 		parts = append(parts, e)
 	}
 	p.mu.Unlock()
+	if retire {
+		// No request reaches a dropped buffer any more (addCall finds
+		// buffers in p.sessions): it is analysed without holding the lock
+		// the requests need.
+		for i := range parts {
+			if e := &parts[i]; e.analysed {
+				e.res = e.b.b.Pending(e.b.meta)
+			}
+		}
+	}
 	for i := range parts {
 		e := &parts[i]
 		if !e.analysed {
