@@ -962,3 +962,88 @@ func TestDroppedBuffersFillEmissions(t *testing.T) {
 		t.Error("fill-d not written at shutdown")
 	}
 }
+
+// TestDroppedRunsKeepSessionOrder: runs of dropped buffers are emitted two
+// at a time, but a run holding a session of an earlier run starts only once
+// that one is written, and not at all if it failed; the runs not written go
+// back in order.
+func TestDroppedRunsKeepSessionOrder(t *testing.T) {
+	ctx := context.Background()
+	cfg := createDefaultConfig().(*Config)
+	cfg.SessionIdle = time.Hour
+	at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+	buffer := func(sid string, gen uint64) *sessionBuffer {
+		b := newSessionBuffer(sid, schema.HarnessCodex, gen > 1, gen)
+		b.addCall(schema.ToolCall{SessionID: sid, CallID: fmt.Sprintf("%s-g%d", sid, gen), Tool: "shell", Source: schema.HarnessCodex,
+			Timestamp: at, Forensics: schema.Forensics{Kind: schema.KindNone}})
+		b.dirty, b.retired = true, true
+		return b
+	}
+	var mu sync.Mutex
+	var started []string
+	release := map[string]chan error{}
+	for _, id := range []string{"a-g1", "b-g1", "a-g2", "b-g2"} {
+		release[id] = make(chan error, 1)
+	}
+	next := consumerFunc(func(ctx context.Context, td ptrace.Traces) error {
+		var id string
+		otelconv.EachSpan(td, func(_ pcommon.Map, _ string, sp ptrace.Span) {
+			if v, ok := sp.Attributes().Get(otelconv.AttrToolCallID); ok {
+				id = v.Str()
+			}
+		})
+		mu.Lock()
+		started = append(started, id)
+		mu.Unlock()
+		return <-release[id]
+	})
+	startedNow := func() []string { mu.Lock(); defer mu.Unlock(); return slices.Clone(started) }
+	p, err := newTracesProcessor(processortest.NewNopSettings(metadata.Type), cfg, next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two sessions, each dropped twice: one buffer per run.
+	runs := [][]*sessionBuffer{{buffer("a", 1)}, {buffer("a", 2)}, {buffer("b", 1)}, {buffer("b", 2)}}
+	errc := make(chan error, 1)
+	go func() { errc <- p.emitRuns(ctx, runs) }()
+	defer func() {
+		for _, c := range release {
+			select {
+			case c <- nil: // ends a run the test did not
+			default:
+			}
+		}
+	}()
+	waitUntil(t, "a-g1 under way", func() bool { return len(startedNow()) == 1 })
+	time.Sleep(50 * time.Millisecond) // a lane is free: a-g2 must still wait for a-g1
+	if got := startedNow(); !slices.Equal(got, []string{"a-g1"}) {
+		t.Fatalf("under way: %v; want a-g1 only", got)
+	}
+	release["a-g1"] <- nil
+	waitUntil(t, "a-g2 and b-g1 once a-g1 is written", func() bool {
+		got := startedNow()
+		return slices.Contains(got, "a-g2") && slices.Contains(got, "b-g1")
+	})
+	release["a-g2"] <- nil
+	release["b-g1"] <- errors.New("queue full")
+	select {
+	case err = <-errc:
+	case <-time.After(10 * time.Second): // ends a hung test; no assertion on time
+		t.Fatalf("emitRuns still running; started %v", startedNow())
+	}
+	if err == nil || !strings.Contains(err.Error(), "queue full") {
+		t.Fatalf("emitRuns = %v; want b-g1's failure", err)
+	}
+	if slices.Contains(startedNow(), "b-g2") {
+		t.Error("b-g2 was emitted after b-g1 failed")
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var back []string
+	for _, b := range p.retry {
+		back = append(back, fmt.Sprintf("%s-g%d", b.id, b.gen))
+	}
+	if want := []string{"b-g1", "b-g2"}; !slices.Equal(back, want) {
+		t.Errorf("queued again: %v; want %v", back, want)
+	}
+}
