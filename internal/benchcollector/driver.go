@@ -404,9 +404,17 @@ func (o Options) runLoad(ctx context.Context, grpcPort int, runID string, timeou
 }
 
 // retryableStatus: the export error the load generator last saw is a gRPC
-// status an OTLP client retries.
+// status an OTLP client retries: UNAVAILABLE and RESOURCE_EXHAUSTED, the
+// collector's refusals, and DEADLINE_EXCEEDED, the client's own timeout
+// running out while it waited or backed off (the OTLP specification counts
+// it retryable: the data stays with the client).
 func retryableStatus(lastErr string) bool {
-	return strings.Contains(lastErr, "code = Unavailable") || strings.Contains(lastErr, "code = ResourceExhausted")
+	for _, code := range []string{"Unavailable", "ResourceExhausted", "DeadlineExceeded"} {
+		if strings.Contains(lastErr, "code = "+code) {
+			return true
+		}
+	}
+	return false
 }
 
 // drain polls tool_calls until every accepted span landed (as a distinct

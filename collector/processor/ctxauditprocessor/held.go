@@ -365,14 +365,20 @@ var errWaitingCalls = errors.New("ctxaudit processor: sessions analysed early ar
 // keep more than max_waiting_calls calls waiting for their emission: their
 // rows are written by the loop, one emission at a time, and a sender that
 // outpaces it would otherwise fill the collector's memory with them. It
-// gives up after emissionWait, or when ctx ends, with errWaitingCalls.
+// gives up with errWaitingCalls after emissionWait, or half the time left
+// before ctx's deadline if that is sooner (the client hears the retryable
+// refusal, not its own timeout), or when ctx ends.
 func (p *tracesProcessor) awaitWritten(ctx context.Context) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.waiting <= p.cfg.MaxWaitingCalls {
 		return nil
 	}
-	timer := time.NewTimer(emissionWait)
+	wait := emissionWait
+	if d, ok := ctx.Deadline(); ok {
+		wait = min(wait, time.Until(d)/2)
+	}
+	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	for p.waiting > p.cfg.MaxWaitingCalls {
 		written := p.written
@@ -535,16 +541,6 @@ func (p *tracesProcessor) persist(ctx context.Context, add *added) error {
 // flush analyses and emits every dirty held session that pick selects,
 // and every dropped session not emitted yet.
 func (p *tracesProcessor) flush(ctx context.Context, pick func(*sessionBuffer) bool) error {
-	p.mu.Lock()
-	var ready []*sessionBuffer
-	for el := p.lru.Front(); el != nil; el = el.Next() {
-		if b := el.Value.(*sessionBuffer); b.dirty && pick(b) {
-			ready = append(ready, b)
-		}
-	}
-	retired := p.retry
-	p.retry = nil
-	p.mu.Unlock()
 	// Dropped buffers first: a session's older buffer goes before its
 	// newer one. Each emission carries at most about emitCalls calls, so
 	// that what is built, encoded and queued at once stays the size of an
@@ -552,18 +548,17 @@ func (p *tracesProcessor) flush(ctx context.Context, pick func(*sessionBuffer) b
 	// refusal ends the flush: the rest would be refused too (a full queue)
 	// and is emitted on a later one — dropped buffers, in order, before
 	// any dropped since; held ones simply stay dirty.
-	runs := chunks(retired, emitCalls)
-	for i, chunk := range runs {
-		if err := p.emit(ctx, chunk, true); err != nil {
-			p.mu.Lock()
-			p.retry = append(slices.Concat(runs[i:]...), p.retry...)
-			p.mu.Unlock()
-			return err
-		}
-		p.mu.Lock()
-		p.wroteDropped(chunk)
-		p.mu.Unlock()
+	if err := p.emitDroppedRuns(ctx, false); err != nil {
+		return err
 	}
+	p.mu.Lock()
+	var ready []*sessionBuffer
+	for el := p.lru.Front(); el != nil; el = el.Next() {
+		if b := el.Value.(*sessionBuffer); b.dirty && pick(b) {
+			ready = append(ready, b)
+		}
+	}
+	p.mu.Unlock()
 	for _, chunk := range chunks(ready, emitCalls) {
 		if err := p.emit(ctx, chunk, false); err != nil {
 			return err
