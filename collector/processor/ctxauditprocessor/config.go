@@ -33,8 +33,9 @@ type Config struct {
 	// past max_sessions or max_calls_per_session) that wait in memory for
 	// their rows to be written. Beyond it a request waits for them, and is
 	// refused with a retryable error if they are not written within
-	// emissionWait: data arriving faster than it can be written slows its
-	// sender instead of piling up in the collector.
+	// emissionWait (or half the time to its deadline): data arriving faster
+	// than it can be written slows its sender instead of piling up in the
+	// collector.
 	MaxWaitingCalls int `mapstructure:"max_waiting_calls"`
 	// MaxHold bounds how long a call is held unwritten: a session with a
 	// call held longer is emitted with its current analysis, so long

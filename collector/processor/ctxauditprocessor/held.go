@@ -362,8 +362,8 @@ const emissionWait = 5 * time.Second
 var errWaitingCalls = errors.New("ctxaudit processor: sessions analysed early are waiting to be written (max_waiting_calls); try again later")
 
 // awaitWritten holds a request while the sessions dropped from the held set
-// keep more than max_waiting_calls calls waiting for their emission: their
-// rows are written by the loop, one emission at a time, and a sender that
+// keep more than max_waiting_calls calls waiting for their emission: the
+// loop writes their rows, emitLanes emissions at a time, and a sender that
 // outpaces it would otherwise fill the collector's memory with them. It
 // gives up with errWaitingCalls after emissionWait, or half the time left
 // before ctx's deadline if that is sooner (the client hears the retryable
