@@ -345,10 +345,13 @@ func (p *tracesProcessor) evict(bufs []*sessionBuffer) {
 // queueDropped queues dropped buffers for emission and counts their calls
 // as waiting. Called with p.mu held.
 func (p *tracesProcessor) queueDropped(bufs ...*sessionBuffer) {
+	n := 0
 	for _, b := range bufs {
 		b.waitingCalls = b.b.Calls()
-		p.waiting += b.waitingCalls
+		n += b.waitingCalls
 	}
+	p.waiting += n
+	p.tel.callsWaiting.Add(context.Background(), int64(n))
 	p.retry = append(p.retry, bufs...)
 }
 
@@ -387,9 +390,11 @@ func (p *tracesProcessor) awaitWritten(ctx context.Context) error {
 		case <-written:
 		case <-timer.C:
 			p.mu.Lock()
+			p.tel.requestsRefused.Add(ctx, 1)
 			return errWaitingCalls
 		case <-ctx.Done():
 			p.mu.Lock()
+			p.tel.requestsRefused.Add(ctx, 1)
 			return fmt.Errorf("%w: %w", errWaitingCalls, ctx.Err())
 		}
 		p.mu.Lock()
@@ -400,10 +405,13 @@ func (p *tracesProcessor) awaitWritten(ctx context.Context) error {
 // wroteDropped records dropped buffers as emitted: their calls wait no
 // more, and the requests waiting for that are woken. Called with p.mu held.
 func (p *tracesProcessor) wroteDropped(bufs []*sessionBuffer) {
+	n := 0
 	for _, b := range bufs {
-		p.waiting -= b.waitingCalls
+		n += b.waitingCalls
 		b.waitingCalls = 0
 	}
+	p.waiting -= n
+	p.tel.callsWaiting.Add(context.Background(), -int64(n))
 	close(p.written)
 	p.written = make(chan struct{})
 }

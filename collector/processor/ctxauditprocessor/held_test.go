@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/ctxaudit/ctxaudit/collector/forensics"
 	"github.com/ctxaudit/ctxaudit/collector/otelconv"
@@ -841,7 +842,19 @@ func TestRequestsWaitForDroppedSessions(t *testing.T) {
 		})
 		return rows.ConsumeTraces(ctx, td)
 	})
-	p, err := newTracesProcessor(processortest.NewNopSettings(metadata.Type), cfg, next)
+	tel := componenttest.NewTelemetry()
+	defer func() { _ = tel.Shutdown(ctx) }()
+	set := processortest.NewNopSettings(metadata.Type)
+	set.TelemetrySettings = tel.NewTelemetrySettings()
+	metricValue := func(name string) int64 {
+		t.Helper()
+		m, err := tel.GetMetric(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.Data.(metricdata.Sum[int64]).DataPoints[0].Value
+	}
+	p, err := newTracesProcessor(set, cfg, next)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -864,6 +877,12 @@ func TestRequestsWaitForDroppedSessions(t *testing.T) {
 	cancel()
 	if !errors.Is(err, errWaitingCalls) || consumererror.IsPermanent(err) {
 		t.Fatalf("a request while 5 calls wait (max_waiting_calls 3) gave %v; want a retryable errWaitingCalls", err)
+	}
+	if n := metricValue("ctxaudit_processor_calls_waiting"); n != 5 {
+		t.Errorf("calls_waiting = %d while wait-a is unwritten; want 5", n)
+	}
+	if n := metricValue("ctxaudit_processor_requests_refused"); n != 1 {
+		t.Errorf("requests_refused = %d; want 1", n)
 	}
 	p.mu.Lock()
 	_, heldC := p.sessions["wait-c"]
@@ -888,6 +907,9 @@ func TestRequestsWaitForDroppedSessions(t *testing.T) {
 	}
 	if err := p.shutdown(ctx); err != nil {
 		t.Fatal(err)
+	}
+	if n := metricValue("ctxaudit_processor_calls_waiting"); n != 0 {
+		t.Errorf("calls_waiting = %d once everything is written; want 0", n)
 	}
 	for _, id := range []string{"wait-a-c000", "wait-a-c004", "wait-b-c000", "wait-d-c000"} {
 		if rows.rows[id] != 1 {

@@ -19,6 +19,8 @@ type telemetry struct {
 	sessionsAnalysed metric.Int64Counter
 	sessionsEvicted  metric.Int64Counter
 	sessionsHeld     metric.Int64UpDownCounter
+	callsWaiting     metric.Int64UpDownCounter
+	requestsRefused  metric.Int64Counter
 	redactions       metric.Int64Counter
 }
 
@@ -32,6 +34,8 @@ func newTelemetry(set processor.Settings) (*telemetry, error) {
 		sessionsAnalysed: b.CtxauditProcessorSessionsAnalysed,
 		sessionsEvicted:  b.CtxauditProcessorSessionsEvicted,
 		sessionsHeld:     b.CtxauditProcessorSessionsHeld,
+		callsWaiting:     b.CtxauditProcessorCallsWaiting,
+		requestsRefused:  b.CtxauditProcessorRequestsRefused,
 		redactions:       b.CtxauditProcessorRedactions,
 	}, nil
 }

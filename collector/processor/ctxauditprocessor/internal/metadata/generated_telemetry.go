@@ -17,8 +17,12 @@ func Meter(settings component.TelemetrySettings) metric.Meter {
 // TelemetryBuilder holds every instrument metadata.yaml declares.
 type TelemetryBuilder struct {
 	meter metric.Meter
+	// CtxauditProcessorCallsWaiting: Calls of sessions analysed early that wait in memory for their rows to be written (bounded by max_waiting_calls).
+	CtxauditProcessorCallsWaiting metric.Int64UpDownCounter
 	// CtxauditProcessorRedactions: Secrets replaced in span and log strings before they were passed on.
 	CtxauditProcessorRedactions metric.Int64Counter
+	// CtxauditProcessorRequestsRefused: Requests refused with a retryable error because the calls waiting to be written stayed above max_waiting_calls.
+	CtxauditProcessorRequestsRefused metric.Int64Counter
 	// CtxauditProcessorSessionsAnalysed: Session analyses run (a session is re-analysed when it grows).
 	CtxauditProcessorSessionsAnalysed metric.Int64Counter
 	// CtxauditProcessorSessionsEvicted: Sessions analysed early and dropped because max_sessions or max_calls_per_session was reached.
@@ -34,10 +38,22 @@ type TelemetryBuilder struct {
 func NewTelemetryBuilder(settings component.TelemetrySettings) (*TelemetryBuilder, error) {
 	builder := TelemetryBuilder{meter: Meter(settings)}
 	var err, errs error
+	builder.CtxauditProcessorCallsWaiting, err = builder.meter.Int64UpDownCounter(
+		"ctxaudit_processor_calls_waiting",
+		metric.WithDescription("Calls of sessions analysed early that wait in memory for their rows to be written (bounded by max_waiting_calls)"),
+		metric.WithUnit("{call}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.CtxauditProcessorRedactions, err = builder.meter.Int64Counter(
 		"ctxaudit_processor_redactions",
 		metric.WithDescription("Secrets replaced in span and log strings before they were passed on"),
 		metric.WithUnit("{secret}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.CtxauditProcessorRequestsRefused, err = builder.meter.Int64Counter(
+		"ctxaudit_processor_requests_refused",
+		metric.WithDescription("Requests refused with a retryable error because the calls waiting to be written stayed above max_waiting_calls"),
+		metric.WithUnit("{request}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.CtxauditProcessorSessionsAnalysed, err = builder.meter.Int64Counter(
