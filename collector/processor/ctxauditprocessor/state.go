@@ -128,33 +128,32 @@ func encodeValue(v any) ([]byte, error) { return new(valueEncoder).encode(v) }
 // collector's allocation under load. Only the compressed value, a fraction
 // of the encoding, is allocated per value. Not safe for concurrent use.
 type valueEncoder struct {
-	raw []byte
+	raw []byte // MessagePack of the last records
 	s2  []byte
 }
 
 // encode stores records as MessagePack and anything else (a buffer's meta,
 // written once per emission) as JSON.
 func (e *valueEncoder) encode(v any) ([]byte, error) {
-	tag := byte(tagMsgpack)
-	var err error
+	tag, raw, err := byte(tagMsgpack), []byte(nil), error(nil)
 	switch r := v.(type) {
 	case *storedRecords:
 		e.raw, err = r.MarshalMsg(e.raw[:0])
+		raw = e.raw
 	case storedRecords:
 		e.raw, err = r.MarshalMsg(e.raw[:0])
+		raw = e.raw
 	default:
 		tag = tagJSON
-		var b []byte
-		b, err = json.Marshal(v)
-		e.raw = append(e.raw[:0], b...)
+		raw, err = json.Marshal(v)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if need := s2.MaxEncodedLen(len(e.raw)); cap(e.s2) < need {
+	if need := s2.MaxEncodedLen(len(raw)); cap(e.s2) < need {
 		e.s2 = make([]byte, need)
 	}
-	compressed := s2.Encode(e.s2[:cap(e.s2)], e.raw)
+	compressed := s2.Encode(e.s2[:cap(e.s2)], raw)
 	out := make([]byte, 1+len(compressed))
 	out[0] = tag
 	copy(out[1:], compressed)
