@@ -2,11 +2,12 @@
 //
 // A test package calls chtest.Main from TestMain. If CTXAUDIT_TEST_CLICKHOUSE
 // names a server (clickhouse://user:pass@host:port), tests use it; otherwise
-// Main starts clickhouse-server from PATH in a temp dir on free loopback
-// ports and stops it (removing the dir) when the package's tests end. Each
-// test then asks for a fresh database with NewStore, so tests never see each
-// other's rows. Without a server, integration tests are skipped — except in CI
-// (CI=true), where a missing server fails the run loudly.
+// the first test that needs a server starts clickhouse-server from PATH in a
+// temp dir on free loopback ports, and Main stops it (removing the dir) when
+// the package's tests end. Each test then asks for a fresh database with
+// NewStore, so tests never see each other's rows. Without a server,
+// integration tests are skipped — except in CI (CI=true), where a missing
+// server fails them loudly.
 package chtest
 
 import (
@@ -17,6 +18,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,13 +30,21 @@ import (
 const EnvAddress = "CTXAUDIT_TEST_CLICKHOUSE"
 
 // The harness is per test binary: TestMain runs once per package, before any
-// test, and sets these; tests only read them.
-var (
-	baseAddr   string // clickhouse://user@host:port (no database)
-	unavailErr error
-)
+// test. The server is started by the first test that asks for it, not by
+// TestMain: a test binary that needs none (a fuzz worker, a -run that picks
+// only unit tests) starts none. harness is the package's one instance.
+var harness struct {
+	main     bool // Main (or Run) was called
+	external bool // EnvAddress names the server
 
-// Main starts (or finds) the server, runs the tests, and stops the server.
+	start   sync.Once
+	srv     *chserver.Server
+	addr    string // clickhouse://user@host:port (no database)
+	unavail error
+}
+
+// Main runs the tests, with the server of EnvAddress or one started when a
+// test first needs it, and stops a server it started.
 // Use it as: func TestMain(m *testing.M) { chtest.Main(m) }
 func Main(m *testing.M) {
 	os.Exit(Run(m))
@@ -45,6 +55,7 @@ func Main(m *testing.M) {
 func Run(m *testing.M) int { return run(m) }
 
 func run(m *testing.M) int {
+	harness.main = true
 	if addr := os.Getenv(EnvAddress); addr != "" {
 		u, err := url.Parse(addr)
 		if err != nil {
@@ -52,26 +63,36 @@ func run(m *testing.M) int {
 			return 2
 		}
 		u.Path = ""
-		baseAddr = u.String()
+		harness.external, harness.addr = true, u.String()
 		return m.Run()
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	srv, err := chserver.Start(ctx, chserver.Options{})
-	cancel()
-	if err != nil {
-		if inCI() {
-			fmt.Fprintf(os.Stderr, "chtest: CI=true but no ClickHouse server could be started: %v\n", err)
-			return 1
-		}
-		unavailErr = err
-		return m.Run()
-	}
-	baseAddr = fmt.Sprintf("clickhouse://default@127.0.0.1:%d", srv.TCPPort)
 	code := m.Run()
-	if err := srv.Stop(); err != nil {
-		fmt.Fprintf(os.Stderr, "chtest: stop server: %v\n", err)
+	if harness.srv != nil {
+		if err := harness.srv.Stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "chtest: stop server: %v\n", err)
+		}
 	}
 	return code
+}
+
+// server is the server's address (no database), starting it the first
+// time; every later call waits for that start and gets its result.
+func server() (string, error) {
+	if harness.external {
+		return harness.addr, nil
+	}
+	harness.start.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		defer cancel()
+		srv, err := chserver.Start(ctx, chserver.Options{})
+		if err != nil {
+			harness.unavail = err
+			return
+		}
+		harness.srv = srv
+		harness.addr = fmt.Sprintf("clickhouse://default@127.0.0.1:%d", srv.TCPPort)
+	})
+	return harness.addr, harness.unavail
 }
 
 func inCI() bool {
@@ -83,19 +104,20 @@ func inCI() bool {
 // created), and registers a cleanup that drops that database.
 func Address(t testing.TB) string {
 	t.Helper()
-	if baseAddr == "" {
-		if unavailErr == nil {
-			t.Fatal("chtest: call chtest.Main(m) from TestMain before using the harness")
-		}
+	if !harness.main {
+		t.Fatal("chtest: call chtest.Main(m) from TestMain before using the harness")
+	}
+	base, err := server()
+	if err != nil {
 		if inCI() {
-			t.Fatalf("chtest: no ClickHouse in CI: %v", unavailErr)
+			t.Fatalf("chtest: CI=true but no ClickHouse server could be started: %v", err)
 		}
-		t.Skipf("no ClickHouse server: %v (set %s or install clickhouse-server)", unavailErr, EnvAddress)
+		t.Skipf("no ClickHouse server: %v (set %s or install clickhouse-server)", err, EnvAddress)
 	}
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	db := "ctxaudit_test_" + hex.EncodeToString(b[:])
-	addr := baseAddr + "/" + db
+	addr := base + "/" + db
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
