@@ -508,10 +508,7 @@ func (p *tracesProcessor) persist(ctx context.Context, add *added) error {
 	}
 	values := make([]value, 0, len(add.by))
 	now := p.now()
-	enc, _ := p.encoders.Get().(*valueEncoder)
-	if enc == nil {
-		enc = new(valueEncoder)
-	}
+	enc := p.encoders.Get().(*valueEncoder) // the pool's New makes one
 	for b, r := range add.by {
 		r.At = now
 		v, err := enc.encode(r)

@@ -135,15 +135,14 @@ type valueEncoder struct {
 // encode stores records as MessagePack and anything else (a buffer's meta,
 // written once per emission) as JSON.
 func (e *valueEncoder) encode(v any) ([]byte, error) {
+	if r, ok := v.(storedRecords); ok {
+		v = &r // its generated methods are the pointer's
+	}
 	tag, raw, err := byte(tagMsgpack), []byte(nil), error(nil)
-	switch r := v.(type) {
-	case *storedRecords:
+	if r, ok := v.(*storedRecords); ok {
 		e.raw, err = r.MarshalMsg(e.raw[:0])
 		raw = e.raw
-	case storedRecords:
-		e.raw, err = r.MarshalMsg(e.raw[:0])
-		raw = e.raw
-	default:
+	} else {
 		tag = tagJSON
 		raw, err = json.Marshal(v)
 	}
