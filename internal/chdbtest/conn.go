@@ -444,6 +444,64 @@ type batch struct {
 	lines        bytes.Buffer
 	n            int
 	sent         bool
+	// columns are values appended column by column (Column(i).Append),
+	// turned into rows at Send.
+	columns [][]any
+}
+
+// Column appends to column i, as the driver's batch does; the rows are
+// formed at Send, when every column has its values.
+func (b *batch) Column(i int) driver.BatchColumn {
+	if b.columns == nil {
+		b.columns = make([][]any, len(b.names))
+	}
+	return &batchColumn{b: b, i: i}
+}
+
+type batchColumn struct {
+	b *batch
+	i int
+}
+
+// Append takes a slice: one value per row.
+func (c *batchColumn) Append(v any) error {
+	if c.i < 0 || c.i >= len(c.b.names) {
+		return fmt.Errorf("Column(%d): the batch has %d columns", c.i, len(c.b.names))
+	}
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Slice {
+		return fmt.Errorf("Column(%d).Append: want a slice, got %T", c.i, v)
+	}
+	for j := 0; j < rv.Len(); j++ {
+		c.b.columns[c.i] = append(c.b.columns[c.i], rv.Index(j).Interface())
+	}
+	return nil
+}
+
+func (c *batchColumn) AppendRow(v any) error {
+	c.b.columns[c.i] = append(c.b.columns[c.i], v)
+	return nil
+}
+
+// rowsFromColumns appends the rows the columns hold.
+func (b *batch) rowsFromColumns() error {
+	n := len(b.columns[0])
+	for i, col := range b.columns {
+		if len(col) != n {
+			return fmt.Errorf("column %s has %d values, column %s %d", b.names[i], len(col), b.names[0], n)
+		}
+	}
+	row := make([]any, len(b.columns))
+	for r := 0; r < n; r++ {
+		for i := range b.columns {
+			row[i] = b.columns[i][r]
+		}
+		if err := b.Append(row...); err != nil {
+			return err
+		}
+	}
+	b.columns = nil
+	return nil
 }
 
 // Append encodes one row as a JSONEachRow object, each value as the driver
@@ -521,6 +579,11 @@ func pow10(n int) int64 {
 func (b *batch) Send() error {
 	if b.sent {
 		return errors.New("batch already sent")
+	}
+	if b.columns != nil {
+		if err := b.rowsFromColumns(); err != nil {
+			return err
+		}
 	}
 	b.sent = true
 	if b.n == 0 {

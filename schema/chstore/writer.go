@@ -12,11 +12,145 @@ import (
 )
 
 // column maps one record field to one ClickHouse column. Keeping the name and
-// the value side by side is what keeps the explicit INSERT column list (which
+// the values side by side is what keeps the explicit INSERT column list (which
 // 18.16 needs) and the appended values from drifting apart.
+//
+// values gives the column's values for every row of a batch at once, as the
+// typed slice the driver appends in one call (batch.Column(i).Append).
+// Appending row by row boxed every value into an interface the driver then
+// switched on, per row and column, and allocated a pointer per known size:
+// half of the client's CPU per row (BenchmarkWriteToolCalls).
 type column[T any] struct {
-	name  string
-	value func(r *T, version uint64) any
+	name   string
+	values func(rows []T, b *batchValues) any
+}
+
+// batchValues is what a column's values need besides the rows: the version
+// each row is written with, and the store's redaction for text.
+type batchValues struct {
+	versions []uint64
+	redact   func(string) (string, int)
+}
+
+// text is s with its secrets removed.
+func (b *batchValues) text(s string) string {
+	out, n := b.redact(s)
+	if n == 0 {
+		return s
+	}
+	return out
+}
+
+// texts is ss with its secrets removed: ss itself when it has none (the
+// record's own slice is never changed).
+func (b *batchValues) texts(ss []string) []string {
+	var out []string
+	for i, v := range ss {
+		r, n := b.redact(v)
+		if n > 0 && out == nil {
+			out = append(make([]string, 0, len(ss)), ss[:i]...)
+		}
+		if out != nil {
+			out = append(out, r)
+		}
+	}
+	if out == nil {
+		return ss
+	}
+	return out
+}
+
+// perRow builds a column of one value per row.
+func perRow[T, V any](name string, value func(r *T, b *batchValues) V) column[T] {
+	return column[T]{name, func(rows []T, b *batchValues) any {
+		out := make([]V, len(rows))
+		for i := range rows {
+			out[i] = value(&rows[i], b)
+		}
+		return out
+	}}
+}
+
+// stringColumn is a String or Enum8 column; every text is redacted on the
+// way in: insert is the one place every row passes on its way to
+// ClickHouse, from `ctxaudit ingest` and from the collector. Numbers, sizes
+// and hashes were measured on the original text before they got here.
+func stringColumn[T any](name string, f func(*T) string) column[T] {
+	return perRow(name, func(r *T, b *batchValues) string { return b.text(f(r)) })
+}
+
+// stringsColumn is an Array(String) column, redacted.
+func stringsColumn[T any](name string, f func(*T) []string) column[T] {
+	return perRow(name, func(r *T, b *batchValues) []string { return b.texts(f(r)) })
+}
+
+// stringListsColumn is an Array(Array(String)) column, redacted.
+func stringListsColumn[T any](name string, f func(*T) [][]string) column[T] {
+	return perRow(name, func(r *T, b *batchValues) [][]string {
+		lists := f(r)
+		out := make([][]string, len(lists))
+		for i, l := range lists {
+			out[i] = b.texts(l)
+		}
+		return out
+	})
+}
+
+// boolColumn is a UInt8 column holding 0 or 1.
+func boolColumn[T any](name string, f func(*T) bool) column[T] {
+	return perRow(name, func(r *T, _ *batchValues) uint8 { return b2u(f(r)) })
+}
+
+func uint8Column[T any](name string, f func(*T) uint8) column[T] {
+	return perRow(name, func(r *T, _ *batchValues) uint8 { return f(r) })
+}
+
+func uint32Column[T any](name string, f func(*T) uint32) column[T] {
+	return perRow(name, func(r *T, _ *batchValues) uint32 { return f(r) })
+}
+
+func uint64Column[T any](name string, f func(*T) uint64) column[T] {
+	return perRow(name, func(r *T, _ *batchValues) uint64 { return f(r) })
+}
+
+func timeColumn[T any](name string, f func(*T) time.Time) column[T] {
+	return perRow(name, func(r *T, _ *batchValues) time.Time { return f(r) })
+}
+
+// countColumn is a Nullable(UInt64) size: NULL when unknown, never 0. The
+// known values live in one array per column instead of one allocation each.
+func countColumn[T any](name string, f func(*T) schema.Count) column[T] {
+	return column[T]{name, func(rows []T, _ *batchValues) any {
+		known := make([]uint64, len(rows))
+		out := make([]*uint64, len(rows))
+		for i := range rows {
+			if c := f(&rows[i]); c.Known {
+				known[i] = c.N
+				out[i] = &known[i]
+			}
+		}
+		return out
+	}}
+}
+
+// ratioColumn is a Nullable(Float64): NULL when unknown.
+func ratioColumn[T any](name string, f func(*T) schema.Ratio) column[T] {
+	return column[T]{name, func(rows []T, _ *batchValues) any {
+		known := make([]float64, len(rows))
+		out := make([]*float64, len(rows))
+		for i := range rows {
+			if v := f(&rows[i]); v.Known {
+				known[i] = v.V
+				out[i] = &known[i]
+			}
+		}
+		return out
+	}}
+}
+
+// versionColumn is the version each row is written with (see version.go).
+func versionColumn[T any]() column[T] {
+	return column[T]{"version", func(_ []T, b *batchValues) any { return b.versions }}
 }
 
 func b2u(b bool) uint8 {
@@ -45,136 +179,136 @@ func nonEmpty[E ~string](v, def E) E {
 }
 
 var toolCallColumns = []column[schema.ToolCall]{
-	{"session_id", func(r *schema.ToolCall, _ uint64) any { return r.SessionID }},
-	{"call_id", func(r *schema.ToolCall, _ uint64) any { return r.CallID }},
-	{"ts", func(r *schema.ToolCall, _ uint64) any { return eventTime(r.Timestamp) }},
-	{"ts_ns", func(r *schema.ToolCall, _ uint64) any { return nanos(r.Timestamp) }},
-	{"tool", func(r *schema.ToolCall, _ uint64) any { return r.Tool }},
-	{"source", func(r *schema.ToolCall, _ uint64) any { return string(r.Source) }},
-	{"harness_version", func(r *schema.ToolCall, _ uint64) any { return r.HarnessVersion }},
-	{"model", func(r *schema.ToolCall, _ uint64) any { return r.Model }},
-	{"project", func(r *schema.ToolCall, _ uint64) any { return r.Project }},
-	{"cwd", func(r *schema.ToolCall, _ uint64) any { return r.Cwd }},
-	{"git_branch", func(r *schema.ToolCall, _ uint64) any { return r.GitBranch }},
-	{"agent_id", func(r *schema.ToolCall, _ uint64) any { return r.AgentID }},
-	{"sidechain", func(r *schema.ToolCall, _ uint64) any { return b2u(r.Sidechain) }},
-	{"turn", func(r *schema.ToolCall, _ uint64) any { return uint32(max(r.Turn, 0)) }},
-	{"message_id", func(r *schema.ToolCall, _ uint64) any { return r.MessageID }},
-	{"arguments", func(r *schema.ToolCall, _ uint64) any { return r.Arguments }},
-	{"target", func(r *schema.ToolCall, _ uint64) any { return r.Target }},
-	{"is_error", func(r *schema.ToolCall, _ uint64) any { return b2u(r.IsError) }},
-	{"original_bytes", func(r *schema.ToolCall, _ uint64) any { return r.Original.Bytes.Ptr() }},
-	{"original_chars", func(r *schema.ToolCall, _ uint64) any { return r.Original.Chars.Ptr() }},
-	{"original_lines", func(r *schema.ToolCall, _ uint64) any { return r.Original.Lines.Ptr() }},
-	{"original_tokens", func(r *schema.ToolCall, _ uint64) any { return r.Original.Tokens.Ptr() }},
-	{"original_source", func(r *schema.ToolCall, _ uint64) any {
+	stringColumn("session_id", func(r *schema.ToolCall) string { return r.SessionID }),
+	stringColumn("call_id", func(r *schema.ToolCall) string { return r.CallID }),
+	timeColumn("ts", func(r *schema.ToolCall) time.Time { return eventTime(r.Timestamp) }),
+	uint32Column("ts_ns", func(r *schema.ToolCall) uint32 { return nanos(r.Timestamp) }),
+	stringColumn("tool", func(r *schema.ToolCall) string { return r.Tool }),
+	stringColumn("source", func(r *schema.ToolCall) string { return string(r.Source) }),
+	stringColumn("harness_version", func(r *schema.ToolCall) string { return r.HarnessVersion }),
+	stringColumn("model", func(r *schema.ToolCall) string { return r.Model }),
+	stringColumn("project", func(r *schema.ToolCall) string { return r.Project }),
+	stringColumn("cwd", func(r *schema.ToolCall) string { return r.Cwd }),
+	stringColumn("git_branch", func(r *schema.ToolCall) string { return r.GitBranch }),
+	stringColumn("agent_id", func(r *schema.ToolCall) string { return r.AgentID }),
+	boolColumn("sidechain", func(r *schema.ToolCall) bool { return r.Sidechain }),
+	uint32Column("turn", func(r *schema.ToolCall) uint32 { return uint32(max(r.Turn, 0)) }),
+	stringColumn("message_id", func(r *schema.ToolCall) string { return r.MessageID }),
+	stringColumn("arguments", func(r *schema.ToolCall) string { return r.Arguments }),
+	stringColumn("target", func(r *schema.ToolCall) string { return r.Target }),
+	boolColumn("is_error", func(r *schema.ToolCall) bool { return r.IsError }),
+	countColumn("original_bytes", func(r *schema.ToolCall) schema.Count { return r.Original.Bytes }),
+	countColumn("original_chars", func(r *schema.ToolCall) schema.Count { return r.Original.Chars }),
+	countColumn("original_lines", func(r *schema.ToolCall) schema.Count { return r.Original.Lines }),
+	countColumn("original_tokens", func(r *schema.ToolCall) schema.Count { return r.Original.Tokens }),
+	stringColumn("original_source", func(r *schema.ToolCall) string {
 		return string(nonEmpty(r.Original.Source, schema.SourceUnknown))
-	}},
-	{"original_precision", func(r *schema.ToolCall, _ uint64) any { return precisionValue(r.Original.Precision) }},
-	{"context_bytes", func(r *schema.ToolCall, _ uint64) any { return r.Context.Bytes.Ptr() }},
-	{"context_chars", func(r *schema.ToolCall, _ uint64) any { return r.Context.Chars.Ptr() }},
-	{"context_lines", func(r *schema.ToolCall, _ uint64) any { return r.Context.Lines.Ptr() }},
-	{"context_tokens", func(r *schema.ToolCall, _ uint64) any { return r.Context.Tokens.Ptr() }},
-	{"truncated", func(r *schema.ToolCall, _ uint64) any { return b2u(r.Truncated) }},
-	{"truncation_kind", func(r *schema.ToolCall, _ uint64) any { return string(nonEmpty(r.Kind, schema.KindUnknown)) }},
-	{"strategy", func(r *schema.ToolCall, _ uint64) any { return string(nonEmpty(r.Strategy, schema.StrategyNone)) }},
-	{"partial_by_request", func(r *schema.ToolCall, _ uint64) any { return b2u(r.PartialByRequest) }},
-	{"shown_start", func(r *schema.ToolCall, _ uint64) any { return r.Shown.Start.Ptr() }},
-	{"shown_end", func(r *schema.ToolCall, _ uint64) any { return r.Shown.End.Ptr() }},
-	{"shown_unit", func(r *schema.ToolCall, _ uint64) any { return string(r.Shown.Unit) }},
-	{"shown_tail_start", func(r *schema.ToolCall, _ uint64) any { return r.ShownTail.Start.Ptr() }},
-	{"shown_tail_end", func(r *schema.ToolCall, _ uint64) any { return r.ShownTail.End.Ptr() }},
-	{"shown_tail_unit", func(r *schema.ToolCall, _ uint64) any { return string(r.ShownTail.Unit) }},
-	{"shown_tail_is_end", func(r *schema.ToolCall, _ uint64) any { return b2u(r.ShownTailIsEnd) }},
-	{"total", func(r *schema.ToolCall, _ uint64) any { return r.Total.Ptr() }},
-	{"reason", func(r *schema.ToolCall, _ uint64) any { return r.Reason }},
-	{"disclosure_range", func(r *schema.ToolCall, _ uint64) any { return b2u(r.Disclosure.Range) }},
-	{"disclosure_reason", func(r *schema.ToolCall, _ uint64) any { return b2u(r.Disclosure.Reason) }},
-	{"disclosure_next", func(r *schema.ToolCall, _ uint64) any { return b2u(r.Disclosure.Next) }},
-	{"disclosure_score", func(r *schema.ToolCall, _ uint64) any { return uint8(r.Disclosure.Score()) }},
-	{"next_hint", func(r *schema.ToolCall, _ uint64) any { return r.NextHint }},
-	{"saved_ref", func(r *schema.ToolCall, _ uint64) any { return r.SavedRef }},
-	{"ref_version", func(r *schema.ToolCall, _ uint64) any { return r.RefVersion }},
-	{"refetched_source", func(r *schema.ToolCall, _ uint64) any { return b2u(r.RefetchedSource) }},
-	{"marker", func(r *schema.ToolCall, _ uint64) any { return r.Marker }},
-	{"marker_understated", func(r *schema.ToolCall, _ uint64) any { return b2u(r.MarkerUnderstated) }},
-	{"detector", func(r *schema.ToolCall, _ uint64) any { return r.Detector }},
-	{"followed_up", func(r *schema.ToolCall, _ uint64) any { return b2u(r.FollowedUp) }},
-	{"continuation_of", func(r *schema.ToolCall, _ uint64) any { return r.ContinuationOf }},
-	{"session_coverage", func(r *schema.ToolCall, _ uint64) any { return r.SessionCoverage.Ptr() }},
-	{"coverage_upper_bound", func(r *schema.ToolCall, _ uint64) any { return b2u(r.CoverageUpperBound) }},
-	{"coverage_mixed_versions", func(r *schema.ToolCall, _ uint64) any { return b2u(r.CoverageMixedVersions) }},
-	{"searched", func(r *schema.ToolCall, _ uint64) any { return b2u(r.Searched) }},
-	{"original_sha256", func(r *schema.ToolCall, _ uint64) any { return r.OriginalSHA256 }},
-	{"context_sha256", func(r *schema.ToolCall, _ uint64) any { return r.ContextSHA256 }},
-	{"source_file", func(r *schema.ToolCall, _ uint64) any { return r.SourceFile }},
-	{"source_line", func(r *schema.ToolCall, _ uint64) any { return uint64(max(r.SourceLine, 0)) }},
-	{"version", func(_ *schema.ToolCall, v uint64) any { return v }},
+	}),
+	stringColumn("original_precision", func(r *schema.ToolCall) string { return precisionValue(r.Original.Precision) }),
+	countColumn("context_bytes", func(r *schema.ToolCall) schema.Count { return r.Context.Bytes }),
+	countColumn("context_chars", func(r *schema.ToolCall) schema.Count { return r.Context.Chars }),
+	countColumn("context_lines", func(r *schema.ToolCall) schema.Count { return r.Context.Lines }),
+	countColumn("context_tokens", func(r *schema.ToolCall) schema.Count { return r.Context.Tokens }),
+	boolColumn("truncated", func(r *schema.ToolCall) bool { return r.Truncated }),
+	stringColumn("truncation_kind", func(r *schema.ToolCall) string { return string(nonEmpty(r.Kind, schema.KindUnknown)) }),
+	stringColumn("strategy", func(r *schema.ToolCall) string { return string(nonEmpty(r.Strategy, schema.StrategyNone)) }),
+	boolColumn("partial_by_request", func(r *schema.ToolCall) bool { return r.PartialByRequest }),
+	countColumn("shown_start", func(r *schema.ToolCall) schema.Count { return r.Shown.Start }),
+	countColumn("shown_end", func(r *schema.ToolCall) schema.Count { return r.Shown.End }),
+	stringColumn("shown_unit", func(r *schema.ToolCall) string { return string(r.Shown.Unit) }),
+	countColumn("shown_tail_start", func(r *schema.ToolCall) schema.Count { return r.ShownTail.Start }),
+	countColumn("shown_tail_end", func(r *schema.ToolCall) schema.Count { return r.ShownTail.End }),
+	stringColumn("shown_tail_unit", func(r *schema.ToolCall) string { return string(r.ShownTail.Unit) }),
+	boolColumn("shown_tail_is_end", func(r *schema.ToolCall) bool { return r.ShownTailIsEnd }),
+	countColumn("total", func(r *schema.ToolCall) schema.Count { return r.Total }),
+	stringColumn("reason", func(r *schema.ToolCall) string { return r.Reason }),
+	boolColumn("disclosure_range", func(r *schema.ToolCall) bool { return r.Disclosure.Range }),
+	boolColumn("disclosure_reason", func(r *schema.ToolCall) bool { return r.Disclosure.Reason }),
+	boolColumn("disclosure_next", func(r *schema.ToolCall) bool { return r.Disclosure.Next }),
+	uint8Column("disclosure_score", func(r *schema.ToolCall) uint8 { return uint8(r.Disclosure.Score()) }),
+	stringColumn("next_hint", func(r *schema.ToolCall) string { return r.NextHint }),
+	stringColumn("saved_ref", func(r *schema.ToolCall) string { return r.SavedRef }),
+	stringColumn("ref_version", func(r *schema.ToolCall) string { return r.RefVersion }),
+	boolColumn("refetched_source", func(r *schema.ToolCall) bool { return r.RefetchedSource }),
+	stringColumn("marker", func(r *schema.ToolCall) string { return r.Marker }),
+	boolColumn("marker_understated", func(r *schema.ToolCall) bool { return r.MarkerUnderstated }),
+	stringColumn("detector", func(r *schema.ToolCall) string { return r.Detector }),
+	boolColumn("followed_up", func(r *schema.ToolCall) bool { return r.FollowedUp }),
+	stringColumn("continuation_of", func(r *schema.ToolCall) string { return r.ContinuationOf }),
+	ratioColumn("session_coverage", func(r *schema.ToolCall) schema.Ratio { return r.SessionCoverage }),
+	boolColumn("coverage_upper_bound", func(r *schema.ToolCall) bool { return r.CoverageUpperBound }),
+	boolColumn("coverage_mixed_versions", func(r *schema.ToolCall) bool { return r.CoverageMixedVersions }),
+	boolColumn("searched", func(r *schema.ToolCall) bool { return r.Searched }),
+	stringColumn("original_sha256", func(r *schema.ToolCall) string { return r.OriginalSHA256 }),
+	stringColumn("context_sha256", func(r *schema.ToolCall) string { return r.ContextSHA256 }),
+	stringColumn("source_file", func(r *schema.ToolCall) string { return r.SourceFile }),
+	uint64Column("source_line", func(r *schema.ToolCall) uint64 { return uint64(max(r.SourceLine, 0)) }),
+	versionColumn[schema.ToolCall](),
 }
 
 var answerColumns = []column[schema.Answer]{
-	{"session_id", func(r *schema.Answer, _ uint64) any { return r.SessionID }},
-	{"message_id", func(r *schema.Answer, _ uint64) any { return r.MessageID }},
-	{"ts", func(r *schema.Answer, _ uint64) any { return eventTime(r.Timestamp) }},
-	{"ts_ns", func(r *schema.Answer, _ uint64) any { return nanos(r.Timestamp) }},
-	{"turn", func(r *schema.Answer, _ uint64) any { return uint32(max(r.Turn, 0)) }},
-	{"source", func(r *schema.Answer, _ uint64) any { return string(r.Source) }},
-	{"model", func(r *schema.Answer, _ uint64) any { return r.Model }},
-	{"agent_id", func(r *schema.Answer, _ uint64) any { return r.AgentID }},
-	{"sidechain", func(r *schema.Answer, _ uint64) any { return b2u(r.Sidechain) }},
-	{"text", func(r *schema.Answer, _ uint64) any { return r.Text }},
-	{"input_call_ids", func(r *schema.Answer, _ uint64) any { return nonNil(r.InputCallIDs) }},
-	{"incomplete_inputs", func(r *schema.Answer, _ uint64) any { return nonNil(r.IncompleteInputs) }},
-	{"absence_claim", func(r *schema.Answer, _ uint64) any { return b2u(r.AbsenceClaim) }},
-	{"absence", func(r *schema.Answer, _ uint64) any { return string(nonEmpty(r.Absence, schema.AbsenceUnknown)) }},
-	{"absence_clause", func(r *schema.Answer, _ uint64) any { return r.AbsenceClause }},
-	{"absence_scope", func(r *schema.Answer, _ uint64) any { return r.AbsenceScope }},
-	{"risk", func(r *schema.Answer, _ uint64) any { return string(nonEmpty(r.Risk, schema.RiskNone)) }},
-	{"reasons", func(r *schema.Answer, _ uint64) any { return nonNil(r.Reasons) }},
-	{"reason_calls", func(r *schema.Answer, _ uint64) any {
+	stringColumn("session_id", func(r *schema.Answer) string { return r.SessionID }),
+	stringColumn("message_id", func(r *schema.Answer) string { return r.MessageID }),
+	timeColumn("ts", func(r *schema.Answer) time.Time { return eventTime(r.Timestamp) }),
+	uint32Column("ts_ns", func(r *schema.Answer) uint32 { return nanos(r.Timestamp) }),
+	uint32Column("turn", func(r *schema.Answer) uint32 { return uint32(max(r.Turn, 0)) }),
+	stringColumn("source", func(r *schema.Answer) string { return string(r.Source) }),
+	stringColumn("model", func(r *schema.Answer) string { return r.Model }),
+	stringColumn("agent_id", func(r *schema.Answer) string { return r.AgentID }),
+	boolColumn("sidechain", func(r *schema.Answer) bool { return r.Sidechain }),
+	stringColumn("text", func(r *schema.Answer) string { return r.Text }),
+	stringsColumn("input_call_ids", func(r *schema.Answer) []string { return nonNil(r.InputCallIDs) }),
+	stringsColumn("incomplete_inputs", func(r *schema.Answer) []string { return nonNil(r.IncompleteInputs) }),
+	boolColumn("absence_claim", func(r *schema.Answer) bool { return r.AbsenceClaim }),
+	stringColumn("absence", func(r *schema.Answer) string { return string(nonEmpty(r.Absence, schema.AbsenceUnknown)) }),
+	stringColumn("absence_clause", func(r *schema.Answer) string { return r.AbsenceClause }),
+	stringColumn("absence_scope", func(r *schema.Answer) string { return r.AbsenceScope }),
+	stringColumn("risk", func(r *schema.Answer) string { return string(nonEmpty(r.Risk, schema.RiskNone)) }),
+	stringsColumn("reasons", func(r *schema.Answer) []string { return nonNil(r.Reasons) }),
+	stringListsColumn("reason_calls", func(r *schema.Answer) [][]string {
 		out := make([][]string, len(r.Reasons))
 		for i, reason := range r.Reasons {
 			out[i] = nonNil(r.ReasonCalls[reason])
 		}
 		return out
-	}},
-	{"verdict", func(r *schema.Answer, _ uint64) any { return r.Verdict }},
-	{"retracted", func(r *schema.Answer, _ uint64) any { return b2u(r.Retracted) }},
-	{"version", func(_ *schema.Answer, v uint64) any { return v }},
+	}),
+	stringColumn("verdict", func(r *schema.Answer) string { return r.Verdict }),
+	boolColumn("retracted", func(r *schema.Answer) bool { return r.Retracted }),
+	versionColumn[schema.Answer](),
 }
 
 var sessionColumns = []column[schema.Session]{
-	{"session_id", func(r *schema.Session, _ uint64) any { return r.SessionID }},
-	{"source", func(r *schema.Session, _ uint64) any { return string(r.Source) }},
-	{"harness_version", func(r *schema.Session, _ uint64) any { return r.HarnessVersion }},
-	{"model", func(r *schema.Session, _ uint64) any { return r.Model }},
-	{"project", func(r *schema.Session, _ uint64) any { return r.Project }},
-	{"cwd", func(r *schema.Session, _ uint64) any { return r.Cwd }},
-	{"git_branch", func(r *schema.Session, _ uint64) any { return r.GitBranch }},
-	{"started_at", func(r *schema.Session, _ uint64) any { return seconds(r.StartedAt) }},
-	{"ended_at", func(r *schema.Session, _ uint64) any { return seconds(r.EndedAt) }},
-	{"source_file", func(r *schema.Session, _ uint64) any { return r.SourceFile }},
-	{"turns", func(r *schema.Session, _ uint64) any { return uint32(max(r.Turns, 0)) }},
-	{"tool_calls", func(r *schema.Session, _ uint64) any { return uint32(max(r.ToolCalls, 0)) }},
-	{"truncated_calls", func(r *schema.Session, _ uint64) any { return uint32(max(r.TruncatedCalls, 0)) }},
-	{"silent_calls", func(r *schema.Session, _ uint64) any { return uint32(max(r.SilentCalls, 0)) }},
-	{"answers", func(r *schema.Session, _ uint64) any { return uint32(max(r.Answers, 0)) }},
-	{"risky_answers", func(r *schema.Session, _ uint64) any { return uint32(max(r.RiskyAnswers, 0)) }},
-	{"compactions", func(r *schema.Session, _ uint64) any { return uint32(max(r.Compactions, 0)) }},
-	{"max_risk", func(r *schema.Session, _ uint64) any { return string(nonEmpty(r.MaxRisk, schema.RiskNone)) }},
-	{"input_tokens", func(r *schema.Session, _ uint64) any { return r.InputTokens }},
-	{"output_tokens", func(r *schema.Session, _ uint64) any { return r.OutputTokens }},
-	{"version", func(_ *schema.Session, v uint64) any { return v }},
+	stringColumn("session_id", func(r *schema.Session) string { return r.SessionID }),
+	stringColumn("source", func(r *schema.Session) string { return string(r.Source) }),
+	stringColumn("harness_version", func(r *schema.Session) string { return r.HarnessVersion }),
+	stringColumn("model", func(r *schema.Session) string { return r.Model }),
+	stringColumn("project", func(r *schema.Session) string { return r.Project }),
+	stringColumn("cwd", func(r *schema.Session) string { return r.Cwd }),
+	stringColumn("git_branch", func(r *schema.Session) string { return r.GitBranch }),
+	timeColumn("started_at", func(r *schema.Session) time.Time { return seconds(r.StartedAt) }),
+	timeColumn("ended_at", func(r *schema.Session) time.Time { return seconds(r.EndedAt) }),
+	stringColumn("source_file", func(r *schema.Session) string { return r.SourceFile }),
+	uint32Column("turns", func(r *schema.Session) uint32 { return uint32(max(r.Turns, 0)) }),
+	uint32Column("tool_calls", func(r *schema.Session) uint32 { return uint32(max(r.ToolCalls, 0)) }),
+	uint32Column("truncated_calls", func(r *schema.Session) uint32 { return uint32(max(r.TruncatedCalls, 0)) }),
+	uint32Column("silent_calls", func(r *schema.Session) uint32 { return uint32(max(r.SilentCalls, 0)) }),
+	uint32Column("answers", func(r *schema.Session) uint32 { return uint32(max(r.Answers, 0)) }),
+	uint32Column("risky_answers", func(r *schema.Session) uint32 { return uint32(max(r.RiskyAnswers, 0)) }),
+	uint32Column("compactions", func(r *schema.Session) uint32 { return uint32(max(r.Compactions, 0)) }),
+	stringColumn("max_risk", func(r *schema.Session) string { return string(nonEmpty(r.MaxRisk, schema.RiskNone)) }),
+	uint64Column("input_tokens", func(r *schema.Session) uint64 { return r.InputTokens }),
+	uint64Column("output_tokens", func(r *schema.Session) uint64 { return r.OutputTokens }),
+	versionColumn[schema.Session](),
 }
 
 var toolOutputColumns = []column[schema.ToolOutput]{
-	{"sha256", func(r *schema.ToolOutput, _ uint64) any { return r.SHA256 }},
-	{"bytes", func(r *schema.ToolOutput, _ uint64) any { return r.Bytes }},
-	{"text", func(r *schema.ToolOutput, _ uint64) any { return r.Text }},
-	{"capped", func(r *schema.ToolOutput, _ uint64) any { return b2u(r.Capped) }},
-	{"redactions", func(r *schema.ToolOutput, _ uint64) any { return uint32(max(r.Redactions, 0)) }},
-	{"first_seen", func(r *schema.ToolOutput, _ uint64) any { return seconds(r.FirstSeen) }},
-	{"version", func(_ *schema.ToolOutput, v uint64) any { return v }},
+	stringColumn("sha256", func(r *schema.ToolOutput) string { return r.SHA256 }),
+	uint64Column("bytes", func(r *schema.ToolOutput) uint64 { return r.Bytes }),
+	stringColumn("text", func(r *schema.ToolOutput) string { return r.Text }),
+	boolColumn("capped", func(r *schema.ToolOutput) bool { return r.Capped }),
+	uint32Column("redactions", func(r *schema.ToolOutput) uint32 { return uint32(max(r.Redactions, 0)) }),
+	timeColumn("first_seen", func(r *schema.ToolOutput) time.Time { return seconds(r.FirstSeen) }),
+	versionColumn[schema.ToolOutput](),
 }
 
 // precisionValue is the original_precision Enum8 value: 'unknown' stands for
@@ -230,77 +364,20 @@ func insert[T any](ctx context.Context, s *Store, t table[T], rows []T) error {
 		return fmt.Errorf("insert into %s.%s: prepare: %w", s.database, t.name, err)
 	}
 	clock := s.clock.tick()
-	vals := make([]any, len(t.cols))
+	vals := batchValues{versions: make([]uint64, len(rows)), redact: s.redactor.String}
 	for i := range rows {
-		v := version(t.rank(&rows[i]), clock)
-		for j, c := range t.cols {
-			vals[j] = s.redactValue(c.value(&rows[i], v))
-		}
-		if err := batch.Append(vals...); err != nil {
+		vals.versions[i] = version(t.rank(&rows[i]), clock)
+	}
+	for j, c := range t.cols {
+		if err := batch.Column(j).Append(c.values(rows, &vals)); err != nil {
 			_ = batch.Abort()
-			return fmt.Errorf("insert into %s.%s: row %d: %w", s.database, t.name, i, err)
+			return fmt.Errorf("insert into %s.%s: column %s: %w", s.database, t.name, c.name, err)
 		}
 	}
 	if err := batch.Send(); err != nil {
 		return fmt.Errorf("insert into %s.%s: send %d rows: %w", s.database, t.name, len(rows), err)
 	}
 	return nil
-}
-
-// redactValue removes secrets from a text value (String and Array(String)
-// columns alike): this is the one place every row passes on its way to
-// ClickHouse, from `ctxaudit ingest` and from the collector. Numbers, sizes
-// and hashes were measured on the original text before they got here.
-func (s *Store) redactValue(v any) any {
-	switch t := v.(type) {
-	case string:
-		out, n := s.redactor.String(t)
-		if n == 0 {
-			return v // as it came: boxing out again would allocate, for every string of every row
-		}
-		return out
-	case []string:
-		out, changed := s.redactStrings(t)
-		if !changed {
-			return v
-		}
-		return out
-	case [][]string:
-		var out [][]string
-		for i, inner := range t {
-			r, changed := s.redactStrings(inner)
-			if changed && out == nil {
-				out = append(make([][]string, 0, len(t)), t[:i]...)
-			}
-			if out != nil {
-				out = append(out, r)
-			}
-		}
-		if out == nil {
-			return t
-		}
-		return out
-	}
-	return v
-}
-
-// redactStrings returns ss, or a redacted copy if any element held a secret
-// (the record's own slice is never changed).
-func (s *Store) redactStrings(ss []string) ([]string, bool) {
-	var out []string
-	for i, v := range ss {
-		r, n := s.redactor.String(v)
-		if n > 0 && out == nil {
-			out = append(make([]string, 0, len(ss)), ss[:i]...)
-		}
-		if out != nil {
-			out = append(out, r)
-		}
-	}
-	if out == nil {
-		return ss, false
-	}
-	return out, true
 }
 
 // WriteToolCalls inserts tool-call rows. A row without content links gets
