@@ -34,30 +34,116 @@ func ts(t time.Time) pcommon.Timestamp { return pcommon.NewTimestampFromTime(t) 
 
 // AppendToolCall adds an execute_tool span for c, child of its session span.
 func AppendToolCall(spans ptrace.SpanSlice, c *schema.ToolCall) ptrace.Span {
+	var ids sessionIDs
+	return appendToolCall(spans, c, &ids, false)
+}
+
+// AppendAnalysedSession adds the spans of one analysed session: its
+// invoke_agent span (unless meta is nil), a span per call and one per answer,
+// each marked AttrAnalysisUpstream — the emitter analysed the session, so no
+// processor downstream does it again. The ids derived from a session are
+// computed once for all its spans, and the mark is written with the other
+// attributes (marking the spans afterwards looked every one of them up again).
+func AppendAnalysedSession(spans ptrace.SpanSlice, meta *schema.Session, calls []schema.ToolCall, answers []schema.Answer) {
+	var ids sessionIDs
+	if meta != nil {
+		AppendSession(spans, meta).Attributes().PutBool(AttrAnalysisUpstream, true)
+	}
+	for i := range calls {
+		appendToolCall(spans, &calls[i], &ids, true)
+	}
+	for i := range answers {
+		AppendAnswer(spans, &answers[i]).Attributes().PutBool(AttrAnalysisUpstream, true)
+	}
+}
+
+// sessionIDs remembers the trace and session span ids of the last session
+// it derived them for: SHA-256 twice per span otherwise.
+type sessionIDs struct {
+	session string
+	set     bool
+	trace   pcommon.TraceID
+	parent  pcommon.SpanID
+}
+
+func (s *sessionIDs) of(session string) (pcommon.TraceID, pcommon.SpanID) {
+	if !s.set || s.session != session {
+		s.session, s.set = session, true
+		s.trace, s.parent = TraceID(session), SpanID(session, "session", session)
+	}
+	return s.trace, s.parent
+}
+
+func appendToolCall(spans ptrace.SpanSlice, c *schema.ToolCall, ids *sessionIDs, upstream bool) ptrace.Span {
 	sp := spans.AppendEmpty()
 	sp.SetName(OperationExecuteTool + " " + c.Tool)
 	sp.SetKind(ptrace.SpanKindInternal)
-	sp.SetTraceID(TraceID(c.SessionID))
+	trace, parent := ids.of(c.SessionID)
+	sp.SetTraceID(trace)
 	sp.SetSpanID(SpanID(c.SessionID, "call", c.CallID))
-	sp.SetParentSpanID(SpanID(c.SessionID, "session", c.SessionID))
+	sp.SetParentSpanID(parent)
 	sp.SetStartTimestamp(ts(c.Timestamp))
 	sp.SetEndTimestamp(ts(c.Timestamp))
 	if c.IsError {
 		sp.Status().SetCode(ptrace.StatusCodeError)
 	}
-	PutToolCall(sp.Attributes(), c)
+	m := sp.Attributes()
+	if upstream {
+		m.EnsureCapacity(toolCallAttributes(c) + 1)
+		m.PutBool(AttrAnalysisUpstream, true)
+	}
+	PutToolCall(m, c)
 	return sp
 }
 
-// toolCallAttributes is how many attributes PutToolCall writes at most, its
-// forensics and analysis included: reserving them at once spares the
-// attribute slice its repeated growth (and copying) while it is written.
-const toolCallAttributes = 30 + forensicsAttributes
+// toolCallAttributes is how many attributes PutToolCall writes for c, its
+// forensics and analysis included: the attribute slice is sized once, and
+// exactly — each slot is a key and a value, and an emitted span is built
+// for every analysed call (TestToolCallAttributesCount).
+func toolCallAttributes(c *schema.ToolCall) int {
+	const always = 11 // operation, tool, call and conversation ids, sidechain, turn, is_error, followed_up, searched, the two coverage flags
+	n := always + forensicsAttributes(&c.Forensics)
+	n += nonEmptyCount(c.Model, c.AgentID, c.Arguments, string(c.Source), c.HarnessVersion, c.Project,
+		c.Cwd, c.GitBranch, c.MessageID, c.Target, c.SourceFile, c.ContinuationOf)
+	n += oneIf(c.IsError) + oneIf(c.SourceLine > 0) + oneIf(c.SessionCoverage.Known)
+	if c.Analysis.Done {
+		n += 2
+	}
+	return n
+}
+
+// forensicsAttributes is how many attributes PutForensics writes for f.
+func forensicsAttributes(f *schema.Forensics) int {
+	const always = 10 // original source, truncated, partial_by_request, shown_tail.is_end, refetched_source, the three disclosures, score, marker_understated
+	n := always
+	for _, c := range []schema.Count{f.Original.Bytes, f.Original.Chars, f.Original.Lines, f.Original.Tokens,
+		f.Context.Bytes, f.Context.Chars, f.Context.Lines, f.Context.Tokens,
+		f.Shown.Start, f.Shown.End, f.Total, f.ShownTail.Start, f.ShownTail.End} {
+		n += oneIf(c.Known)
+	}
+	return n + nonEmptyCount(string(f.Original.Precision), string(f.Kind), string(f.Strategy), string(f.Shown.Unit),
+		f.Reason, f.NextHint, f.SavedRef, f.RefVersion, f.Marker, f.Detector)
+}
+
+func nonEmptyCount(vals ...string) int {
+	n := 0
+	for _, v := range vals {
+		n += oneIf(v != "")
+	}
+	return n
+}
+
+func oneIf(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
 
 // PutToolCall writes every field of c as span attributes. Unknown sizes are
 // left out, so that absent means unknown on the way back.
 func PutToolCall(m pcommon.Map, c *schema.ToolCall) {
-	m.EnsureCapacity(m.Len() + toolCallAttributes)
+	m.EnsureCapacity(m.Len() + toolCallAttributes(c))
 	m.PutStr(AttrOperationName, OperationExecuteTool)
 	m.PutStr(AttrToolName, c.Tool)
 	m.PutStr(AttrToolCallID, c.CallID)
@@ -139,9 +225,6 @@ func analysisOf(m pcommon.Map) schema.Analysis {
 	return schema.Analysis{Done: true, Partial: boolean(m, AttrAnalysisPartial), Records: int(min(n.N, 1<<31-1))}
 }
 
-// forensicsAttributes is how many attributes PutForensics writes at most.
-const forensicsAttributes = 33
-
 // PutForensics writes the ctxaudit.output.* attributes of f. The texts
 // detection quotes (marker, reason, hint, saved path) are usually slices of
 // the tool output; they are copied, so that a record read back from the
@@ -150,7 +233,7 @@ const forensicsAttributes = 33
 func PutForensics(m pcommon.Map, f *schema.Forensics) {
 	// Room for every attribute below at once, instead of the map growing
 	// (and being copied) several times per span.
-	m.EnsureCapacity(m.Len() + forensicsAttributes)
+	m.EnsureCapacity(m.Len() + forensicsAttributes(f))
 	putCount(m, forensics.AttrOriginalBytes, f.Original.Bytes)
 	putCount(m, forensics.AttrOriginalChars, f.Original.Chars)
 	putCount(m, forensics.AttrOriginalLines, f.Original.Lines)

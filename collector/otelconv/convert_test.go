@@ -236,14 +236,82 @@ func TestPutForensicsCopiesQuotedText(t *testing.T) {
 	}
 }
 
-// TestPutForensicsCapacity: forensicsAttributes covers every attribute
-// PutForensics writes, so the one EnsureCapacity is enough.
-func TestPutForensicsCapacity(t *testing.T) {
+// TestToolCallAttributesCount: the attribute slice of an emitted call is
+// sized once, exactly, so the counts must be what PutToolCall and
+// PutForensics write — for a call with everything set, one with nothing,
+// and each field set alone.
+func TestToolCallAttributesCount(t *testing.T) {
+	full := sampleCall()
+	full.Analysis = schema.Analysis{Done: true, Records: 3}
+	calls := map[string]schema.ToolCall{"everything": full, "nothing": {}}
+	// Each top-level and forensics field alone, set as in the full call.
+	for _, v := range []struct {
+		name string
+		set  func(c *schema.ToolCall)
+	}{
+		{"model", func(c *schema.ToolCall) { c.Model = full.Model }},
+		{"is_error", func(c *schema.ToolCall) { c.IsError = true }},
+		{"source_line", func(c *schema.ToolCall) { c.SourceLine = 3 }},
+		{"coverage", func(c *schema.ToolCall) { c.SessionCoverage = full.SessionCoverage }},
+		{"analysis", func(c *schema.ToolCall) { c.Analysis = full.Analysis }},
+		{"continuation", func(c *schema.ToolCall) { c.ContinuationOf = full.ContinuationOf }},
+		{"original", func(c *schema.ToolCall) { c.Original = full.Original }},
+		{"context", func(c *schema.ToolCall) { c.Context = full.Context }},
+		{"shown", func(c *schema.ToolCall) { c.Shown, c.ShownTail, c.Total = full.Shown, full.ShownTail, full.Total }},
+		{"texts", func(c *schema.ToolCall) {
+			c.Reason, c.NextHint, c.SavedRef, c.RefVersion, c.Marker, c.Detector = full.Reason, full.NextHint, full.SavedRef, full.RefVersion, full.Marker, full.Detector
+		}},
+		{"kind", func(c *schema.ToolCall) { c.Kind, c.Strategy = full.Kind, full.Strategy }},
+	} {
+		var c schema.ToolCall
+		v.set(&c)
+		calls[v.name] = c
+	}
+	for name, c := range calls {
+		m := pcommon.NewMap()
+		PutToolCall(m, &c)
+		if got, want := toolCallAttributes(&c), m.Len(); got != want {
+			t.Errorf("%s: toolCallAttributes = %d, PutToolCall wrote %d", name, got, want)
+		}
+		f := pcommon.NewMap()
+		PutForensics(f, &c.Forensics)
+		if got, want := forensicsAttributes(&c.Forensics), f.Len(); got != want {
+			t.Errorf("%s: forensicsAttributes = %d, PutForensics wrote %d", name, got, want)
+		}
+	}
+}
+
+// TestAnalysedSessionSpans: every span of an analysed session is marked
+// as analysed upstream and carries what the single-record appenders write.
+func TestAnalysedSessionSpans(t *testing.T) {
 	c := sampleCall()
-	m := pcommon.NewMap()
-	PutForensics(m, &c.Forensics)
-	if m.Len() > forensicsAttributes {
-		t.Errorf("PutForensics wrote %d attributes; forensicsAttributes is %d", m.Len(), forensicsAttributes)
+	other := sampleCall()
+	other.SessionID, other.CallID = "s-2", "toolu_2" // ids are per record, not per batch
+	meta := schema.Session{SessionID: "s-1", ToolCalls: 1}
+	answer := schema.Answer{SessionID: "s-1", MessageID: "msg_9", Risk: schema.RiskLow}
+	spans := ptrace.NewSpanSlice()
+	AppendAnalysedSession(spans, &meta, []schema.ToolCall{c, other}, []schema.Answer{answer})
+	if spans.Len() != 4 {
+		t.Fatalf("%d spans, want 4", spans.Len())
+	}
+	want := ptrace.NewSpanSlice()
+	AppendSession(want, &meta)
+	AppendToolCall(want, &c)
+	AppendToolCall(want, &other)
+	AppendAnswer(want, &answer)
+	MarkAnalysedUpstream(want)
+	for i := 0; i < spans.Len(); i++ {
+		got, exp := spans.At(i), want.At(i)
+		if got.TraceID() != exp.TraceID() || got.SpanID() != exp.SpanID() || got.ParentSpanID() != exp.ParentSpanID() {
+			t.Errorf("span %d: ids %v/%v/%v, want %v/%v/%v", i, got.TraceID(), got.SpanID(), got.ParentSpanID(),
+				exp.TraceID(), exp.SpanID(), exp.ParentSpanID())
+		}
+		if !reflect.DeepEqual(got.Attributes().AsRaw(), exp.Attributes().AsRaw()) {
+			t.Errorf("span %d attributes differ:\n got %v\nwant %v", i, got.Attributes().AsRaw(), exp.Attributes().AsRaw())
+		}
+	}
+	if sp := spans.At(2); sp.TraceID() != TraceID("s-2") || sp.ParentSpanID() != SpanID("s-2", "session", "s-2") {
+		t.Error("a call of another session got the first session's trace or parent id")
 	}
 }
 

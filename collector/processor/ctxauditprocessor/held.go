@@ -768,15 +768,8 @@ func (p *tracesProcessor) emit(ctx context.Context, bufs []*sessionBuffer, retir
 			continue
 		}
 		p.tel.sessionsAnalysed.Add(ctx, 1)
-		otelconv.AppendSession(spans, &e.res.Meta)
-		for i := range e.res.Calls {
-			otelconv.AppendToolCall(spans, &e.res.Calls[i])
-		}
-		for i := range e.res.Answers {
-			otelconv.AppendAnswer(spans, &e.res.Answers[i])
-		}
+		otelconv.AppendAnalysedSession(spans, &e.res.Meta, e.res.Calls, e.res.Answers)
 	}
-	otelconv.MarkAnalysedUpstream(spans)
 	// No redaction pass here: every record was redacted as it was held
 	// (addCall, addAnswer), and the analysis only reads them.
 	var err error

@@ -87,17 +87,8 @@ func (b *batch) traces(version string) ptrace.Traces {
 		scope.Scope().SetVersion(version)
 		spans := scope.Spans()
 		spans.EnsureCapacity(len(ss.calls) + len(ss.answers) + 1)
-		if ss.meta != nil {
-			otelconv.AppendSession(spans, ss.meta)
-		}
-		for i := range ss.calls {
-			otelconv.AppendToolCall(spans, &ss.calls[i])
-		}
-		for i := range ss.answers {
-			otelconv.AppendAnswer(spans, &ss.answers[i])
-		}
 		// The receiver analyses its sessions itself, calls as read included.
-		otelconv.MarkAnalysedUpstream(spans)
+		otelconv.AppendAnalysedSession(spans, ss.meta, ss.calls, ss.answers)
 	}
 	return td
 }
