@@ -2,6 +2,7 @@ package forensics
 
 import (
 	"errors"
+	"reflect"
 	"testing"
 	"unicode/utf8"
 
@@ -50,6 +51,13 @@ func FuzzDetect(f *testing.F) {
 			in.ContextUnavailable = true
 		}
 		got := detect(&in) // without Detect's recover, so panics surface
+		// Detection states are reused: one that ran on other input (a
+		// marker, so its anchor hits are filled) must give the same verdict.
+		other := Input{Harness: schema.HarnessClaudeCode, Tool: "Bash", Context: "h\n\n... [20011 characters truncated] ...\n\nt"}
+		detect(&other)
+		if again := detect(&in); !reflect.DeepEqual(again, got) {
+			t.Errorf("verdict changed after another detection:\n first %+v\n again %+v", got, again)
+		}
 		if text != "" && (got.Context.Bytes != schema.Known(uint64(len(text))) ||
 			got.Context.Chars != schema.Known(uint64(utf8.RuneCountInString(text)))) {
 			t.Errorf("context sizes %+v for %d bytes", got.Context, len(text))

@@ -9,7 +9,8 @@ import (
 
 // scan is the per-call working state shared by the rules: the text, its
 // sizes, the parsed request and the lazily decoded metadata. It lives for
-// one Detect call; nothing in it is shared between calls.
+// one Detect call; nothing in it is shared between calls (a state is reused
+// for a later call only once reset: see detection).
 type scan struct {
 	in *Input
 	// text is what the model saw; bodyText is text without a harness wrapper
@@ -31,8 +32,21 @@ type scan struct {
 	pi          *piDetails
 }
 
-func newScan(in *Input) *scan {
-	s := &scan{in: in, text: in.Context, req: parseRequest(in.Arguments)}
+// reset empties s for in (nil: for no call, releasing what the last one
+// referred to). The anchor hits keep their arrays, which the next call
+// fills again.
+func (s *scan) reset(in *Input) {
+	hits := s.anchorHits
+	*s = scan{in: in}
+	for i := range hits {
+		s.anchorHits[i] = hits[i][:0]
+	}
+}
+
+// start sets s up for one call on in.
+func (s *scan) start(in *Input) *scan {
+	s.reset(in)
+	s.text, s.req = in.Context, parseRequest(in.Arguments)
 	if s.text == "" {
 		s.text = resultAttribute(in.Attributes)
 	}
