@@ -324,3 +324,15 @@ func BenchmarkAppendToolCall(b *testing.B) {
 		AppendToolCall(ptrace.NewSpanSlice(), &c)
 	}
 }
+
+// BenchmarkToolCallFromAttributes is the exporter's side of an emitted
+// call: reading the record back from its span.
+func BenchmarkToolCallFromAttributes(b *testing.B) {
+	c := sampleCall()
+	sp := AppendToolCall(ptrace.NewSpanSlice(), &c)
+	res := pcommon.NewMap()
+	b.ReportAllocs()
+	for b.Loop() {
+		ToolCallFromAttributes(sp.Attributes(), res, sp.StartTimestamp().AsTime())
+	}
+}
