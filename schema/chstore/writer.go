@@ -117,35 +117,31 @@ func timeColumn[T any](name string, f func(*T) time.Time) column[T] {
 	return perRow(name, func(r *T, _ *batchValues) time.Time { return f(r) })
 }
 
-// countColumn is a Nullable(UInt64) size: NULL when unknown, never 0. The
-// known values live in one array per column instead of one allocation each.
-func countColumn[T any](name string, f func(*T) schema.Count) column[T] {
+// nullableColumn is a Nullable column: NULL where known is false, never a
+// zero. The known values live in one array per column instead of one
+// allocation each.
+func nullableColumn[T, V any](name string, f func(*T) (v V, known bool)) column[T] {
 	return column[T]{name, func(rows []T, _ *batchValues) any {
-		known := make([]uint64, len(rows))
-		out := make([]*uint64, len(rows))
+		vals := make([]V, len(rows))
+		out := make([]*V, len(rows))
 		for i := range rows {
-			if c := f(&rows[i]); c.Known {
-				known[i] = c.N
-				out[i] = &known[i]
+			if v, known := f(&rows[i]); known {
+				vals[i] = v
+				out[i] = &vals[i]
 			}
 		}
 		return out
 	}}
 }
 
+// countColumn is a Nullable(UInt64) size: NULL when unknown.
+func countColumn[T any](name string, f func(*T) schema.Count) column[T] {
+	return nullableColumn(name, func(r *T) (uint64, bool) { c := f(r); return c.N, c.Known })
+}
+
 // ratioColumn is a Nullable(Float64): NULL when unknown.
 func ratioColumn[T any](name string, f func(*T) schema.Ratio) column[T] {
-	return column[T]{name, func(rows []T, _ *batchValues) any {
-		known := make([]float64, len(rows))
-		out := make([]*float64, len(rows))
-		for i := range rows {
-			if v := f(&rows[i]); v.Known {
-				known[i] = v.V
-				out[i] = &known[i]
-			}
-		}
-		return out
-	}}
+	return nullableColumn(name, func(r *T) (float64, bool) { v := f(r); return v.V, v.Known })
 }
 
 // versionColumn is the version each row is written with (see version.go).
