@@ -109,7 +109,9 @@ bench:
 ##   BENCH_SPANS spans from a separate load generator, and report spans/s, rows
 ##   per call, CPU and peak RSS (docs/performance.md). ClickHouse:
 ##   CTXAUDIT_BENCH_CLICKHOUSE, else a dev server started and stopped here.
-##   BENCH_FLAGS=-outage adds a run with ClickHouse stopped (peak RSS vs limit).
+##   BENCH_FLAGS=-outage adds a run with ClickHouse stopped (peak RSS vs limit);
+##   BENCH_FLAGS=-rounds=5 measures both pipelines 5 times, alternating, and
+##   reports the median round (single runs move with the machine).
 BENCH_SPANS ?= 200000
 BENCH_FLAGS ?=
 bench-collector: build

@@ -2,9 +2,11 @@ package benchcollector
 
 import (
 	"context"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -28,7 +30,13 @@ func TestMain(m *testing.M) {
 // size against the real ClickHouse, and checks that the counts it reports
 // agree with each other. It asserts no time.
 func TestRunEndToEnd(t *testing.T) {
-	addr := chtest.Address(t)
+	// The server alone: each round makes a database of its own.
+	u, err := url.Parse(chtest.Address(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = ""
+	addr := u.String()
 	if testing.Short() {
 		t.Skip("builds the distribution")
 	}
@@ -58,9 +66,23 @@ func TestRunEndToEnd(t *testing.T) {
 		GoGC:          ExampleGoGC,
 		Outage:        true,
 		OutageLoad:    time.Minute,
+		Rounds:        2,
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(rep.Rounds) != 2 || rep.Median < 0 || rep.Median > 1 {
+		t.Fatalf("%d rounds, median %d; want 2 rounds and one of them", len(rep.Rounds), rep.Median)
+	}
+	if m := rep.Rounds[rep.Median]; !reflect.DeepEqual(m.Default, rep.Default) || !reflect.DeepEqual(m.Floor, rep.Floor) {
+		t.Error("the report's pipelines are not the median round's")
+	}
+	for i, r := range rep.Rounds {
+		// Each round writes into a database of its own: its rows and
+		// landed calls are its own, not the rounds' before it.
+		if d := r.Default; d.Refused == 0 && (d.Landed != spans || d.Rows != spans) {
+			t.Errorf("round %d: %d landed, %d rows for %d spans sent; want each round counted alone", i+1, d.Landed, d.Rows, spans)
+		}
 	}
 	for _, p := range []Pipeline{rep.Floor, rep.Default} {
 		if p.Sent != spans || p.Accepted+p.Refused != p.Sent {

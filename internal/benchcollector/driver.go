@@ -11,6 +11,7 @@ package benchcollector
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -24,6 +25,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -68,7 +70,12 @@ type Options struct {
 	// receiver refused what it could not take.
 	Outage     bool
 	OutageLoad time.Duration
-	Log        io.Writer
+	// Rounds is how many times the floor and the default pipeline are
+	// measured, alternating, each round on a fresh database (0: once). The
+	// machine moves single runs by more than many changes do; the report's
+	// pipelines are the median round's (Report.Rounds).
+	Rounds int
+	Log    io.Writer
 }
 
 // Pipeline is the measurement of one configuration.
@@ -113,17 +120,50 @@ type Pipeline struct {
 	measureSeconds float64
 }
 
-// Report is one run: both pipelines.
+// Report is one benchmark: both pipelines, measured Options.Rounds times.
 type Report struct {
-	Date              string   `json:"date"`
-	Spans             int      `json:"spans"`
-	Clients           int      `json:"clients"`
-	ClickHouseVersion string   `json:"clickhouse_version"`
-	ClickHousePID     int      `json:"clickhouse_pid"`
-	Default           Pipeline `json:"default"`
-	Floor             Pipeline `json:"floor"`
+	Date              string `json:"date"`
+	Spans             int    `json:"spans"`
+	Clients           int    `json:"clients"`
+	ClickHouseVersion string `json:"clickhouse_version"`
+	ClickHousePID     int    `json:"clickhouse_pid"`
+	// Default and Floor are the median round's: the round whose collector
+	// CPU per span, over its own floor's, is the median (the lower of the
+	// two middle ones for an even count). Every figure of the pair comes
+	// from that one round.
+	Default Pipeline `json:"default"`
+	Floor   Pipeline `json:"floor"`
+	// Rounds are every round, in the order they ran; Median indexes it.
+	Rounds []Round `json:"rounds"`
+	Median int     `json:"median_round"`
 	// Outage is the default pipeline with ClickHouse stopped (Options.Outage).
 	Outage *Pipeline `json:"outage,omitempty"`
+}
+
+// Round is one measurement of the floor and then the default pipeline.
+type Round struct {
+	Floor   Pipeline `json:"floor"`
+	Default Pipeline `json:"default"`
+}
+
+// CPURatio is the round's collector CPU per span over its floor's; 0 when
+// either is unmeasured.
+func (r Round) CPURatio() float64 {
+	if r.Floor.CollectorPer <= 0 {
+		return 0
+	}
+	return r.Default.CollectorPer / r.Floor.CollectorPer
+}
+
+// medianRound is the index of the round with the median CPU ratio (the
+// lower middle one for an even count).
+func medianRound(rounds []Round) int {
+	idx := make([]int, len(rounds))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(rounds[a].CPURatio(), rounds[b].CPURatio()) })
+	return idx[(len(idx)-1)/2]
 }
 
 // Run measures the floor, then the default pipeline.
@@ -146,11 +186,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	db := filepath.Base(u.Path)
 	ownDB := u.Path == "" || u.Path == "/"
-	if ownDB {
-		db = "ctxaudit_bench_" + randHex(6)
-		u.Path = "/" + db
+	rounds := max(o.Rounds, 1)
+	if !ownDB && rounds > 1 {
+		return nil, fmt.Errorf("bench: %d rounds need a fresh database each; give the ClickHouse address without one", rounds)
 	}
-	addr := u.String()
 	if o.ClickHousePID == 0 {
 		port, err := strconv.Atoi(u.Port())
 		if err != nil {
@@ -160,33 +199,24 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return nil, fmt.Errorf("bench: clickhouse server pid: %w", err)
 		}
 	}
-	store, err := chstore.Open(ctx, addr, chstore.Options{})
-	if err != nil {
-		return nil, fmt.Errorf("bench: open %s: %w", addr, err)
-	}
-	defer store.Close()
 	rep := &Report{Date: time.Now().UTC().Format(time.RFC3339), Spans: o.Spans, Clients: o.Clients, ClickHousePID: o.ClickHousePID}
-	rep.ClickHouseVersion, _ = store.ServerVersion()
-	// The schema is created here, before the collectors start (the
-	// exporter's own migration then finds it at this binary's version).
-	if _, err := store.Migrate(ctx); err != nil {
-		return nil, fmt.Errorf("bench: migrate %s: %w", db, err)
-	}
-	if ownDB {
-		defer func() {
-			dctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			_ = store.Conn().Exec(dctx, "DROP DATABASE IF EXISTS "+db)
-		}()
-	}
-
 	runID := "b" + randHex(4)
-	if rep.Floor, err = o.measure(ctx, "floor", o.FloorConfig, runID+"f", nil, db, "", goEnv{}); err != nil {
-		return rep, err
+	for i := range rounds {
+		if ownDB {
+			db = "ctxaudit_bench_" + randHex(6)
+		}
+		r, err := o.round(ctx, *u, db, ownDB, fmt.Sprintf("%sr%d", runID, i), rep)
+		rep.Rounds = append(rep.Rounds, r)
+		if err != nil {
+			// What the failed round measured is reported with the error.
+			rep.Median, rep.Floor, rep.Default = i, r.Floor, r.Default
+			return rep, err
+		}
 	}
-	rep.Default, err = o.measure(ctx, "default", o.DefaultConfig, runID+"d", store, db, addr, o.goEnv())
-	if err != nil || !o.Outage {
-		return rep, err
+	rep.Median = medianRound(rep.Rounds)
+	rep.Floor, rep.Default = rep.Rounds[rep.Median].Floor, rep.Rounds[rep.Median].Default
+	if !o.Outage {
+		return rep, nil
 	}
 	// ClickHouse stopped, as the collector sees it: a loopback port nothing
 	// listens on refuses every connection.
@@ -198,6 +228,40 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	out, err := o.measure(ctx, "outage", o.DefaultConfig, runID+"o", nil, db, down, o.goEnv())
 	rep.Outage = &out
 	return rep, err
+}
+
+// round measures the floor, then the default pipeline writing into db at
+// the server u names, creating the schema first and, with ownDB, dropping
+// the database after.
+func (o Options) round(ctx context.Context, u url.URL, db string, ownDB bool, runID string, rep *Report) (Round, error) {
+	var r Round
+	u.Path = "/" + db
+	addr := u.String()
+	store, err := chstore.Open(ctx, addr, chstore.Options{})
+	if err != nil {
+		return r, fmt.Errorf("bench: open %s: %w", addr, err)
+	}
+	defer store.Close()
+	if rep.ClickHouseVersion == "" {
+		rep.ClickHouseVersion, _ = store.ServerVersion()
+	}
+	// The schema is created here, before the collectors start (the
+	// exporter's own migration then finds it at this binary's version).
+	if _, err := store.Migrate(ctx); err != nil {
+		return r, fmt.Errorf("bench: migrate %s: %w", db, err)
+	}
+	if ownDB {
+		defer func() {
+			dctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			_ = store.Conn().Exec(dctx, "DROP DATABASE IF EXISTS "+db)
+		}()
+	}
+	if r.Floor, err = o.measure(ctx, "floor", o.FloorConfig, runID+"f", nil, db, "", goEnv{}); err != nil {
+		return r, err
+	}
+	r.Default, err = o.measure(ctx, "default", o.DefaultConfig, runID+"d", store, db, addr, o.goEnv())
+	return r, err
 }
 
 // measure runs one collector with cfg, the load generator against it and,

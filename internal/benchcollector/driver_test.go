@@ -18,3 +18,25 @@ func TestRetryableStatus(t *testing.T) {
 		}
 	}
 }
+
+// TestMedianRound: the report's round is the one with the median collector
+// CPU over its floor's, the lower middle one for an even count.
+func TestMedianRound(t *testing.T) {
+	round := func(def, floor float64) Round {
+		return Round{Default: Pipeline{CollectorPer: def}, Floor: Pipeline{CollectorPer: floor}}
+	}
+	for _, tc := range []struct {
+		name   string
+		rounds []Round
+		want   int
+	}{
+		{"one", []Round{round(5, 1)}, 0},
+		{"odd", []Round{round(6, 2), round(4, 1), round(5, 1)}, 1},               // ratios 3, 4, 5
+		{"even", []Round{round(8, 2), round(3, 1), round(6, 1), round(5, 2)}, 1}, // 4, 3, 6, 2.5: lower middle 3
+		{"no floor", []Round{round(5, 0), round(5, 1), round(9, 1)}, 1},          // 0 sorts first
+	} {
+		if got := medianRound(tc.rounds); got != tc.want {
+			t.Errorf("%s: median round %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}

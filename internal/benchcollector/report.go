@@ -39,6 +39,20 @@ func (r *Report) WriteText(w io.Writer) {
 	if d.DrainTimedOut {
 		fmt.Fprintln(w, "\nnote: not every accepted span landed before the drain stopped waiting")
 	}
+	if len(r.Rounds) > 1 {
+		fmt.Fprintf(w, "\n%d rounds, floor then default, each on a fresh database; the table above is round %d, the median by collector CPU ÷ floor\n",
+			len(r.Rounds), r.Median+1)
+		fmt.Fprintf(w, "%-6s %12s %8s %12s %8s %12s %10s %9s\n", "round", "accepted/s", "÷ floor", "CPU-s/100k", "÷ floor", "CH CPU-s", "RSS MiB", "rows/call")
+		for i, rd := range r.Rounds {
+			d, f := rd.Default, rd.Floor
+			acc := 0.0
+			if f.AcceptedPerSec > 0 {
+				acc = d.AcceptedPerSec / f.AcceptedPerSec
+			}
+			fmt.Fprintf(w, "%-6d %12.0f %8.2f %12.2f %8.2f %12.2f %10.0f %9.3f\n", i+1, d.AcceptedPerSec, acc,
+				d.CollectorPer, rd.CPURatio(), d.ClickHousePer, float64(d.CollectorPeak)/(1<<20), d.RowsPerCall)
+		}
+	}
 	if o := r.Outage; o != nil {
 		fmt.Fprintf(w, "\noutage: the default pipeline with ClickHouse stopped, %.0f s of load\n", o.LoadSecs)
 		fmt.Fprintf(w, "%-34s %14d\n", "spans sent", o.Sent)

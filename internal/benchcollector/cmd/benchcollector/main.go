@@ -55,6 +55,7 @@ func run(ctx context.Context) error {
 	flag.StringVar(&o.GoGC, "gogc", benchcollector.ExampleGoGC, "GOGC of the default pipeline's collector (examples/collector.yaml says how it is run); empty: unset")
 	flag.BoolVar(&o.Outage, "outage", false, "also run the default pipeline with ClickHouse stopped and report peak RSS against the memory limit")
 	flag.DurationVar(&o.OutageLoad, "outage-load", 2*time.Minute, "how long the load runs against the outage")
+	flag.IntVar(&o.Rounds, "rounds", 1, "measure the floor and the default pipeline this many times, alternating, and report the median round")
 	flag.Parse()
 
 	self, err := os.Executable()
