@@ -154,11 +154,12 @@ func bestPerKey[T any](rows []T, key func(*T) string, rank func(*T) uint64) []T 
 	at := make(map[string]int, len(rows))
 	dup := false
 	for i := range rows {
-		if _, ok := at[key(&rows[i])]; ok {
+		k := key(&rows[i]) // a key is built, not looked up: once per row
+		if _, ok := at[k]; ok {
 			dup = true
 			break
 		}
-		at[key(&rows[i])] = i
+		at[k] = i
 	}
 	if !dup {
 		return rows
