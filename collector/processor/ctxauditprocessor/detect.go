@@ -26,8 +26,8 @@ type toolSpan struct {
 	isError                            bool
 	result                             pcommon.Value
 	hasResult                          bool
-	// reported holds the ctxaudit.output.* attributes and the result, as
-	// raw values: forensics.Input.Attributes.
+	// reported holds the ctxaudit.output.* attributes and a result that is
+	// not a string, as raw values: forensics.Input.Attributes.
 	reported map[string]any
 }
 
@@ -72,7 +72,10 @@ func decodeToolSpan(attrs pcommon.Map) toolSpan {
 			t.result, t.hasResult = v, true
 		}
 	}
-	if t.hasResult {
+	if t.hasResult && t.result.Type() != pcommon.ValueTypeStr {
+		// A structured result is rendered as text by forensics from the
+		// attributes; a string one is the Context itself (detect), read
+		// from nowhere else, so most spans need no map at all.
 		if t.reported == nil {
 			t.reported = make(map[string]any, 1)
 		}
