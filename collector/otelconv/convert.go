@@ -88,11 +88,14 @@ func appendToolCall(spans ptrace.SpanSlice, c *schema.ToolCall, ids *sessionIDs,
 		sp.Status().SetCode(ptrace.StatusCodeError)
 	}
 	m := sp.Attributes()
+	n := toolCallAttributes(c)
 	if upstream {
-		m.EnsureCapacity(toolCallAttributes(c) + 1)
+		m.EnsureCapacity(n + 1)
 		m.PutBool(AttrAnalysisUpstream, true)
+	} else {
+		m.EnsureCapacity(n)
 	}
-	PutToolCall(m, c)
+	putToolCall(m, c)
 	return sp
 }
 
@@ -144,6 +147,12 @@ func oneIf(b bool) int {
 // left out, so that absent means unknown on the way back.
 func PutToolCall(m pcommon.Map, c *schema.ToolCall) {
 	m.EnsureCapacity(m.Len() + toolCallAttributes(c))
+	putToolCall(m, c)
+}
+
+// putToolCall is PutToolCall into a map that already has room for it: the
+// count is taken once per span, not again for its forensics.
+func putToolCall(m pcommon.Map, c *schema.ToolCall) {
 	m.PutStr(AttrOperationName, OperationExecuteTool)
 	m.PutStr(AttrToolName, c.Tool)
 	m.PutStr(AttrToolCallID, c.CallID)
@@ -168,7 +177,7 @@ func PutToolCall(m pcommon.Map, c *schema.ToolCall) {
 	if c.SourceLine > 0 {
 		m.PutInt(AttrSourceLine, c.SourceLine)
 	}
-	PutForensics(m, &c.Forensics)
+	putForensics(m, &c.Forensics)
 	m.PutBool(AttrFollowedUp, c.FollowedUp)
 	putNonEmpty(m, AttrContinuationOf, c.ContinuationOf)
 	if c.SessionCoverage.Known {
@@ -234,6 +243,11 @@ func PutForensics(m pcommon.Map, f *schema.Forensics) {
 	// Room for every attribute below at once, instead of the map growing
 	// (and being copied) several times per span.
 	m.EnsureCapacity(m.Len() + forensicsAttributes(f))
+	putForensics(m, f)
+}
+
+// putForensics is PutForensics into a map that already has room for it.
+func putForensics(m pcommon.Map, f *schema.Forensics) {
 	putCount(m, forensics.AttrOriginalBytes, f.Original.Bytes)
 	putCount(m, forensics.AttrOriginalChars, f.Original.Chars)
 	putCount(m, forensics.AttrOriginalLines, f.Original.Lines)
