@@ -463,10 +463,17 @@ type batchColumn struct {
 	i int
 }
 
-// Append takes a slice: one value per row.
-func (c *batchColumn) Append(v any) error {
+func (c *batchColumn) check() error {
 	if c.i < 0 || c.i >= len(c.b.names) {
 		return fmt.Errorf("Column(%d): the batch has %d columns", c.i, len(c.b.names))
+	}
+	return nil
+}
+
+// Append takes a slice: one value per row.
+func (c *batchColumn) Append(v any) error {
+	if err := c.check(); err != nil {
+		return err
 	}
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Slice {
@@ -479,6 +486,9 @@ func (c *batchColumn) Append(v any) error {
 }
 
 func (c *batchColumn) AppendRow(v any) error {
+	if err := c.check(); err != nil {
+		return err
+	}
 	c.b.columns[c.i] = append(c.b.columns[c.i], v)
 	return nil
 }
