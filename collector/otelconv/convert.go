@@ -227,11 +227,16 @@ func AnalysisPending(m pcommon.Map) bool {
 
 // analysisOf is the inverse of putAnalysis.
 func analysisOf(m pcommon.Map) schema.Analysis {
-	n := count(m, AttrAnalysisRecords)
-	if !n.Known {
+	return analysisFrom(count(m, AttrAnalysisRecords), boolean(m, AttrAnalysisPartial))
+}
+
+// analysisFrom is the analysis of a record whose ctxaudit.analysis.records
+// and .partial attributes read records and partial.
+func analysisFrom(records schema.Count, partial bool) schema.Analysis {
+	if !records.Known {
 		return schema.Analysis{}
 	}
-	return schema.Analysis{Done: true, Partial: boolean(m, AttrAnalysisPartial), Records: int(min(n.N, 1<<31-1))}
+	return schema.Analysis{Done: true, Partial: partial, Records: int(min(records.N, 1<<31-1))}
 }
 
 // PutForensics writes the ctxaudit.output.* attributes of f. The texts
@@ -388,9 +393,11 @@ func putStrings(m pcommon.Map, k string, vals []string) {
 // Operation returns the span's gen_ai.operation.name.
 func Operation(m pcommon.Map) string { return str(m, AttrOperationName) }
 
-func str(m pcommon.Map, k string) string {
-	v, ok := m.Get(k)
-	if !ok {
+func str(m pcommon.Map, k string) string { return strValue(m.Get(k)) }
+
+// strValue is the text of an attribute value (v, present).
+func strValue(v pcommon.Value, present bool) string {
+	if !present {
 		return ""
 	}
 	if v.Type() == pcommon.ValueTypeStr {
@@ -409,9 +416,13 @@ func first(m pcommon.Map, keys ...string) string {
 	return ""
 }
 
-func count(m pcommon.Map, k string) schema.Count {
-	v, ok := m.Get(k)
-	if !ok {
+func count(m pcommon.Map, k string) schema.Count { return countValue(m.Get(k)) }
+
+// countValue is a size read from an attribute value (v, present): an
+// integer, a whole double or a decimal string; anything else, or a
+// negative number, is unknown.
+func countValue(v pcommon.Value, present bool) schema.Count {
+	if !present {
 		return schema.Unknown
 	}
 	switch v.Type() {
@@ -435,9 +446,11 @@ func count(m pcommon.Map, k string) schema.Count {
 	return schema.Unknown
 }
 
-func boolean(m pcommon.Map, k string) bool {
-	v, ok := m.Get(k)
-	if !ok {
+func boolean(m pcommon.Map, k string) bool { return boolValue(m.Get(k)) }
+
+// boolValue is a flag read from an attribute value (v, present).
+func boolValue(v pcommon.Value, present bool) bool {
+	if !present {
 		return false
 	}
 	switch v.Type() {
@@ -452,8 +465,10 @@ func boolean(m pcommon.Map, k string) bool {
 	return false
 }
 
-func integer(m pcommon.Map, k string) int64 {
-	c := count(m, k)
+func integer(m pcommon.Map, k string) int64 { return integerOf(count(m, k)) }
+
+// integerOf is c as an int64, 0 when unknown.
+func integerOf(c schema.Count) int64 {
 	if !c.Known {
 		return 0
 	}
@@ -482,9 +497,11 @@ func stringSlice(m pcommon.Map, k string) []string {
 // (span or log record) and the record's time. The session id falls back to
 // Claude Code's session.id, found on the record or its resource.
 func ToolCallFromAttributes(m, resource pcommon.Map, t time.Time) schema.ToolCall {
-	c := toolCallFields(m, resource, t)
-	c.Forensics = ForensicsFromAttributes(m)
-	c.Analysis = analysisOf(m)
+	var x callAttrs
+	x.index(m)
+	c := toolCallFields(&x, resource, t)
+	c.Forensics = forensicsOf(&x)
+	c.Analysis = x.analysis()
 	return c
 }
 
@@ -494,12 +511,14 @@ func ToolCallFromAttributes(m, resource pcommon.Map, t time.Time) schema.ToolCal
 // record is the same as that of a span it passes on (TestHeldRecordIsTheRoundTrip).
 // f's quoted texts are copied, as PutForensics copies them.
 func ToolCallWithVerdict(m, resource pcommon.Map, t time.Time, f *schema.Forensics, source schema.Harness) schema.ToolCall {
-	c := toolCallFields(m, resource, t)
-	if _, ok := m.Get(AttrSource); !ok {
+	var x callAttrs
+	x.index(m)
+	c := toolCallFields(&x, resource, t)
+	if !x.has(sSource) {
 		c.Source = source
 	}
-	c.Forensics = settledForensics(m, f)
-	c.Analysis = analysisOf(m)
+	c.Forensics = settledForensics(&x, f)
+	c.Analysis = x.analysis()
 	return c
 }
 
@@ -519,7 +538,7 @@ func PutVerdict(m pcommon.Map, f *schema.Forensics, source schema.Harness) {
 
 // settledForensics is ForensicsFromAttributes of m after PutVerdict(m, f, …):
 // f as the attributes carry it.
-func settledForensics(m pcommon.Map, f *schema.Forensics) schema.Forensics {
+func settledForensics(x *callAttrs, f *schema.Forensics) schema.Forensics {
 	out := *f
 	for _, c := range []*schema.Count{&out.Original.Bytes, &out.Original.Chars, &out.Original.Lines, &out.Original.Tokens,
 		&out.Context.Bytes, &out.Context.Chars, &out.Context.Lines, &out.Context.Tokens,
@@ -543,37 +562,37 @@ func settledForensics(m pcommon.Map, f *schema.Forensics) schema.Forensics {
 	// What reportedFigures still adds once every attribute above is set.
 	c := &out.Context
 	if !c.Bytes.Known && !c.Chars.Known && !c.Lines.Known && !c.Tokens.Known {
-		c.Bytes = count(m, forensics.AttrClaudeCodeToolResultSize)
+		c.Bytes = x.count(sClaudeCodeToolResultSize)
 	}
 	return out
 }
 
 // toolCallFields is what ToolCallFromAttributes reads besides the verdict
 // and the analysis.
-func toolCallFields(m, resource pcommon.Map, t time.Time) schema.ToolCall {
+func toolCallFields(x *callAttrs, resource pcommon.Map, t time.Time) schema.ToolCall {
 	c := schema.ToolCall{
-		SessionID:      first(m, AttrConversationID, ClaudeCodeSessionID),
-		CallID:         first(m, AttrToolCallID, ClaudeCodeToolUseID),
-		Tool:           first(m, AttrToolName, ClaudeCodeToolName),
+		SessionID:      x.first(sConversationID, sClaudeCodeSessionID),
+		CallID:         x.first(sToolCallID, sClaudeCodeToolUseID),
+		Tool:           x.first(sToolName, sClaudeCodeToolName),
 		Timestamp:      t.UTC(),
-		Source:         schema.Harness(first(m, AttrSource)),
-		HarnessVersion: first(m, AttrHarnessVersion, ClaudeCodeAppVersion),
-		Model:          first(m, AttrRequestModel, AttrResponseModel),
-		Project:        str(m, AttrProject),
-		Cwd:            str(m, AttrCwd),
-		GitBranch:      str(m, AttrGitBranch),
-		AgentID:        str(m, AttrAgentID),
-		Sidechain:      boolean(m, AttrSidechain),
-		Turn:           int(integer(m, AttrTurn)),
-		MessageID:      str(m, AttrMessageID),
-		Arguments:      first(m, AttrToolCallArguments, ClaudeCodeToolInput, ClaudeCodeToolParams),
-		Target:         str(m, AttrTarget),
-		IsError:        boolean(m, AttrIsError) || str(m, AttrErrorType) != "",
-		SourceFile:     str(m, AttrSourceFile),
-		SourceLine:     integer(m, AttrSourceLine),
-		FollowedUp:     boolean(m, AttrFollowedUp),
-		ContinuationOf: str(m, AttrContinuationOf),
-		Searched:       boolean(m, AttrSearched),
+		Source:         schema.Harness(x.str(sSource)),
+		HarnessVersion: x.first(sHarnessVersion, sClaudeCodeAppVersion),
+		Model:          x.first(sRequestModel, sResponseModel),
+		Project:        x.str(sProject),
+		Cwd:            x.str(sCwd),
+		GitBranch:      x.str(sGitBranch),
+		AgentID:        x.str(sAgentID),
+		Sidechain:      x.boolean(sSidechain),
+		Turn:           int(x.integer(sTurn)),
+		MessageID:      x.str(sMessageID),
+		Arguments:      x.first(sToolCallArguments, sClaudeCodeToolInput, sClaudeCodeToolParams),
+		Target:         x.str(sTarget),
+		IsError:        x.boolean(sIsError) || x.str(sErrorType) != "",
+		SourceFile:     x.str(sSourceFile),
+		SourceLine:     x.integer(sSourceLine),
+		FollowedUp:     x.boolean(sFollowedUp),
+		ContinuationOf: x.str(sContinuationOf),
+		Searched:       x.boolean(sSearched),
 	}
 	if c.SessionID == "" {
 		c.SessionID = first(resource, AttrConversationID, ClaudeCodeSessionID)
@@ -581,50 +600,56 @@ func toolCallFields(m, resource pcommon.Map, t time.Time) schema.ToolCall {
 	if c.Source == "" {
 		c.Source = schema.Harness(first(resource, AttrSource))
 	}
-	if v, ok := m.Get(AttrSessionCoverage); ok && v.Type() == pcommon.ValueTypeDouble {
+	if v, ok := x.get(sSessionCoverage); ok && v.Type() == pcommon.ValueTypeDouble {
 		c.SessionCoverage = schema.KnownRatio(v.Double())
 	}
-	c.CoverageUpperBound = boolean(m, AttrCoverageUpperBound)
-	c.CoverageMixedVersions = boolean(m, AttrCoverageMixedVersions)
+	c.CoverageUpperBound = x.boolean(sCoverageUpperBound)
+	c.CoverageMixedVersions = x.boolean(sCoverageMixedVersions)
 	return c
 }
 
 // ForensicsFromAttributes reads the ctxaudit.output.* attributes.
 func ForensicsFromAttributes(m pcommon.Map) schema.Forensics {
+	var x callAttrs
+	x.index(m)
+	return forensicsOf(&x)
+}
+
+func forensicsOf(x *callAttrs) schema.Forensics {
 	f := schema.Forensics{
 		Original: schema.Original{Sizes: schema.Sizes{
-			Bytes: count(m, forensics.AttrOriginalBytes), Chars: count(m, forensics.AttrOriginalChars),
-			Lines: count(m, forensics.AttrOriginalLines), Tokens: count(m, forensics.AttrOriginalTokens),
-		}, Source: schema.OriginalSource(str(m, AttrOriginalSource)),
-			Precision: schema.Precision(str(m, forensics.AttrOriginalPrecision))},
+			Bytes: x.count(sOriginalBytes), Chars: x.count(sOriginalChars),
+			Lines: x.count(sOriginalLines), Tokens: x.count(sOriginalTokens),
+		}, Source: schema.OriginalSource(x.str(sOriginalSource)),
+			Precision: schema.Precision(x.str(sOriginalPrecision))},
 		Context: schema.Sizes{
-			Bytes: count(m, forensics.AttrContextBytes), Chars: count(m, forensics.AttrContextChars),
-			Lines: count(m, forensics.AttrContextLines), Tokens: count(m, forensics.AttrContextTokens),
+			Bytes: x.count(sContextBytes), Chars: x.count(sContextChars),
+			Lines: x.count(sContextLines), Tokens: x.count(sContextTokens),
 		},
-		Truncated:        boolean(m, forensics.AttrTruncated),
-		Kind:             schema.TruncationKind(str(m, forensics.AttrTruncationKind)),
-		Strategy:         schema.Strategy(str(m, forensics.AttrStrategy)),
-		PartialByRequest: boolean(m, AttrPartialByRequest),
-		Shown: schema.Range{Start: count(m, forensics.AttrShownStart), End: count(m, forensics.AttrShownEnd),
-			Unit: schema.Unit(str(m, forensics.AttrShownUnit))},
-		Total:  count(m, forensics.AttrTotal),
-		Reason: str(m, forensics.AttrReason),
-		Disclosure: schema.Disclosure{Range: boolean(m, AttrDisclosureRange), Reason: boolean(m, AttrDisclosureReason),
-			Next: boolean(m, AttrDisclosureNext)},
-		NextHint:          str(m, forensics.AttrNext),
-		SavedRef:          str(m, forensics.AttrSavedRef),
-		RefVersion:        str(m, AttrRefVersion),
-		Marker:            str(m, forensics.AttrMarker),
-		MarkerUnderstated: boolean(m, AttrMarkerUnderstated),
-		Detector:          str(m, AttrDetector),
+		Truncated:        x.boolean(sTruncated),
+		Kind:             schema.TruncationKind(x.str(sTruncationKind)),
+		Strategy:         schema.Strategy(x.str(sStrategy)),
+		PartialByRequest: x.boolean(sPartialByRequest),
+		Shown: schema.Range{Start: x.count(sShownStart), End: x.count(sShownEnd),
+			Unit: schema.Unit(x.str(sShownUnit))},
+		Total:  x.count(sTotal),
+		Reason: x.str(sReason),
+		Disclosure: schema.Disclosure{Range: x.boolean(sDisclosureRange), Reason: x.boolean(sDisclosureReason),
+			Next: x.boolean(sDisclosureNext)},
+		NextHint:          x.str(sNext),
+		SavedRef:          x.str(sSavedRef),
+		RefVersion:        x.str(sRefVersion),
+		Marker:            x.str(sMarker),
+		MarkerUnderstated: x.boolean(sMarkerUnderstated),
+		Detector:          x.str(sDetector),
 	}
-	f.ShownTailIsEnd = boolean(m, forensics.AttrShownTailIsEnd)
-	f.RefetchedSource = boolean(m, forensics.AttrRefetchedSource)
+	f.ShownTailIsEnd = x.boolean(sShownTailIsEnd)
+	f.RefetchedSource = x.boolean(sRefetchedSource)
 	// The tail is in the shown unit; a tail is recorded only with positions.
-	if start, end := count(m, forensics.AttrShownTailStart), count(m, forensics.AttrShownTailEnd); start.Known || end.Known {
+	if start, end := x.count(sShownTailStart), x.count(sShownTailEnd); start.Known || end.Known {
 		f.ShownTail = schema.Range{Start: start, End: end, Unit: f.Shown.Unit}
 	}
-	reportedFigures(m, &f)
+	reportedFigures(x, &f)
 	return f
 }
 
@@ -634,20 +659,20 @@ func ForensicsFromAttributes(m pcommon.Map) schema.Forensics {
 // how to continue, and Claude Code's tool_result_size_bytes is the size of
 // what entered the context (for a spilled output, the preview), never the
 // original. Attributes the source set explicitly are left as they are.
-func reportedFigures(m pcommon.Map, f *schema.Forensics) {
+func reportedFigures(x *callAttrs, f *schema.Forensics) {
 	o := &f.Original
 	if o.Source == "" || o.Source == schema.SourceUnknown {
 		o.Source = schema.SourceUnknown
-		if _, set := m.Get(AttrOriginalSource); !set && (o.Bytes.Known || o.Chars.Known || o.Lines.Known || o.Tokens.Known) {
+		if !x.has(sOriginalSource) && (o.Bytes.Known || o.Chars.Known || o.Lines.Known || o.Tokens.Known) {
 			o.Source = schema.SourceOTelAttribute
 		}
 	}
-	if _, set := m.Get(AttrDisclosureNext); !set && f.NextHint != "" {
+	if !x.has(sDisclosureNext) && f.NextHint != "" {
 		f.Disclosure.Next = true
 	}
 	c := &f.Context
 	if !c.Bytes.Known && !c.Chars.Known && !c.Lines.Known && !c.Tokens.Known {
-		c.Bytes = count(m, forensics.AttrClaudeCodeToolResultSize)
+		c.Bytes = x.count(sClaudeCodeToolResultSize)
 	}
 }
 
