@@ -2,9 +2,7 @@ package dashboards_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -25,16 +23,7 @@ import (
 // the range holds enough of them, so that tool_calls FINAL is read for the
 // recent end of the range instead of all of it.
 func boundedPanels(t testing.TB) map[string]map[string]string {
-	t.Helper()
-	b, err := os.ReadFile("testdata/bounded_panels.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out map[string]map[string]string
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return panelQueries(t, "testdata/bounded_panels.json")
 }
 
 // boundPrefix opens the bound of a bounded panel's tool_calls reads.

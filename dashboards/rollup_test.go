@@ -29,14 +29,19 @@ import (
 
 // exactPanels reads testdata/exact_panels.json: dashboard uid → panel title → SQL.
 func exactPanels(t testing.TB) map[string]map[string]string {
+	return panelQueries(t, "testdata/exact_panels.json")
+}
+
+// panelQueries reads a file of queries by dashboard uid and panel title.
+func panelQueries(t testing.TB, file string) map[string]map[string]string {
 	t.Helper()
-	b, err := os.ReadFile("testdata/exact_panels.json")
+	b, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out map[string]map[string]string
 	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatalf("testdata/exact_panels.json: %v", err)
+		t.Fatalf("%s: %v", file, err)
 	}
 	return out
 }
