@@ -407,13 +407,18 @@ func (r *run) flush(ctx context.Context, final bool) error {
 	if r.sessions, err = writeBatches(ctx, r.sessions, n, final, r.w.WriteSessions, "sessions"); err != nil {
 		return err
 	}
+	// The texts go before the calls that link to them, all of them when a
+	// batch of calls goes: a stored link always names a stored text, and a
+	// store holding no text holds no link (chstore skips looking for links
+	// to carry over then).
+	callsGo := len(r.calls) >= n || (final && len(r.calls) > 0)
+	if r.outputs, err = writeBatches(ctx, r.outputs, n, final || callsGo, r.w.WriteToolOutputs, "tool outputs"); err != nil {
+		return err
+	}
 	if r.calls, err = writeBatches(ctx, r.calls, n, final, r.w.WriteToolCalls, "tool calls"); err != nil {
 		return err
 	}
 	if r.answers, err = writeBatches(ctx, r.answers, n, final, r.w.WriteAnswers, "answers"); err != nil {
-		return err
-	}
-	if r.outputs, err = writeBatches(ctx, r.outputs, n, final, r.w.WriteToolOutputs, "tool outputs"); err != nil {
 		return err
 	}
 	if final {

@@ -426,3 +426,49 @@ func TestRunStoresMetadataOriginal(t *testing.T) {
 		}
 	}
 }
+
+// linkChecker is a recorder that fails a batch of calls linking to a text
+// not written before it.
+type linkChecker struct {
+	recorder
+	t       *testing.T
+	linked  int
+	written map[string]bool
+}
+
+func (l *linkChecker) WriteToolOutputs(ctx context.Context, o []schema.ToolOutput) error {
+	for _, out := range o {
+		l.written[out.SHA256] = true
+	}
+	return l.recorder.WriteToolOutputs(ctx, o)
+}
+
+func (l *linkChecker) WriteToolCalls(ctx context.Context, c []schema.ToolCall) error {
+	for _, call := range c {
+		for _, sha := range []string{call.ContextSHA256, call.OriginalSHA256} {
+			if sha == "" {
+				continue
+			}
+			l.linked++
+			if !l.written[sha] {
+				l.t.Errorf("call %s is written linking to text %s before the text", call.CallID, sha)
+			}
+		}
+	}
+	return l.recorder.WriteToolCalls(ctx, c)
+}
+
+// Texts are written before the calls that link to them, in every batch: a
+// store with links holds their texts (chstore carries links over only from
+// a store that holds texts).
+func TestRunWritesTextsBeforeTheirLinks(t *testing.T) {
+	dir := filepath.Join(transcripttest.FixturesDir(t), "claude-code", "session-2.1.6-637ef6e7")
+	w := &linkChecker{t: t, written: map[string]bool{}}
+	opts := Options{BatchSize: 3, Outputs: OutputOptions{Store: true, Originals: true, Redact: func(s string) (string, int) { return s, 0 }}}
+	if _, err := Run(context.Background(), []string{dir}, opts, w); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(w.batches["calls"]); n < 3 || w.linked == 0 {
+		t.Fatalf("%d batches of calls, %d links: the test checks nothing", n, w.linked)
+	}
+}

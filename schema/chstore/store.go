@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
@@ -37,6 +38,9 @@ type Store struct {
 	redactor *redact.Redactor
 	// clock versions this Store's writes (see version.go).
 	clock *versionClock
+	// outputsStored: tool_outputs was seen holding a text (see
+	// anyStoredOutputs).
+	outputsStored atomic.Bool
 }
 
 // Options tune Open. The zero value is sensible.

@@ -52,6 +52,13 @@ func survivors(t *testing.T, s *chstore.Store, table, key, col string) map[strin
 	return final
 }
 
+// asReadOther is a call of another session, as read, without links.
+func asReadOther(c schema.ToolCall) schema.ToolCall {
+	c.SessionID, c.CallID = c.SessionID+"-other", c.CallID+"-other"
+	c.OriginalSHA256, c.ContextSHA256, c.Analysis = "", "", schema.Analysis{}
+	return c
+}
+
 func TestPoorerWriteNeverWins(t *testing.T) {
 	ctx := context.Background()
 	s := chtest.NewStore(t)
@@ -70,6 +77,18 @@ func TestPoorerWriteNeverWins(t *testing.T) {
 	analysedNoLinks.OriginalSHA256, analysedNoLinks.ContextSHA256 = "", ""
 	analysedNoLinks.ContinuationOf = "no-links"
 
+	// A call written while the store holds no text: there is no link to
+	// look for, and that answer must not outlive the texts' arrival.
+	if err := s.WriteToolCalls(ctx, []schema.ToolCall{asReadOther(rich)}); err != nil {
+		t.Fatal(err)
+	}
+	// The ingest writes the texts, then the calls that link to them.
+	if err := s.WriteToolOutputs(ctx, []schema.ToolOutput{
+		{SHA256: rich.OriginalSHA256, Bytes: 156000, Text: "the original", FirstSeen: ts},
+		{SHA256: rich.ContextSHA256, Bytes: 2153, Text: "what the model saw", FirstSeen: ts},
+	}); err != nil {
+		t.Fatal(err)
+	}
 	if err := s.WriteToolCalls(ctx, []schema.ToolCall{rich}); err != nil {
 		t.Fatal(err)
 	}

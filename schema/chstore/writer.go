@@ -393,12 +393,22 @@ func (s *Store) WriteToolCalls(ctx context.Context, rows []schema.ToolCall) erro
 // that stores no content re-analysing a session an ingest with
 // --store-content loaded — does not change; without this, that write, which
 // knows more of the session, would drop them. rows is not modified.
+//
+// A database that holds no output text has no link to carry (see
+// anyStoredOutputs), and is not searched for one: that search was most of
+// ClickHouse's work under a collector's load (docs/performance.md).
 func (s *Store) carryLinks(ctx context.Context, rows []schema.ToolCall) ([]schema.ToolCall, error) {
 	var missing []int
 	for i := range rows {
 		if rows[i].OriginalSHA256 == "" || rows[i].ContextSHA256 == "" {
 			missing = append(missing, i)
 		}
+	}
+	if len(missing) == 0 {
+		return rows, nil
+	}
+	if stored, err := s.anyStoredOutputs(ctx); err != nil || !stored {
+		return rows, err
 	}
 	var out []schema.ToolCall
 	q := "SELECT session_id, call_id, argMaxIf(original_sha256, version, original_sha256 != ''), " +
@@ -445,6 +455,26 @@ func (s *Store) carryLinks(ctx context.Context, rows []schema.ToolCall) ([]schem
 		return rows, nil
 	}
 	return out, nil
+}
+
+// anyStoredOutputs reports whether tool_outputs holds any text. Links are
+// written only with the texts they name, and the texts first
+// (collector/ingest), so while it holds none no row has a link. Once it
+// holds one the answer is kept: texts are only removed with their days
+// (prune), and searching when there is nothing to find costs time, never a
+// link.
+func (s *Store) anyStoredOutputs(ctx context.Context) (bool, error) {
+	if s.outputsStored.Load() {
+		return true, nil
+	}
+	var n uint64
+	if err := s.conn.QueryRow(ctx, "SELECT count() FROM "+s.table("tool_outputs")).Scan(&n); err != nil {
+		return false, fmt.Errorf("count stored tool outputs: %w", err)
+	}
+	if n > 0 {
+		s.outputsStored.Store(true)
+	}
+	return n > 0, nil
 }
 
 // storedLinks runs carryLinks' query: session and call id -> the stored
