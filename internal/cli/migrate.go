@@ -78,7 +78,7 @@ connecting.`,
 					return err
 				}
 				if ttl {
-					fmt.Fprintf(w, "set a TTL of %s on the audit tables of %s\n", a.v.GetString("retention"), res.Database)
+					fmt.Fprintf(w, "set a TTL of %s on the audit tables and rollups of %s\n", a.v.GetString("retention"), res.Database)
 				}
 				if err := a.prune(ctx, w, s, time.Now().Add(-retention), false); err != nil {
 					return err

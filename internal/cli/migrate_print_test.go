@@ -97,12 +97,17 @@ func TestPrintedModernDDLRunsOnChDB(t *testing.T) {
 	if err != nil || len(res.Applied) != 0 {
 		t.Errorf("migrate after the printed DDL applied %v (%v); want nothing", res.Applied, err)
 	}
-	out, err := e.Query("SELECT engine_full FROM system.tables WHERE database = '"+db+"' AND name = 'tool_calls'", "TSV")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(out), "TTL toDateTime(ts) + toIntervalDay(30)") || !strings.Contains(string(out), "ttl_only_drop_parts = 1") {
-		t.Errorf("retention TTL not set: %s", out)
+	for table, ttl := range map[string]string{
+		"tool_calls":       "TTL toDateTime(toDate(ts) + 1) + toIntervalDay(30)",
+		"tool_call_rollup": "TTL toDateTime(makeDate(intDiv(day, 10000), intDiv(day, 100) % 100, day % 100) + 1) + toIntervalDay(30)",
+	} {
+		out, err := e.Query("SELECT engine_full FROM system.tables WHERE database = '"+db+"' AND name = '"+table+"'", "TSV")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(out), ttl) || !strings.Contains(string(out), "ttl_only_drop_parts = 1") {
+			t.Errorf("retention TTL of %s not set: %s", table, out)
+		}
 	}
 }
 

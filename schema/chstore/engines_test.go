@@ -330,18 +330,40 @@ func TestSetRetentionOnBothEngines(t *testing.T) {
 	if err := en.modern.Conn().QueryRow(ctx, "SELECT engine_full FROM system.tables WHERE database = ? AND name = 'answers'", en.modern.Database()).Scan(&engine); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(engine, "TTL toDateTime(ts) + toIntervalDay(30)") {
+	if !strings.Contains(engine, "TTL toDateTime(toDate(ts) + 1) + toIntervalDay(30)") {
 		t.Errorf("answers on chDB: %s", engine)
 	}
 	// The same retention, by TTL on one and by prune on the other, leaves
 	// the same rows: the cross data is from January 2026, months older.
 	loadCross(t, en)
 	recent := fullCall("toolu_recent", time.Now().UTC().Add(-time.Hour))
-	en.each(t, func(s *chstore.Store) error { return s.WriteToolCalls(ctx, []schema.ToolCall{recent}) })
-	if _, err := en.classic.Prune(ctx, time.Now().Add(-30*24*time.Hour), false); err != nil {
+	// A call older than the cut-off in the day the cut-off falls in: prune
+	// keeps its day, which has not ended before the cut-off, and so must the
+	// TTL (one on the call's own time would drop its part).
+	cutoff := time.Now().Add(-30 * 24 * time.Hour).UTC()
+	dayStart := cutoff.Truncate(24 * time.Hour) // the servers here run in UTC
+	if cutoff.Sub(dayStart) < time.Minute {
+		cutoff = cutoff.Add(time.Minute) // keep the call before the cut-off and in its day
+	}
+	edge := fullCall("toolu_edge", dayStart.Add(time.Second))
+	edge.SessionID = "sess-edge"
+	en.each(t, func(s *chstore.Store) error {
+		if err := s.WriteToolCalls(ctx, []schema.ToolCall{recent, edge}); err != nil {
+			return err
+		}
+		_, err := s.RefreshRollups(ctx)
+		return err
+	})
+	var rolledDays uint64
+	// On 18.16, which keeps every day until pruned (chDB may have applied
+	// its TTL already).
+	if err := en.classic.Conn().QueryRow(ctx, "SELECT uniqExact(day) FROM "+en.classic.Database()+".tool_call_rollup_days").Scan(&rolledDays); err != nil || rolledDays < 4 {
+		t.Fatalf("rollup days before retention on 18.16: %d, %v; want the two January days, the cut-off's and today's", rolledDays, err)
+	}
+	if _, err := en.classic.Prune(ctx, cutoff, false); err != nil {
 		t.Fatal(err)
 	}
-	for _, table := range []string{"tool_calls", "answers", "sessions", "tool_outputs"} {
+	for _, table := range []string{"tool_calls", "answers", "sessions", "tool_outputs", "tool_call_rollup", "tool_call_rollup_days"} {
 		// TTL is applied as parts merge; OPTIMIZE makes that happen now.
 		if err := en.modern.Conn().Exec(ctx, "OPTIMIZE TABLE "+en.modern.Database()+"."+table+" FINAL"); err != nil {
 			t.Fatal(err)
@@ -351,6 +373,16 @@ func TestSetRetentionOnBothEngines(t *testing.T) {
 			err := s.Conn().QueryRow(ctx, "SELECT count() FROM "+s.Database()+"."+table+" FINAL").Scan(&n)
 			return n, err
 		})
+	}
+	same(t, en, "rollup days after retention", func(s *chstore.Store) ([]uint32, error) {
+		var days []uint32
+		err := s.Conn().QueryRow(ctx, "SELECT arraySort(groupUniqArray(day)) FROM "+s.Database()+".tool_call_rollup_days").Scan(&days)
+		return days, err
+	})
+	if got := same(t, en, "edge call after retention", func(s *chstore.Store) ([]schema.ToolCall, error) {
+		return s.ToolCalls(ctx, edge.SessionID)
+	}); len(got) != 1 {
+		t.Errorf("the call in the cut-off's day: %d rows after retention, want 1 (its day has not ended before the cut-off)", len(got))
 	}
 	calls := same(t, en, "ToolCalls after retention", func(s *chstore.Store) ([]schema.ToolCall, error) {
 		return s.ToolCalls(ctx, recent.SessionID)

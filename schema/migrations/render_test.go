@@ -160,7 +160,12 @@ func TestRetentionStatements(t *testing.T) {
 		t.Errorf("12h retention: %s", got)
 	}
 	got := strings.Join(RetentionStatements("db", modern, month), "\n")
-	for _, want := range []string{"ALTER TABLE `db`.`tool_calls` MODIFY TTL toDateTime(ts) + INTERVAL 30 DAY", "ALTER TABLE `db`.`sessions` MODIFY TTL toDateTime(started_at) + INTERVAL 30 DAY", "ttl_only_drop_parts = 1"} {
+	for _, want := range []string{
+		"ALTER TABLE `db`.`tool_calls` MODIFY TTL toDateTime(toDate(ts) + 1) + INTERVAL 30 DAY",
+		"ALTER TABLE `db`.`sessions` MODIFY TTL toDateTime(toDate(started_at) + 1) + INTERVAL 30 DAY",
+		"ALTER TABLE `db`.`tool_call_rollup` MODIFY TTL toDateTime(makeDate(intDiv(day, 10000), intDiv(day, 100) % 100, day % 100) + 1) + INTERVAL 30 DAY",
+		"ALTER TABLE `db`.`tool_call_rollup_days` MODIFY SETTING ttl_only_drop_parts = 1",
+	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("retention statements lack %q:\n%s", want, got)
 		}
