@@ -45,6 +45,9 @@ type Options struct {
 	// Detach leaves the server running after this process exits (the local
 	// dev server); otherwise it is killed when this process dies.
 	Detach bool
+	// Timezone is the server's time zone, the one its day partitions are
+	// computed in (default UTC).
+	Timezone string
 }
 
 // Server is a running ClickHouse server.
@@ -53,9 +56,10 @@ type Server struct {
 	TCPPort  int
 	HTTPPort int
 
-	cmd     *exec.Cmd
-	ownsDir bool
-	done    chan error
+	cmd      *exec.Cmd
+	ownsDir  bool
+	timezone string
+	done     chan error
 }
 
 // DSN returns the clickhouse:// address of the default user, for db.
@@ -75,7 +79,10 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			return nil, ErrNoBinary
 		}
 	}
-	s := &Server{Dir: opts.Dir, TCPPort: opts.TCPPort, HTTPPort: opts.HTTPPort, done: make(chan error, 1)}
+	s := &Server{Dir: opts.Dir, TCPPort: opts.TCPPort, HTTPPort: opts.HTTPPort, done: make(chan error, 1), timezone: opts.Timezone}
+	if s.timezone == "" {
+		s.timezone = "UTC"
+	}
 	if s.Dir == "" {
 		if s.Dir, err = os.MkdirTemp("", "ctxaudit-clickhouse-*"); err != nil {
 			return nil, fmt.Errorf("create server dir: %w", err)
@@ -240,7 +247,7 @@ func (s *Server) writeConfig() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	data := map[string]any{"Dir": s.Dir, "TCP": s.TCPPort, "HTTP": s.HTTPPort, "Interserver": interserver}
+	data := map[string]any{"Dir": s.Dir, "TCP": s.TCPPort, "HTTP": s.HTTPPort, "Interserver": interserver, "Timezone": s.timezone}
 	files := map[string]*template.Template{"config.xml": configTemplate, "users.xml": usersTemplate}
 	for name, tmpl := range files {
 		var b bytes.Buffer
@@ -280,7 +287,7 @@ var configTemplate = template.Must(template.New("config").Parse(`<?xml version="
     <users_config>users.xml</users_config>
     <default_profile>default</default_profile>
     <default_database>default</default_database>
-    <timezone>UTC</timezone>
+    <timezone>{{.Timezone}}</timezone>
     <mlock_executable>false</mlock_executable>
     <builtin_dictionaries_reload_interval>3600</builtin_dictionaries_reload_interval>
     <max_session_timeout>3600</max_session_timeout>

@@ -14,6 +14,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -155,4 +156,26 @@ func OpenStore(t testing.TB, addr string) *chstore.Store {
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	return s
+}
+
+// StartServer starts a server of its own for one test, configured by opts
+// (a time zone of its own, say), and stops it at cleanup. Like Address, it
+// skips the test where no server can be started, and fails it in CI.
+func StartServer(t testing.TB, opts chserver.Options) *chserver.Server {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	srv, err := chserver.Start(ctx, opts)
+	if err != nil {
+		if inCI() || !errors.Is(err, chserver.ErrNoBinary) {
+			t.Fatalf("chtest: start a ClickHouse server: %v", err)
+		}
+		t.Skipf("no ClickHouse server: %v (install clickhouse-server)", err)
+	}
+	t.Cleanup(func() {
+		if err := srv.Stop(); err != nil {
+			t.Logf("chtest: stop server: %v", err)
+		}
+	})
+	return srv
 }

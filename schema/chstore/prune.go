@@ -24,7 +24,10 @@ type Dropped struct {
 // partitions is the retention mechanism that works on every server version
 // (table TTL needs 19.6+). With dryRun it only reports what it would drop.
 func (s *Store) Prune(ctx context.Context, cutoff time.Time, dryRun bool) ([]Dropped, error) {
-	cutoffDay, _ := strconv.ParseUint(cutoff.UTC().Format("20060102"), 10, 32)
+	cutoffDay, err := s.dayOf(ctx, cutoff)
+	if err != nil {
+		return nil, err
+	}
 	var out []Dropped
 	for _, table := range partitionedTables {
 		rows, err := s.conn.Query(ctx,
@@ -86,4 +89,21 @@ func ParseRetention(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("invalid retention period %q: want e.g. 30d, 2w or 720h", s)
 	}
 	return d, nil
+}
+
+// dayOf is the day partition t falls in (YYYYMMDD), in the server's time
+// zone, which the partitions are computed in: a day partition ends before t
+// exactly when it is lower. (t's date in UTC would, on a server west of UTC,
+// name a day that ends after t, and drop rows younger than the cut-off.)
+func (s *Store) dayOf(ctx context.Context, t time.Time) (uint64, error) {
+	sec := t.Unix()
+	if sec < 2*86400 {
+		return 0, nil // before every day a DateTime holds: no day ends before it
+	}
+	sec = min(sec, 1<<32-1) // DateTime's last second
+	var day uint32
+	if err := s.conn.QueryRow(ctx, "SELECT toYYYYMMDD(toDateTime(?))", sec).Scan(&day); err != nil {
+		return 0, fmt.Errorf("the day of %s on the server: %w", t.UTC().Format(time.RFC3339), err)
+	}
+	return uint64(day), nil
 }

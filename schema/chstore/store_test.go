@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ctxaudit/ctxaudit/internal/chdbtest"
+	"github.com/ctxaudit/ctxaudit/internal/chserver"
 	"github.com/ctxaudit/ctxaudit/internal/chtest"
 	"github.com/ctxaudit/ctxaudit/schema"
 	"github.com/ctxaudit/ctxaudit/schema/chstore"
@@ -348,6 +349,45 @@ func TestPrune(t *testing.T) {
 	}
 	if n := count(t, s, "SELECT count() FROM "+s.Database()+".tool_calls WHERE call_id = 'old'"); n != 0 {
 		t.Fatalf("old row kept: %d", n)
+	}
+}
+
+// The partitions are days of the server's time zone, and so is the cut-off
+// day: on a server west of UTC the cut-off's UTC date is a day later than
+// its own, and a day that has not ended before the cut-off must stay.
+func TestPruneInTheServersTimeZone(t *testing.T) {
+	ctx := context.Background()
+	srv := chtest.StartServer(t, chserver.Options{Timezone: "America/Los_Angeles"})
+	s := chtest.OpenStore(t, srv.DSN("ctxaudit_prune_tz"))
+	if _, err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	la, err := time.LoadLocation("America/Los_Angeles")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 03:00 UTC on 20 Nov is 19:00 on 19 Nov in Los Angeles.
+	cutoff := time.Date(2026, 11, 20, 3, 0, 0, 0, time.UTC)
+	ended := fullCall("ended", time.Date(2026, 11, 18, 12, 0, 0, 0, la)) // its day ended 19 Nov 08:00 UTC
+	open := fullCall("open", time.Date(2026, 11, 19, 20, 0, 0, 0, la))   // 20 Nov 04:00 UTC: younger than the cut-off
+	if err := s.WriteToolCalls(ctx, []schema.ToolCall{ended, open}); err != nil {
+		t.Fatal(err)
+	}
+	planned, err := s.Prune(ctx, cutoff, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(planned) != 1 || planned[0].Partition != "20261118" || planned[0].Table != "tool_calls" {
+		t.Fatalf("prune plans %+v; want only 20261118 of tool_calls (19 Nov, Los Angeles time, ends after the cut-off)", planned)
+	}
+	if _, err := s.Prune(ctx, cutoff, false); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, s, "SELECT count() FROM "+s.Database()+".tool_calls WHERE call_id = 'open'"); n != 1 {
+		t.Errorf("the call younger than the cut-off: %d rows after prune, want 1", n)
+	}
+	if n := count(t, s, "SELECT count() FROM "+s.Database()+".tool_calls WHERE call_id = 'ended'"); n != 0 {
+		t.Errorf("the call of a day that ended before the cut-off: %d rows after prune, want 0", n)
 	}
 }
 
