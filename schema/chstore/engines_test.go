@@ -341,7 +341,19 @@ func TestSetRetentionOnBothEngines(t *testing.T) {
 	// keeps its day, which has not ended before the cut-off, and so must the
 	// TTL (one on the call's own time would drop its part).
 	cutoff := time.Now().Add(-30 * 24 * time.Hour).UTC()
-	dayStart := cutoff.Truncate(24 * time.Hour) // the servers here run in UTC
+	// The start of the cut-off's day in the servers' zone, which their day
+	// partitions are computed in (both must agree: the cross data is
+	// compared day by day).
+	var startSec [2]uint32
+	for i, s := range []*chstore.Store{en.classic, en.modern} {
+		if err := s.Conn().QueryRow(ctx, "SELECT toUInt32(toStartOfDay(toDateTime(?)))", cutoff.Unix()).Scan(&startSec[i]); err != nil {
+			t.Fatalf("%s: %v", engineName(en, s), err)
+		}
+	}
+	if startSec[0] != startSec[1] {
+		t.Fatalf("the engines start the cut-off's day at different times (%d, %d): different time zones", startSec[0], startSec[1])
+	}
+	dayStart := time.Unix(int64(startSec[0]), 0).UTC()
 	if cutoff.Sub(dayStart) < time.Minute {
 		cutoff = cutoff.Add(time.Minute) // keep the call before the cut-off and in its day
 	}
