@@ -5,13 +5,9 @@ import (
 	"fmt"
 	"strconv"
 	"time"
-)
 
-// partitionedTables are the audit tables, all partitioned by toYYYYMMDD of
-// their own time column (see migrations/sql/0001_audit_tables.sql), and the
-// rollups of tool_calls, partitioned by the same day (0004). tool_calls
-// goes first: a rollup whose partition of tool_calls is gone is never read.
-var partitionedTables = []string{"tool_calls", "answers", "sessions", "tool_outputs", "tool_call_rollup", "tool_call_rollup_days"}
+	"github.com/ctxaudit/ctxaudit/schema/migrations"
+)
 
 // Dropped is one partition removed by Prune.
 type Dropped struct {
@@ -29,7 +25,7 @@ func (s *Store) Prune(ctx context.Context, cutoff time.Time, dryRun bool) ([]Dro
 		return nil, err
 	}
 	var out []Dropped
-	for _, table := range partitionedTables {
+	for _, table := range migrations.DayPartitionedTables() {
 		rows, err := s.conn.Query(ctx,
 			"SELECT partition, sum(rows) FROM system.parts WHERE database = ? AND table = ? AND active GROUP BY partition ORDER BY partition",
 			s.database, table)

@@ -359,29 +359,41 @@ func matchParen(s string, open int) (int, error) {
 	return 0, fmt.Errorf("unbalanced parenthesis in %.60q", s[open:])
 }
 
-// retentionDay is, for each partitioned table, the day its rows are
-// partitioned by (the day of the record's own time; the rollups' day column
-// is that day of tool_calls), as a Date. A table's TTL expires its rows at
-// the end of that day plus the retention: prune's rule (drop a day partition
+// dayPartitioned are the tables partitioned by day: the audit tables, by
+// toYYYYMMDD of their record's own time (sql/0001), and the rollups of
+// tool_calls, by the same day of tool_calls (sql/0004). tool_calls goes
+// first: a rollup whose partition of tool_calls is gone is never read.
+//
+// day is that day as a Date, which a table's TTL expires its rows by: at
+// the end of the day plus the retention — prune's rule (drop a day partition
 // once the day ends before the cut-off), so that a server that applies the
-// TTL and one that is pruned keep the same rows, and every table drops a
-// day at the same moment. A TTL on each row's own time would expire a part
-// of a day whose later parts stay, which prune never does.
-var retentionDay = map[string]string{
-	"tool_calls": "toDate(ts)", "answers": "toDate(ts)", "sessions": "toDate(started_at)", "tool_outputs": "toDate(first_seen)",
-	"tool_call_rollup":      "makeDate(intDiv(day, 10000), intDiv(day, 100) % 100, day % 100)",
-	"tool_call_rollup_days": "makeDate(intDiv(day, 10000), intDiv(day, 100) % 100, day % 100)",
+// TTL and one that is pruned keep the same rows, and every table lets a day
+// go at the same moment. A TTL on each row's own time would expire a part of
+// a day whose later parts stay, which prune never does.
+var dayPartitioned = []struct{ table, day string }{
+	{"tool_calls", "toDate(ts)"},
+	{"answers", "toDate(ts)"},
+	{"sessions", "toDate(started_at)"},
+	{"tool_outputs", "toDate(first_seen)"},
+	{"tool_call_rollup", "makeDate(intDiv(day, 10000), intDiv(day, 100) % 100, day % 100)"},
+	{"tool_call_rollup_days", "makeDate(intDiv(day, 10000), intDiv(day, 100) % 100, day % 100)"},
 }
 
-// retentionTables are the tables RetentionStatements gives a TTL: the audit
-// tables and the rollups of tool_calls (the same tables prune drops days of).
-var retentionTables = []string{"tool_calls", "answers", "sessions", "tool_outputs", "tool_call_rollup", "tool_call_rollup_days"}
+// DayPartitionedTables are the tables partitioned by day, which retention
+// (prune, or the TTL of RetentionStatements) drops days of; tool_calls first.
+func DayPartitionedTables() []string {
+	out := make([]string, len(dayPartitioned))
+	for i, t := range dayPartitioned {
+		out[i] = t.table
+	}
+	return out
+}
 
 // RetentionStatements returns what sets a retention period on the audit
 // tables of db and their rollups: on modern servers a table TTL that drops
 // whole parts once every row in them has expired (ttl_only_drop_parts),
 // which happens, for every part of a day, once the day ended before the
-// cut-off (see retentionDay); none on 18.16, which has no TTL (there
+// cut-off (see dayPartitioned); none on 18.16, which has no TTL (there
 // `ctxaudit prune` drops the partitions).
 func RetentionStatements(db string, v ServerVersion, retention time.Duration) []string {
 	if !v.Modern() || retention <= 0 {
@@ -395,12 +407,12 @@ func RetentionStatements(db string, v ServerVersion, retention time.Duration) []
 		interval = fmt.Sprintf("INTERVAL %d HOUR", int64(retention/time.Hour))
 	}
 	var out []string
-	for _, t := range retentionTables {
+	for _, t := range dayPartitioned {
 		// The day's end is the next day's start, in the server's time zone,
 		// the zone the day partitions are computed in.
 		out = append(out,
-			fmt.Sprintf("ALTER TABLE %s.%s MODIFY SETTING ttl_only_drop_parts = 1", QuoteIdent(db), QuoteIdent(t)),
-			fmt.Sprintf("ALTER TABLE %s.%s MODIFY TTL toDateTime(%s + 1) + %s", QuoteIdent(db), QuoteIdent(t), retentionDay[t], interval))
+			fmt.Sprintf("ALTER TABLE %s.%s MODIFY SETTING ttl_only_drop_parts = 1", QuoteIdent(db), QuoteIdent(t.table)),
+			fmt.Sprintf("ALTER TABLE %s.%s MODIFY TTL toDateTime(%s + 1) + %s", QuoteIdent(db), QuoteIdent(t.table), t.day, interval))
 	}
 	return out
 }

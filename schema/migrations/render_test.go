@@ -1,6 +1,8 @@
 package migrations
 
 import (
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -191,5 +193,32 @@ func TestPlan(t *testing.T) {
 	applied[1] = "edited"
 	if _, err := Plan("db", modern, applied); err == nil {
 		t.Error("an edited migration was not refused")
+	}
+}
+
+// Retention covers every day-partitioned table the migrations create, and
+// only those: a new partitioned table cannot be left out of prune and TTL.
+func TestDayPartitionedTablesAreThoseOfTheMigrations(t *testing.T) {
+	all, err := All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	create := regexp.MustCompile(`(?s)CREATE TABLE IF NOT EXISTS \{\{ident \.Database\}\}\.(\w+)(.*?)(?:;|$)`)
+	var partitioned []string
+	for _, m := range all {
+		for _, c := range create.FindAllStringSubmatch(m.text, -1) {
+			if strings.Contains(c[2], "PARTITION BY") {
+				partitioned = append(partitioned, c[1])
+			}
+		}
+	}
+	got, want := DayPartitionedTables(), partitioned
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) || len(want) == 0 {
+		t.Errorf("DayPartitionedTables %v; the migrations partition %v", got, want)
+	}
+	if DayPartitionedTables()[0] != "tool_calls" {
+		t.Errorf("tool_calls must go first: %v", DayPartitionedTables())
 	}
 }
