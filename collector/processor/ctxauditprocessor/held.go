@@ -182,7 +182,7 @@ func (p *tracesProcessor) start(ctx context.Context, host component.Host) error 
 	p.stop, p.done = make(chan struct{}), make(chan struct{})
 	// The loop's emissions end with shutdown: with an exporter that answers
 	// once the rows are written (wait_for_result), one still waiting in the
-	// queue is given up, and stays in storage.
+	// queue after shutdownGrace is given up, and stays in storage.
 	loopCtx, cancel := context.WithCancel(context.Background())
 	p.cancelLoop = cancel
 	go p.loop(loopCtx)
@@ -271,6 +271,18 @@ func (p *tracesProcessor) shutdown(ctx context.Context) error {
 		return nil
 	}
 	close(p.stop)
+	// An emission under way is let finish: the exporter is still running
+	// (a pipeline stops its exporters after its processors), and giving it
+	// up would write its rows again in the flush below and log its export
+	// as failed. One that waits longer than shutdownGrace, or than ctx
+	// allows, is given up and stays in storage.
+	grace := time.NewTimer(shutdownGrace)
+	select {
+	case <-p.done:
+	case <-grace.C:
+	case <-ctx.Done():
+	}
+	grace.Stop()
 	p.cancelLoop()
 	<-p.done
 	p.stop = nil
@@ -290,6 +302,11 @@ func (p *tracesProcessor) shutdown(ctx context.Context) error {
 	return err
 }
 
+// shutdownGrace is how long shutdown waits for an emission under way to be
+// written (one INSERT, well under a second with ClickHouse up) before it
+// gives it up.
+const shutdownGrace = 5 * time.Second
+
 func (p *tracesProcessor) loop(ctx context.Context) {
 	defer close(p.done)
 	tick := max(min(p.cfg.SessionIdle, p.cfg.MaxHold)/4, 10*time.Millisecond)
@@ -298,6 +315,13 @@ func (p *tracesProcessor) loop(ctx context.Context) {
 	// rest fires p.dropWait after a wake-up left dropped buffers unemitted.
 	var rest <-chan time.Time
 	for {
+		// Stopping wins over a tick or wake-up that is ready too: shutdown
+		// emits what is left itself.
+		select {
+		case <-p.stop:
+			return
+		default:
+		}
 		select {
 		case <-p.stop:
 			return

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -735,6 +736,73 @@ func TestShutdownGivesUpAWaitingEmission(t *testing.T) {
 		if n != 1 {
 			t.Errorf("call %s emitted %d times", id, n)
 		}
+	}
+}
+
+// TestShutdownLetsAnEmissionUnderWayFinish: an emission still being written
+// when the collector stops is let finish, not given up — giving it up made
+// the exporter log its rows as dropped and the shutdown flush write them a
+// second time. Each call is emitted once, and nothing is left in storage.
+func TestShutdownLetsAnEmissionUnderWayFinish(t *testing.T) {
+	dir := t.TempDir()
+	cfg := createDefaultConfig().(*Config)
+	cfg.SessionIdle = 10 * time.Millisecond
+	cfg.Storage = &fileStorage
+	at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+	rows := newCallRows(nil)
+	writing := make(chan struct{}, 1)
+	var canceled atomic.Bool
+	slow := consumerFunc(func(ctx context.Context, td ptrace.Traces) error {
+		select {
+		case writing <- struct{}{}:
+		default:
+		}
+		select {
+		case <-time.After(300 * time.Millisecond): // ClickHouse takes its time
+		case <-ctx.Done():
+			canceled.Store(true)
+			return ctx.Err()
+		}
+		return rows.ConsumeTraces(ctx, td)
+	})
+	p, ext := startOnStorage(t, dir, cfg, slow)
+	if _, err := process(context.Background(), p, sessionSpans("slow", 0, 4, at)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-writing:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the loop never emitted the idle session")
+	}
+	if err := p.shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := ext.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if canceled.Load() {
+		t.Error("shutdown canceled the emission under way")
+	}
+	if len(rows.rows) != 4 {
+		t.Fatalf("%d calls emitted; want 4", len(rows.rows))
+	}
+	for id, n := range rows.rows {
+		if n != 1 {
+			t.Errorf("call %s emitted %d times; want once", id, n)
+		}
+	}
+
+	// Restarted on the same storage: nothing is left to emit.
+	again := newCallRows(nil)
+	p, ext = startOnStorage(t, dir, cfg, again)
+	if err := p.shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := ext.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(again.rows) != 0 {
+		t.Errorf("%d calls emitted again after the restart; want none", len(again.rows))
 	}
 }
 
