@@ -13,6 +13,7 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/featuregate"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -50,6 +51,9 @@ type chExporter struct {
 }
 
 func newExporter(cfg *Config, set exporter.Settings, rollups *rollupLeaders) (*chExporter, error) {
+	if err := checkFeatureGates(featuregate.GlobalRegistry()); err != nil {
+		return nil, err
+	}
 	tel, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
 	if err != nil {
 		return nil, err
