@@ -1,6 +1,7 @@
 # ctxaudit — see README.md. Two commands matter: `make run` and `make test`.
 
 GO            ?= go
+STATICCHECK_VERSION ?= v0.8.2
 BIN           := bin/ctxaudit
 PKG           := github.com/ctxaudit/ctxaudit
 VERSION       ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
@@ -38,7 +39,7 @@ FUZZMINIMIZETIME ?= 2s
 # `make install` copies the binary to $(PREFIX)/bin.
 PREFIX        ?= /usr/local
 
-.PHONY: all help build install test run bench bench-collector lint fmt vet clickhouse clickhouse-stop deps fuzz clean eval generate lab
+.PHONY: all help build install test run bench bench-collector lint fmt vet staticcheck clickhouse clickhouse-stop deps fuzz clean eval generate lab
 
 ## all: lint, build and test.
 all: lint build test
@@ -126,8 +127,8 @@ fuzz:
 	  done; \
 	done
 
-## lint: gofmt and go vet.
-lint: fmt vet
+## lint: gofmt, go vet and staticcheck (fetched through the module proxy at a pinned version).
+lint: fmt vet staticcheck
 
 fmt:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -135,6 +136,9 @@ fmt:
 
 vet:
 	$(GO) vet -tags '$(TEST_TAGS)' ./...
+
+staticcheck:
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) -tags '$(TEST_TAGS)' ./...
 
 ## clickhouse: start the local development server in the background (idempotent).
 clickhouse: deps build

@@ -12,14 +12,13 @@ import (
 
 // Claude Code facts (transcript-formats.md §1: CC-src 2.1.88, checked against
 // real 2.0.58–2.1.22 transcripts). Sizes in notices are JavaScript string
-// lengths, i.e. UTF-16 code units, which we record as chars.
+// lengths, i.e. UTF-16 code units, which we record as chars. Two facts are
+// not constants here because a record takes them from each output, never
+// from the default: the <persisted-output> preview is the first 2,000 chars
+// ("first 2KB"), and formatError keeps the first and last 5,000 chars.
 const (
-	// ccPreviewChars is the <persisted-output> preview size ("first 2KB").
-	ccPreviewChars = 2000
 	// ccBashMaxChars is BASH_MAX_OUTPUT_LENGTH's default: the kept head.
 	ccBashMaxChars = 30000
-	// ccErrorKeptChars: formatError keeps the first and last 5,000 chars.
-	ccErrorKeptChars = 10000
 	// ccReadDefaultLines is Read's default limit when the call gives none.
 	ccReadDefaultLines = 2000
 	// ccGrepDefaultHeadLimit is Grep's head_limit when the call gives none.

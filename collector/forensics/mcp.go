@@ -11,11 +11,9 @@ import (
 // MCP reference fetch server (transcript-formats.md §4): pages of max_length
 // chars (default 5000) from start_index; the original length is never
 // reported. GitHub MCP get_job_logs (§5): the last tail_lines lines (default
-// 500) of a job log, with original_length counting LINES, not chars.
-const (
-	fetchDefaultMaxLength  = 5000
-	githubDefaultTailLines = 500
-)
+// 500) of a job log, with original_length counting LINES, not chars. The
+// defaults are never assumed: a page's range comes from its own notice and
+// the call's arguments.
 
 var (
 	fetchTruncRe = regexp.MustCompile(`\n\n<error>(Content truncated\. (Call the fetch tool with a start_index of (\d+) to get more content\.))</error>\s*\z`)

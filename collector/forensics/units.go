@@ -53,23 +53,6 @@ func parseSizeLabel(label string) schema.Count {
 	return schema.Known(uint64(x))
 }
 
-// sizeLabelTolerance is how far a figure may differ from a size label and
-// still agree with it: half of the label's last printed digit.
-func sizeLabelTolerance(label string) uint64 {
-	switch {
-	case strings.HasSuffix(label, "GB"):
-		return (1 << 30) / 20
-	case strings.HasSuffix(label, "MB"):
-		return (1 << 20) / 20
-	case strings.HasSuffix(label, "KB"):
-		if strings.Contains(label, ".") {
-			return 1024 / 20
-		}
-		return 1024 / 2
-	}
-	return 0
-}
-
 // addCounts returns a+b when both are known.
 func addCounts(a, b schema.Count) schema.Count {
 	if !a.Known || !b.Known || a.N > math.MaxUint64-b.N {

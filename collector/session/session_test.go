@@ -219,7 +219,7 @@ func TestCallPrintCoversFollowThrough(t *testing.T) {
 		}
 		seen[p] = name
 	}
-	if base.print() != base.print() {
+	if first, again := base.print(), base.print(); first != again {
 		t.Error("fingerprint is not deterministic")
 	}
 }

@@ -26,10 +26,10 @@ import (
 
 // exportOnce sends one tool-call span through the factory's exporter (with
 // exporterhelper's retry sender, without a queue, so the send's error comes
-// back to the caller) and returns the error and the log lines that announce
-// a retry. The backoff is configured so that a retryable error is tried
+// back to the caller) and returns how many log lines announced a retry, and
+// the error. The backoff is configured so that a retryable error is tried
 // again exactly once: the second interval would pass max_elapsed_time.
-func exportOnce(t *testing.T, cfg *Config) (error, int) {
+func exportOnce(t *testing.T, cfg *Config) (retries int, err error) {
 	t.Helper()
 	cfg.QueueConfig = configoptional.None[exporterhelper.QueueBatchConfig]()
 	cfg.BackOffConfig.Enabled = true
@@ -60,7 +60,7 @@ func exportOnce(t *testing.T, cfg *Config) (error, int) {
 	c := schema.ToolCall{SessionID: "s", CallID: "c", Tool: "Read", Timestamp: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
 	otelconv.AppendToolCall(td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans(), &c)
 	err = te.ConsumeTraces(ctx, td)
-	return err, logs.FilterMessageSnippet("Will retry").Len()
+	return logs.FilterMessageSnippet("Will retry").Len(), err
 }
 
 // A database migrated by a newer ctxaudit cannot be written by this one:
@@ -88,7 +88,7 @@ func TestDatabaseNewerIsNotRetried(t *testing.T) {
 		cfg := createDefaultConfig().(*Config)
 		cfg.Endpoint = addr
 		cfg.CreateSchema = createSchema
-		err, retries := exportOnce(t, cfg)
+		retries, err := exportOnce(t, cfg)
 		if !errors.Is(err, migrations.ErrDatabaseNewer) || !consumererror.IsPermanent(err) {
 			t.Fatalf("create_schema=%v: err = %v; want a permanent ErrDatabaseNewer", createSchema, err)
 		}
@@ -107,7 +107,7 @@ func TestRefusedCredentialsAreNotRetried(t *testing.T) {
 	u.User = url.User("ctxaudit_no_such_user")
 	cfg := createDefaultConfig().(*Config)
 	cfg.Endpoint = u.String()
-	err, retries := exportOnce(t, cfg)
+	retries, err := exportOnce(t, cfg)
 	if !consumererror.IsPermanent(err) || retries != 0 {
 		t.Fatalf("unknown user: err = %v after %d retries; want a permanent error, no retry", err, retries)
 	}
@@ -119,7 +119,7 @@ func TestMissingSchemaIsRetried(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
 	cfg.Endpoint = chtest.Address(t) // a database that does not exist
 	cfg.CreateSchema = false
-	err, retries := exportOnce(t, cfg)
+	retries, err := exportOnce(t, cfg)
 	if err == nil || consumererror.IsPermanent(err) {
 		t.Fatalf("err = %v; want a retryable error", err)
 	}

@@ -76,9 +76,6 @@ type ValueType struct {
 // Signals in the order the documentation lists them.
 var signals = []string{"traces", "metrics", "logs"}
 
-// Stability levels in the order the status table lists them.
-var levels = []string{"development", "alpha", "beta", "stable", "deprecated", "unmaintained"}
-
 // Load reads and validates a metadata.yaml; unknown keys are errors, so a
 // typo does not silently document nothing.
 func Load(path string) (*Metadata, error) {

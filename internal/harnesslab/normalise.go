@@ -106,7 +106,6 @@ type normaliser struct {
 	start, end time.Time
 	ids        map[string]string // raw → placeholder, per rule name + raw
 	counts     map[string]int
-	tick       int
 	subst      []substitution
 	err        error // the first placeholder that would change a length
 }

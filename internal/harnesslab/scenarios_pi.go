@@ -155,11 +155,10 @@ func piKeptLines(text string) uint64 {
 		if line == "" || n == maxLines {
 			break
 		}
-		l := len(line)
 		if n > 0 {
 			total++ // the newline before this line
 		}
-		l = len(strings.TrimSuffix(line, "\n"))
+		l := len(strings.TrimSuffix(line, "\n"))
 		if total+l > maxBytes {
 			break
 		}

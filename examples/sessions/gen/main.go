@@ -41,10 +41,6 @@ type (
 	kv  = transcriptgen.KV
 )
 
-func line(v any) string { return transcriptgen.Line(v) }
-
-func marshal(v any) ([]byte, error) { return transcriptgen.Marshal(v) }
-
 // ---------------------------------------------------------------- Claude Code
 
 // The Claude Code builder is shared with the other reproduction generator.
