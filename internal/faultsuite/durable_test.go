@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -310,4 +311,64 @@ func TestGracefulStopDuringOutage(t *testing.T) {
 		t.Errorf("%d calls stored without session analysis", n)
 	}
 	t.Logf("SIGTERM with ClickHouse down: exit 0; %d calls acked, all stored once and analysed after the restart", len(acked))
+}
+
+// TestReloadKeepsHeldCalls: a configuration reload (SIGHUP) restarts every
+// component in the running process, the processor's storage extension
+// included, while sessions are held for analysis. Calls acknowledged before
+// the reload are emitted by its shutdown and reloaded as the sessions' start;
+// calls of the same sessions after it join them. After a graceful stop each
+// acknowledged call is stored once, analysed, and counted in its session's
+// row, and nothing was logged as dropped.
+func TestReloadKeepsHeldCalls(t *testing.T) {
+	addr := chtest.Address(t)
+	s := chtest.OpenStore(t, addr)
+	d := newDurable(t)
+	long := filepath.Join(t.TempDir(), "hold.yaml")
+	if err := os.WriteFile(long, []byte("processors:\n  ctxaudit: {session_idle: 1h}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d.extra = []string{long}
+	c := d.start(t, addr)
+	acked := map[string]bool{}
+	sendRound := func(round int) {
+		snd := newOTLPSender(t, d.otlpHTTP)
+		for r := range 6 {
+			batch := ids(fmt.Sprintf("reload-%d", r), round*20, 20)
+			if err := snd.send(context.Background(), fmt.Sprintf("reload-q-%d", r), batch); err != nil {
+				t.Fatalf("round %d request %d refused: %v", round, r, err)
+			}
+			for _, id := range batch {
+				acked[id] = true
+			}
+		}
+	}
+	sendRound(0)
+	if err := c.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the collector restarted after SIGHUP", time.Minute, func() (bool, string) {
+		n := strings.Count(c.logText(), "Everything is ready")
+		return n >= 2, fmt.Sprintf("started %d times", n)
+	})
+	if !strings.Contains(c.logText(), "Reloaded held sessions from storage") {
+		t.Errorf("the processor did not reload its held sessions:\n%s", tail(c.logText(), 2000))
+	}
+	sendRound(1)
+	c.stop()
+	stored := storedCalls(t, s, "reload-q-")
+	if m := missing(acked, stored); len(m) > 0 || len(stored) != len(acked) {
+		t.Fatalf("%d acked, %d stored, not stored once: %v", len(acked), len(stored), m)
+	}
+	a, b := diff(rows(t, s, strings.ReplaceAll(otlpSessionRows, "fault-otlp-", "reload-q-")), rows(t, s, strings.ReplaceAll(otlpCallsPerSession, "fault-otlp-", "reload-q-")))
+	if len(a)+len(b) > 0 {
+		t.Errorf("session rows vs calls stored: %v vs %v", a, b)
+	}
+	if n := count(t, s, "SELECT count() FROM "+s.Database()+".tool_calls FINAL WHERE startsWith(session_id, 'reload-q-') AND version < 9223372036854775808"); n > 0 {
+		t.Errorf("%d calls stored without session analysis", n)
+	}
+	if strings.Contains(c.logText(), "Dropping data") {
+		t.Error("the collector logged dropped data")
+	}
+	t.Logf("SIGHUP between two rounds: %d calls acked, each stored once and analysed", len(acked))
 }
