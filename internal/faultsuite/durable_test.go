@@ -278,11 +278,7 @@ func TestGracefulStopDuringOutage(t *testing.T) {
 	addr := chtest.Address(t)
 	s := chtest.OpenStore(t, addr)
 	d := newDurable(t)
-	long := filepath.Join(t.TempDir(), "hold.yaml")
-	if err := os.WriteFile(long, []byte("processors:\n  ctxaudit: {session_idle: 1h}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	d.extra = []string{long}
+	d.extra = []string{holdSessionsConfig(t)}
 	c := d.start(t, deadAddress(t, s.Database()))
 	snd := newOTLPSender(t, d.otlpHTTP)
 	acked := map[string]bool{}
@@ -324,11 +320,7 @@ func TestReloadKeepsHeldCalls(t *testing.T) {
 	addr := chtest.Address(t)
 	s := chtest.OpenStore(t, addr)
 	d := newDurable(t)
-	long := filepath.Join(t.TempDir(), "hold.yaml")
-	if err := os.WriteFile(long, []byte("processors:\n  ctxaudit: {session_idle: 1h}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	d.extra = []string{long}
+	d.extra = []string{holdSessionsConfig(t)}
 	c := d.start(t, addr)
 	acked := map[string]bool{}
 	sendRound := func(round int) {
@@ -371,4 +363,16 @@ func TestReloadKeepsHeldCalls(t *testing.T) {
 		t.Error("the collector logged dropped data")
 	}
 	t.Logf("SIGHUP between two rounds: %d calls acked, each stored once and analysed", len(acked))
+}
+
+// holdSessionsConfig writes a configuration overlay under which no session
+// goes idle during a test, so every call stays held by the processor until
+// it stops or reloads.
+func holdSessionsConfig(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "hold.yaml")
+	if err := os.WriteFile(path, []byte("processors:\n  ctxaudit: {session_idle: 1h}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
