@@ -95,6 +95,10 @@ func TestRenderPrecision(t *testing.T) {
 			"at most 33% of the original seen in the session",
 			"continues toolu_w1, fetching the source again",
 		}},
+		{"html", func(b *bytes.Buffer, pm *Postmortem) error { return WriteHTML(b, pm) }, []string{
+			"<dt>original</dt><dd>at least ? bytes · 30,016 chars · ? lines · ? tokens  (marker; a lower bound: the output hit a cap before it was counted)</dd>",
+			"<dt>original</dt><dd>about 454,963 bytes · ? chars · ? lines · 113,741 tokens  (marker; approximate: read from a rounded size label)</dd>",
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
