@@ -55,8 +55,24 @@ func verdict(a *schema.Answer, claim string, lookup func(string) *schema.ToolCal
 		case 0:
 			return lead + " used no tool results."
 		case 1:
+			if c := lookup(a.InputCallIDs[0]); c != nil && c.Kind == schema.KindUnknown {
+				return lead + " was built on " + describe(a.InputCallIDs[0], lookup) +
+					", whose completeness is unknown: nothing shows whether it was cut."
+			}
 			return lead + " was built on " + describe(a.InputCallIDs[0], lookup) + ", which was complete."
 		default:
+			unknown := 0
+			for _, id := range a.InputCallIDs {
+				if c := lookup(id); c != nil && c.Kind == schema.KindUnknown {
+					unknown++
+				}
+			}
+			if unknown > 0 {
+				// Risk counts what is known to be missing; an input of
+				// unknown completeness is not called complete.
+				return lead + " was built on " + plural(n, "tool call") + ", none known to be cut; " +
+					completenessUnknown(unknown, n) + "."
+			}
 			return lead + " was built on " + plural(n, "tool call") + ", all complete."
 		}
 	case schema.RiskLow:
@@ -87,6 +103,15 @@ func verdict(a *schema.Answer, claim string, lookup func(string) *schema.ToolCal
 	}
 	b.WriteString(".")
 	return b.String()
+}
+
+// completenessUnknown is "1 of them of unknown completeness", or "all of
+// unknown completeness".
+func completenessUnknown(unknown, n int) string {
+	if unknown == n {
+		return "all of unknown completeness"
+	}
+	return strconv.Itoa(unknown) + " of them of unknown completeness"
 }
 
 // worstInput picks the incomplete input to explain: silent before suspected

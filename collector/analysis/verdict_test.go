@@ -39,7 +39,16 @@ func TestVerdict(t *testing.T) {
 		c.Shown = schema.Range{Start: schema.Known(0), End: schema.Known(0), Unit: schema.UnitBytes}
 		c.Total = schema.Known(454963)
 	})
-	calls := []schema.ToolCall{webFetch, readHead, readMiddle, bashUnderstated, spill, headTail, refusedRead, suspectedTail, bashAtCap, refusedLabel}
+	// Complete, and of unknown completeness (an image read: nothing shows
+	// whether it was cut).
+	readSmall := call("k1", "Read", `{"file_path":"/repo/small.go"}`, 0, func(c *schema.ToolCall) { c.Kind = schema.KindNone })
+	readImage := call("u1", "Read", `{"file_path":"/repo/shot.png"}`, 0, func(c *schema.ToolCall) { c.Kind = schema.KindUnknown })
+	calls := []schema.ToolCall{webFetch, readHead, readMiddle, bashUnderstated, spill, headTail, refusedRead, suspectedTail, bashAtCap, refusedLabel, readSmall, readImage}
+	clean := func(text string, ids ...string) schema.Answer {
+		a := answer("a1", 3821, text, ids...)
+		a.Risk = schema.RiskNone
+		return a
+	}
 
 	incomplete := func(risk schema.Risk, text string, ids []string, reasons map[string][]string) schema.Answer {
 		a := answer("a1", 3821, text, ids...)
@@ -136,6 +145,31 @@ func TestVerdict(t *testing.T) {
 			answer: incomplete(schema.RiskMedium, "The file is JSON.", []string{"r4"},
 				map[string][]string{explicit: {"r4"}, notFollowed: {"r4"}}),
 			want: "Answer at 13:03:41 was built on Read of /srv/data/big.json, which delivered nothing (about 454,963 bytes were refused as too large) with a notice, and the model never read further.",
+		},
+		{
+			name:   "one complete input",
+			answer: clean("It is in small.go.", "k1"),
+			want:   "Answer at 13:03:41 was built on Read of /repo/small.go, which was complete.",
+		},
+		{
+			name:   "one input of unknown completeness is not called complete",
+			answer: clean("The screenshot shows no error.", "u1"),
+			want:   "Answer at 13:03:41 was built on Read of /repo/shot.png, whose completeness is unknown: nothing shows whether it was cut.",
+		},
+		{
+			name:   "complete inputs",
+			answer: clean("Done.", "k1", "k1"),
+			want:   "Answer at 13:03:41 was built on 2 tool calls, all complete.",
+		},
+		{
+			name:   "some inputs of unknown completeness",
+			answer: clean("Done.", "k1", "u1"),
+			want:   "Answer at 13:03:41 was built on 2 tool calls, none known to be cut; 1 of them of unknown completeness.",
+		},
+		{
+			name:   "every input of unknown completeness",
+			answer: clean("Done.", "u1", "u1"),
+			want:   "Answer at 13:03:41 was built on 2 tool calls, none known to be cut; all of unknown completeness.",
 		},
 		{
 			name:   "no inputs, no time",

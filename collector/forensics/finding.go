@@ -144,6 +144,15 @@ func (s *scan) finalize(fd *finding) schema.Forensics {
 		out.Detector = "generic.size_mismatch"
 	case s.suspect(&out):
 		out.Original = schema.Original{Source: schema.SourceUnknown}
+	case s.in.NonText == NonTextMedia:
+		// An image or a document no rule judged: nothing shows it was cut,
+		// and nothing shows it was not (a harness may have resized it).
+		out.Kind = schema.KindUnknown
+		out.Strategy = schema.StrategyNone
+		out.Original = s.orig.resolve(rankMarker + 1)
+		if out.Detector == "" {
+			out.Detector = "generic.media_content"
+		}
 	default:
 		out.Kind = schema.KindNone
 		out.Strategy = schema.StrategyNone

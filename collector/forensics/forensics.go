@@ -19,7 +19,11 @@ type Input struct {
 	// saw (e.g. a claude_code.tool_result log event, which carries sizes
 	// only), so an empty Context means "not known" rather than "empty".
 	ContextUnavailable bool
-	IsError            bool
+	// NonText says the result's content carried blocks besides text (see
+	// NonText): then Context is only part of what the model saw, and its
+	// sizes are not the context's.
+	NonText NonText
+	IsError bool
 
 	// ToolUseResult is Claude Code's raw `toolUseResult` JSON (object or string), if any.
 	ToolUseResult []byte
@@ -42,6 +46,29 @@ type Input struct {
 	ReadSaved func(ref string) ([]byte, error)
 }
 
+// NonText is what a tool result's content carried besides text blocks.
+// Sizes count text (docs/design.md §3.3); an image, a document or a tool
+// reference entered the model's context in a form no text size measures, so
+// a result that carried one has an unknown context, never the size of its
+// text alone — an image read is not "0 bytes, complete".
+type NonText uint8
+
+const (
+	// NonTextNone: the content was text only (or a string).
+	NonTextNone NonText = iota
+	// NonTextReference: besides text, only tool_reference blocks — names of
+	// tools whose definitions the model API loads. Nothing of a tool's
+	// output is in them to cut, so they leave the verdict to the text.
+	NonTextReference
+	// NonTextMedia: images, documents or blocks of a type not known. A
+	// harness may have resized or re-encoded them, which no text shows, so
+	// a result nothing else shows to be cut has kind unknown, not none.
+	NonTextMedia
+)
+
+// Worse is the more opaque of n and o (media over references over none).
+func (n NonText) Worse(o NonText) NonText { return max(n, o) }
+
 // Detect runs truncation forensics on one tool result. It never panics and
 // never fails: what cannot be determined is reported as unknown.
 func Detect(in Input) (f schema.Forensics) {
@@ -52,7 +79,7 @@ func Detect(in Input) (f schema.Forensics) {
 		if recover() != nil {
 			f = schema.Forensics{
 				Original: schema.Original{Source: schema.SourceUnknown},
-				Context:  Measure(in.Context),
+				Context:  measuredContext(&in),
 				Kind:     schema.KindUnknown,
 				Strategy: schema.StrategyNone,
 				Detector: "forensics.internal_error",
@@ -60,6 +87,15 @@ func Detect(in Input) (f schema.Forensics) {
 		}
 	}()
 	return detect(&in)
+}
+
+// measuredContext is the context's sizes when the text is all the model saw
+// of the result, and unknown otherwise.
+func measuredContext(in *Input) schema.Sizes {
+	if in.NonText != NonTextNone || (in.Context == "" && in.ContextUnavailable) {
+		return schema.Sizes{}
+	}
+	return Measure(in.Context)
 }
 
 // detection is the working state of one detect call: its input, the scan

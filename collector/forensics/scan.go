@@ -65,6 +65,12 @@ func (s *scan) start(in *Input) *scan {
 			s.body = bodySizes(s.text, w.body, s.context)
 		}
 	}
+	if in.NonText != NonTextNone {
+		// The rules still read the text (a notice is text), but its sizes
+		// are not what entered the context, and nothing is compared to them.
+		s.contextKnown = false
+		s.context, s.body = schema.Sizes{}, schema.Sizes{}
+	}
 	if in.OriginalText != nil {
 		s.origText = in.OriginalText
 		s.orig.addText(rankVerbatim, *in.OriginalText)

@@ -34,28 +34,41 @@ func BuildCall(opts Options, detect func(forensics.Input) schema.Forensics, call
 	return rec
 }
 
-// TextBlocks is the text of a content value as the model saw it: a string
-// itself, or the text blocks of an array of {type, text} blocks joined by
-// newlines (images and other blocks carry no text). Claude Code tool_result
-// content and pi toolResult content both have this shape.
+// TextBlocks is the text of a content value as the model saw it (see
+// ContentText), without what else the content carried.
 func TextBlocks(content []byte) string {
+	text, _ := ContentText(content)
+	return text
+}
+
+// ContentText is the text of a content value: a string itself, or the text
+// blocks of an array of {type, text} blocks joined by newlines — and what
+// the array carried besides text (images, documents, tool references),
+// which no text size measures. Claude Code tool_result content and pi
+// toolResult content both have this shape.
+func ContentText(content []byte) (string, forensics.NonText) {
 	if len(content) == 0 || jsonscan.IsNull(content) {
-		return ""
+		return "", forensics.NonTextNone
 	}
 	if content[0] == '"' {
-		return jsonscan.StringOr(content)
+		return jsonscan.StringOr(content), forensics.NonTextNone
 	}
 	var b strings.Builder
+	other := forensics.NonTextNone
 	it := jsonscan.Array(content)
 	for it.Next() {
 		blk := it.Value()
-		if jsonscan.StringOr(jsonscan.Get(blk, "type")) != "text" {
-			continue
+		switch jsonscan.StringOr(jsonscan.Get(blk, "type")) {
+		case "text":
+			if b.Len() > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString(jsonscan.StringOr(jsonscan.Get(blk, "text")))
+		case "tool_reference":
+			other = other.Worse(forensics.NonTextReference)
+		default:
+			other = other.Worse(forensics.NonTextMedia)
 		}
-		if b.Len() > 0 {
-			b.WriteByte('\n')
-		}
-		b.WriteString(jsonscan.StringOr(jsonscan.Get(blk, "text")))
 	}
-	return b.String()
+	return b.String(), other
 }

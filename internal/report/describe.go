@@ -106,6 +106,8 @@ func cutSummary(c *schema.ToolCall) string {
 		return s
 	case c.PartialByRequest:
 		return "partial by request"
+	case c.Kind == schema.KindUnknown:
+		return "unknown: nothing shows whether it was cut"
 	}
 	return "complete"
 }

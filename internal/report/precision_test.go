@@ -164,3 +164,35 @@ func TestJSONPrecision(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderUnknownCompleteness: a call of unknown kind that nothing shows
+// cut (an image read) is not rendered "complete", and its unknown sizes are
+// question marks, not zeros.
+func TestRenderUnknownCompleteness(t *testing.T) {
+	at := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	img := schema.ToolCall{
+		SessionID: "sess-u", CallID: "toolu_img", Tool: "Read", Timestamp: at, Arguments: `{"file_path":"/w/shot.png"}`,
+		Forensics: schema.Forensics{Original: schema.Original{Source: schema.SourceUnknown}, Kind: schema.KindUnknown,
+			Strategy: schema.StrategyNone, Detector: "generic.media_content"},
+	}
+	pm := Build(Input{Session: schema.Session{SessionID: "sess-u", Source: schema.HarnessClaudeCode, StartedAt: at, EndedAt: at, ToolCalls: 1},
+		Calls: []schema.ToolCall{img}})
+	for name, render := range map[string]func(*bytes.Buffer, *Postmortem) error{
+		"text": func(b *bytes.Buffer, pm *Postmortem) error { return WriteText(b, pm) },
+		"html": func(b *bytes.Buffer, pm *Postmortem) error { return WriteHTML(b, pm) },
+	} {
+		var b bytes.Buffer
+		if err := render(&b, &pm); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		for _, w := range []string{"unknown: nothing shows whether it was cut", "? bytes · ? chars · ? lines · ? tokens"} {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s output lacks %q:\n%s", name, w, out)
+			}
+		}
+		if strings.Contains(out, "0 bytes") {
+			t.Errorf("%s output states a size of 0:\n%s", name, out)
+		}
+	}
+}

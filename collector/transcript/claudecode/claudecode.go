@@ -461,12 +461,14 @@ func (p *Parser) toolResult(env *envelope, block, result []byte) {
 		return
 	}
 
+	text, nonText := transcript.ContentText(content)
 	in := forensics.Input{
 		Harness:        schema.HarnessClaudeCode,
 		HarnessVersion: p.sess.HarnessVersion,
 		Tool:           pc.name,
 		Arguments:      pc.args,
-		Context:        transcript.TextBlocks(content),
+		Context:        text,
+		NonText:        nonText,
 		IsError:        isError,
 		ToolUseResult:  result,
 	}

@@ -418,3 +418,30 @@ func mapsEqual(a, b map[string]int) bool {
 	}
 	return true
 }
+
+// TestNonTextResults: a Read of an image (a tool_result whose content is an
+// image block, with the toolUseResult Claude Code writes for one,
+// `{type:"image", file:{base64, type, originalSize, dimensions}}`) and a
+// ToolSearch (tool_reference blocks, as the harness lab
+// recorded in testdata/lab) are not measured as 0 bytes: their context is
+// unknown, and the image is not called complete.
+func TestNonTextResults(t *testing.T) {
+	use := func(id, tool, input string) string {
+		return `{"type":"assistant","sessionId":"s","message":{"id":"m` + id + `","model":"m","content":[{"type":"tool_use","id":"` + id + `","name":"` + tool + `","input":` + input + `}],"usage":{"input_tokens":1,"output_tokens":1}}}`
+	}
+	image := `{"type":"user","sessionId":"s","message":{"role":"user","content":[{"tool_use_id":"img","type":"tool_result","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}}]}]},` +
+		`"toolUseResult":{"type":"image","file":{"base64":"iVBORw0KGgo=","type":"image/png","originalSize":2456789,"dimensions":{"originalWidth":4000,"originalHeight":3000,"displayWidth":1568,"displayHeight":1176}}}}`
+	ref := `{"type":"user","sessionId":"s","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"ts","content":[{"type":"tool_reference","tool_name":"WebFetch"}]}]},` +
+		`"toolUseResult":{"matches":["WebFetch"],"query":"select:WebFetch","total_deferred_tools":11}}`
+	rec := &transcripttest.Recorder{}
+	p := New(transcript.Options{})
+	for i, l := range []string{use("img", "Read", `{"file_path":"/w/shot.png"}`), image, use("ts", "ToolSearch", `{"query":"select:WebFetch"}`), ref} {
+		p.Feed(int64(i+1), []byte(l), rec.Emit)
+	}
+	p.Flush(rec.Emit)
+	if len(rec.Calls) != 2 {
+		t.Fatalf("%d calls, want 2", len(rec.Calls))
+	}
+	transcripttest.CheckUnmeasured(t, rec.Calls[0].Call, schema.KindUnknown)
+	transcripttest.CheckUnmeasured(t, rec.Calls[1].Call, schema.KindNone)
+}

@@ -315,8 +315,8 @@ func (p *Parser) output(lineNo int64, callID string, output []byte) {
 		HarnessVersion: p.sess.HarnessVersion,
 		Tool:           pc.name,
 		Arguments:      pc.args,
-		Context:        outputText(output),
 	}
+	in.Context, in.NonText = outputText(output)
 	if full, ok := p.execOut[callID]; ok {
 		delete(p.execOut, callID)
 		in.OriginalText = &full
@@ -345,18 +345,20 @@ func (p *Parser) output(lineNo int64, callID string, output []byte) {
 
 // outputText is the tool output as the model saw it: the string, the text
 // items of a content-item array, or the content of an older
-// {"content","success"} object.
-func outputText(output []byte) string {
+// {"content","success"} object — and what an array carried besides text
+// (input_image items), which no text size measures.
+func outputText(output []byte) (string, forensics.NonText) {
 	if len(output) == 0 || jsonscan.IsNull(output) {
-		return ""
+		return "", forensics.NonTextNone
 	}
 	switch output[0] {
 	case '"':
-		return jsonscan.StringOr(output)
+		return jsonscan.StringOr(output), forensics.NonTextNone
 	case '{':
-		return jsonscan.StringOr(jsonscan.Get(output, "content"))
+		return jsonscan.StringOr(jsonscan.Get(output, "content")), forensics.NonTextNone
 	case '[':
 		var b strings.Builder
+		other := forensics.NonTextNone
 		it := jsonscan.Array(output)
 		for it.Next() {
 			blk := it.Value()
@@ -366,11 +368,13 @@ func outputText(output []byte) string {
 					b.WriteByte('\n')
 				}
 				b.WriteString(jsonscan.StringOr(jsonscan.Get(blk, "text")))
+			default:
+				other = forensics.NonTextMedia
 			}
 		}
-		return b.String()
+		return b.String(), other
 	}
-	return ""
+	return "", forensics.NonTextNone
 }
 
 // exitCodeNonZero reads the exit status Codex prints at the top of shell

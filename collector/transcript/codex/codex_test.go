@@ -189,3 +189,23 @@ func equal(a, b map[string]int) bool {
 	}
 	return true
 }
+
+// TestImageOutput: Codex's view_image answers with a content-item array
+// holding an input_image (FunctionCallOutputPayload's array form); no text
+// size measures it, so the context is unknown and the call is not called
+// complete.
+func TestImageOutput(t *testing.T) {
+	meta := `{"timestamp":"2025-01-01T00:00:00Z","type":"session_meta","payload":{"id":"s1","cwd":"/w/p","cli_version":"0.9"}}`
+	call := `{"type":"response_item","payload":{"type":"function_call","name":"view_image","arguments":"{\"path\":\"/w/shot.png\"}","call_id":"v1"}}`
+	out := `{"type":"response_item","payload":{"type":"function_call_output","call_id":"v1","output":[{"type":"input_image","image_url":"data:image/png;base64,iVBORw0KGgo="}]}}`
+	rec := &transcripttest.Recorder{}
+	p := New(transcript.Options{})
+	for i, l := range []string{meta, call, out} {
+		p.Feed(int64(i+1), []byte(l), rec.Emit)
+	}
+	p.Flush(rec.Emit)
+	if len(rec.Calls) != 1 {
+		t.Fatalf("%d calls, want 1", len(rec.Calls))
+	}
+	transcripttest.CheckUnmeasured(t, rec.Calls[0].Call, schema.KindUnknown)
+}

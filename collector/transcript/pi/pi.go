@@ -317,11 +317,13 @@ func (p *Parser) toolResult(e *entry, callID, toolName string, content, details 
 	if jsonscan.IsNull(details) {
 		details = nil
 	}
+	text, nonText := transcript.ContentText(content)
 	in := forensics.Input{
 		Harness:   schema.HarnessPi,
 		Tool:      pc.name,
 		Arguments: pc.args,
-		Context:   transcript.TextBlocks(content),
+		Context:   text,
+		NonText:   nonText,
 		IsError:   isError,
 		Details:   details,
 	}

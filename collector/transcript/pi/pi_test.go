@@ -106,3 +106,23 @@ func TestParserBehaviour(t *testing.T) {
 		t.Errorf("session = %+v", s)
 	}
 }
+
+// TestImageResult: pi's read of an image answers with a caption and the
+// image (`content: [{type:"text"}, {type:"image", data, mimeType}]`); the
+// caption is not what entered the context, so the context is unknown and
+// the call is not called complete.
+func TestImageResult(t *testing.T) {
+	header := `{"type":"session","version":3,"id":"s1","timestamp":"2025-12-09T00:00:00Z","cwd":"/w/proj"}`
+	call := `{"type":"message","id":"e2","message":{"role":"assistant","model":"m","content":[{"type":"toolCall","id":"t1","name":"read","arguments":{"path":"/w/shot.png"}}],"usage":{"input":5,"output":2}}}`
+	result := `{"type":"message","id":"e3","message":{"role":"toolResult","toolCallId":"t1","toolName":"read","content":[{"type":"text","text":"Read image file [image/png]"},{"type":"image","data":"iVBORw0KGgo=","mimeType":"image/png"}],"isError":false}}`
+	rec := &transcripttest.Recorder{}
+	p := New(transcript.Options{})
+	for i, l := range []string{header, call, result} {
+		p.Feed(int64(i+1), []byte(l), rec.Emit)
+	}
+	p.Flush(rec.Emit)
+	if len(rec.Calls) != 1 {
+		t.Fatalf("%d calls, want 1", len(rec.Calls))
+	}
+	transcripttest.CheckUnmeasured(t, rec.Calls[0].Call, schema.KindUnknown)
+}

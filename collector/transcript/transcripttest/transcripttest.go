@@ -142,3 +142,19 @@ func ReadDir(dir string) func(string) ([]byte, error) {
 		return os.ReadFile(filepath.Join(dir, filepath.Base(filepath.FromSlash(ref))))
 	}
 }
+
+// CheckUnmeasured fails tb unless c has what a result whose content carried
+// more than text (an image, a tool reference) must have: every context size
+// and every original size unknown, no original source, and kind want.
+func CheckUnmeasured(tb testing.TB, c schema.ToolCall, want schema.TruncationKind) {
+	tb.Helper()
+	if c.Context != (schema.Sizes{}) {
+		tb.Errorf("%s: context %+v, want every size unknown", c.CallID, c.Context)
+	}
+	if c.Original.Sizes != (schema.Sizes{}) || c.Original.Source != schema.SourceUnknown || c.Original.Precision != "" {
+		tb.Errorf("%s: original %+v, want unknown", c.CallID, c.Original)
+	}
+	if c.Kind != want || c.Truncated {
+		tb.Errorf("%s: kind %s, truncated %v; want %s, not truncated", c.CallID, c.Kind, c.Truncated, want)
+	}
+}
