@@ -22,6 +22,16 @@ type Sizes struct {
 	Tokens Count `json:"tokens"`
 }
 
+// TokenEstimate is the token estimate of docs/design.md §3.3, ceil(bytes/4).
+func TokenEstimate(bytes uint64) uint64 { return bytes/4 + min(bytes%4, 1) }
+
+// TokensEstimated reports whether s's token figure is the estimate of its
+// bytes rather than a count a source gave (which would, but for a
+// coincidence, differ from it). Reports mark such a figure as an estimate.
+func (s Sizes) TokensEstimated() bool {
+	return s.Tokens.Known && s.Bytes.Known && s.Tokens.N == TokenEstimate(s.Bytes.N)
+}
+
 // In is the field of s that measures unit u; Unknown for the units that are
 // not text sizes (items, matches, files).
 func (s Sizes) In(u Unit) Count {
@@ -57,7 +67,8 @@ func SizesIn(u Unit, n Count) Sizes {
 
 // Original is the size of the complete tool output, where that figure came
 // from, and how exact it is. Precision is empty (JSON null) when no size is
-// known; otherwise it qualifies every known field of Sizes.
+// known; otherwise it qualifies the known bytes, chars and lines (a token
+// figure is an estimate unless a source counted it: Sizes.TokensEstimated).
 type Original struct {
 	Sizes
 	Source    OriginalSource `json:"source"`

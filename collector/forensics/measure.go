@@ -22,7 +22,7 @@ func Measure(s string) schema.Sizes {
 
 // estimateTokens is the token estimate of docs/design.md §4.1, ceil(bytes/4). It is also
 // exactly Codex's approx_token_count, so Codex token figures compare directly.
-func estimateTokens(bytes uint64) uint64 { return bytes/4 + min(bytes%4, 1) }
+func estimateTokens(bytes uint64) uint64 { return schema.TokenEstimate(bytes) }
 
 // countLines counts newline-terminated lines plus a final unterminated one.
 func countLines(s string) int {

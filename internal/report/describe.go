@@ -74,10 +74,15 @@ func toolTitle(c *schema.ToolCall) string {
 	return tool + " " + clip(label, 90)
 }
 
-// sizes is "104,262 bytes · 101,862 chars · 1,200 lines · 26,066 tokens",
-// with "?" for each unknown figure.
+// sizes is "104,262 bytes · 101,862 chars · 1,200 lines · ≈26,066 tokens",
+// with "?" for each unknown figure and "≈" before a token figure that is
+// the estimate from bytes (docs/design.md §3.3), not a count.
 func sizes(s schema.Sizes) string {
-	return count(s.Bytes) + " bytes · " + count(s.Chars) + " chars · " + count(s.Lines) + " lines · " + count(s.Tokens) + " tokens"
+	tokens := count(s.Tokens)
+	if s.TokensEstimated() {
+		tokens = "≈" + tokens
+	}
+	return count(s.Bytes) + " bytes · " + count(s.Chars) + " chars · " + count(s.Lines) + " lines · " + tokens + " tokens"
 }
 
 // headline is the one figure a reader compares first: chars, else bytes,

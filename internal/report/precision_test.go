@@ -81,7 +81,7 @@ func TestRenderPrecision(t *testing.T) {
 			"shown chars 0–5,002 and 25,013–30,016 of at least 30,016 (the tail shown is the end of what the harness received, not of the output)",
 			`"... [20011 characters truncated] ..."  (may understate what was cut: it counts only what was kept before the cap)`,
 			"at most 33% of the original seen in the session",
-			"original   about 454,963 bytes · ? chars · ? lines · 113,741 tokens  (marker; approximate: read from a rounded size label)",
+			"original   about 454,963 bytes · ? chars · ? lines · ≈113,741 tokens  (marker; approximate: read from a rounded size label)",
 			"shown bytes 0–0 of about 454,963",
 			"100% of the original seen in the session, pieced from separate fetches of a source that may have changed",
 			"continues toolu_w1, fetching the source again",
@@ -97,7 +97,7 @@ func TestRenderPrecision(t *testing.T) {
 		}},
 		{"html", func(b *bytes.Buffer, pm *Postmortem) error { return WriteHTML(b, pm) }, []string{
 			"<dt>original</dt><dd>at least ? bytes · 30,016 chars · ? lines · ? tokens  (marker; a lower bound: the output hit a cap before it was counted)</dd>",
-			"<dt>original</dt><dd>about 454,963 bytes · ? chars · ? lines · 113,741 tokens  (marker; approximate: read from a rounded size label)</dd>",
+			"<dt>original</dt><dd>about 454,963 bytes · ? chars · ? lines · ≈113,741 tokens  (marker; approximate: read from a rounded size label)</dd>",
 		}},
 	}
 	for _, tt := range tests {
