@@ -161,6 +161,11 @@ func (s *scan) finalize(fd *finding) schema.Forensics {
 			out.Detector = "generic.complete"
 		}
 	}
+	if s.in.NonText == NonTextMedia && out.Original.TokensEstimated() {
+		// bytes/4 estimates the tokens of text; an image's bytes say
+		// nothing of what it costs the model.
+		out.Original.Tokens = schema.Unknown
+	}
 	if fd.totalIsOriginal {
 		fillTotal(&out, fd.tailKept)
 	}

@@ -1,6 +1,7 @@
 package forensics
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -29,8 +30,8 @@ func TestNonTextContent(t *testing.T) {
 			source:   schema.SourceUnknown,
 		},
 		{
-			name:     "image with a caption",
-			in:       Input{Harness: schema.HarnessPi, Tool: "read", Context: "Read image file [image/png]", NonText: NonTextMedia},
+			name:     "an image beside text no rule knows",
+			in:       Input{Harness: schema.HarnessPi, Tool: "screenshot", Context: "Captured the screen", NonText: NonTextMedia},
 			kind:     schema.KindUnknown,
 			detector: "generic.media_content",
 			source:   schema.SourceUnknown,
@@ -77,5 +78,70 @@ func TestNonTextContent(t *testing.T) {
 	f := Detect(Input{Harness: schema.HarnessPi, Tool: "read", Context: "Read image file [image/png]"})
 	if f.Kind != schema.KindNone || f.Context.Bytes != schema.Known(27) || f.Original.Source != schema.SourceEstimate {
 		t.Errorf("text only: kind %s, context %+v, original %+v; want none, 27 bytes, estimate", f.Kind, f.Context, f.Original)
+	}
+}
+
+// TestImageReads: how Claude Code and pi say what they did to an image a
+// read returned — sent whole, resized, or left out. The Claude Code shapes
+// are its Read toolUseResult for an image (testdata/lab/claude-code@2.1.328/
+// read-image records the whole case); the pi texts are the notes of its read
+// tool (core/tools/read.js, 0.73.1).
+func TestImageReads(t *testing.T) {
+	ccImage := func(ow, oh, dw, dh int) []byte {
+		return []byte(fmt.Sprintf(`{"type":"image","file":{"base64":"iVBORw0KGgo=","type":"image/png","originalSize":2456789,`+
+			`"dimensions":{"originalWidth":%d,"originalHeight":%d,"displayWidth":%d,"displayHeight":%d}}}`, ow, oh, dw, dh))
+	}
+	const caption = "Read image file [image/png]"
+	tests := []struct {
+		name      string
+		in        Input
+		kind      schema.TruncationKind
+		strategy  schema.Strategy
+		reason    string
+		detector  string
+		origBytes schema.Count
+	}{
+		{name: "claude code, displayed at its own size: whole",
+			in:   Input{Harness: schema.HarnessClaudeCode, Tool: "Read", NonText: NonTextMedia, ToolUseResult: ccImage(64, 48, 64, 48)},
+			kind: schema.KindNone, strategy: schema.StrategyNone, detector: "claude_code.read_image", origBytes: schema.Known(2456789)},
+		{name: "claude code, displayed smaller: resized without a word, unknown",
+			in:   Input{Harness: schema.HarnessClaudeCode, Tool: "Read", NonText: NonTextMedia, ToolUseResult: ccImage(4000, 3000, 1568, 1176)},
+			kind: schema.KindUnknown, strategy: schema.StrategyNone, detector: "claude_code.read_image_resized"},
+		{name: "claude code, no dimensions: nothing says",
+			in:   Input{Harness: schema.HarnessClaudeCode, Tool: "Read", NonText: NonTextMedia, ToolUseResult: []byte(`{"type":"image","file":{"originalSize":10}}`)},
+			kind: schema.KindUnknown, strategy: schema.StrategyNone, detector: "generic.media_content"},
+		{name: "pi, no note: sent whole",
+			in:   Input{Harness: schema.HarnessPi, Tool: "read", Context: caption, NonText: NonTextMedia},
+			kind: schema.KindNone, strategy: schema.StrategyNone, detector: "pi.read_image"},
+		{name: "pi, resized with a note: unknown",
+			in: Input{Harness: schema.HarnessPi, Tool: "read", NonText: NonTextMedia,
+				Context: caption + "\n[Image: original 4000x3000, displayed at 2000x1500. Multiply coordinates by 2.00 to map to original image.]"},
+			kind: schema.KindUnknown, strategy: schema.StrategyNone, detector: "pi.read_image_resized"},
+		{name: "pi, a model without image input: left out, told",
+			in: Input{Harness: schema.HarnessPi, Tool: "read", NonText: NonTextMedia,
+				Context: caption + "\n[Current model does not support images. The image will be omitted from this request.]"},
+			kind: schema.KindExplicit, strategy: schema.StrategyRefused, reason: "unsupported_media", detector: "pi.read_image"},
+		{name: "pi, too large to send: left out, told (text only)",
+			in: Input{Harness: schema.HarnessPi, Tool: "read",
+				Context: caption + "\n[Image omitted: could not be resized below the inline image size limit.]"},
+			kind: schema.KindExplicit, strategy: schema.StrategyRefused, reason: "too_large", detector: "pi.read_image"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := Detect(tt.in)
+			if f.Kind != tt.kind || f.Strategy != tt.strategy || f.Reason != tt.reason || f.Detector != tt.detector {
+				t.Errorf("kind %s strategy %s reason %q detector %s, want %s %s %q %s",
+					f.Kind, f.Strategy, f.Reason, f.Detector, tt.kind, tt.strategy, tt.reason, tt.detector)
+			}
+			if f.Truncated != (tt.kind == schema.KindExplicit) {
+				t.Errorf("truncated %v", f.Truncated)
+			}
+			if f.Original.Bytes != tt.origBytes || f.Original.Chars.Known || f.Original.Lines.Known || f.Original.Tokens.Known {
+				t.Errorf("original %+v, want bytes %v and nothing else (an image's bytes give no token estimate)", f.Original.Sizes, tt.origBytes)
+			}
+			if tt.kind == schema.KindExplicit && f.Disclosure != (schema.Disclosure{Range: true, Reason: true}) {
+				t.Errorf("disclosure %+v, want where and why told", f.Disclosure)
+			}
+		})
 	}
 }

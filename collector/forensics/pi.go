@@ -35,6 +35,7 @@ var (
 )
 
 var piRules = []rule{
+	{name: "pi.read_image", match: piReadImage},
 	{name: "pi.read_lines", match: piReadLines},
 	{name: "pi.read_more_lines", match: piReadMore},
 	{name: "pi.read_first_line", match: piReadFirstLine},

@@ -322,7 +322,7 @@ func normaliseReason(r string) string {
 // reasonWords are the machine words of Forensics.Reason.
 var reasonWords = []string{
 	"cap_bytes", "cap_chars", "cap_lines", "cap_tokens", "cap_items",
-	"pagination", "summarised", "too_large", "timeout", "cleared",
+	"pagination", "summarised", "too_large", "timeout", "cleared", "unsupported_media",
 }
 
 func validStrategy(v schema.Strategy) bool {

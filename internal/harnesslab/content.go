@@ -1,7 +1,11 @@
 package harnesslab
 
 import (
+	"bytes"
 	"fmt"
+	"image"
+	"image/color"
+	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,3 +62,19 @@ func about(n uint64, tol float64) Size {
 func ptr[T any](v T) *T { return &v }
 
 func fmtName(i int) string { return fmt.Sprintf("file%05d.txt", i) }
+
+// PNG is a w×h image of a fixed gradient, encoded as PNG: a picture a tool
+// can read whose bytes are the same on every run.
+func PNG(w, h int) string {
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			img.Set(x, y, color.RGBA{R: uint8(x * 255 / max(w-1, 1)), G: uint8(y * 255 / max(h-1, 1)), B: 128, A: 255})
+		}
+	}
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		panic(err) // encoding an in-memory RGBA image does not fail
+	}
+	return b.String()
+}

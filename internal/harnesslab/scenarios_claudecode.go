@@ -91,6 +91,18 @@ func ClaudeCodeScenarios() []Scenario {
 			},
 		},
 		{
+			Name: "read-image", Case: "Read, a 64×48 PNG",
+			Setup:  writeFiles(map[string]string{"shot.png": PNG(64, 48)}),
+			Script: func(e Env) model.Script { return steps(plainAnswer, one(ccRead(filepath.Join(e.Work, "shot.png")))) },
+			Truth: func(e Env) ([]CallTruth, []AnswerTruth) {
+				// Sent whole, as an image block: toolUseResult gives the file's
+				// size and the same display and original dimensions. No text
+				// size measures the block, so the context stays unknown.
+				return []CallTruth{{Tool: "Read", Did: "the image whole, as an image block (displayed at 64×48)", Kind: "none", Strategy: "none",
+					Original: map[string]Size{"bytes": exact(uint64(len(PNG(64, 48))))}}}, []AnswerTruth{{Risk: "none"}}
+			},
+		},
+		{
 			Name: "read-over-bytes", Case: "Read, file over the 256 KB byte cap",
 			Setup:  writeFiles(map[string]string{"vast.txt": ccVast}),
 			Script: func(e Env) model.Script { return steps(absentAnswer, one(ccRead(filepath.Join(e.Work, "vast.txt")))) },

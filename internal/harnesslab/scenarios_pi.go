@@ -53,6 +53,21 @@ func PiScenarios() []Scenario {
 			},
 		},
 		{
+			Name: "read-image", Case: "read, a 64×48 PNG",
+			Setup: writeFiles(map[string]string{"shot.png": PNG(64, 48)}),
+			Script: func(e Env) model.Script {
+				return steps(plainAnswer, piCall("read", map[string]any{"path": filepath.Join(e.Work, "shot.png")}))
+			},
+			Truth: func(e Env) ([]CallTruth, []AnswerTruth) {
+				// The lab's model takes no images: pi writes the caption, a note
+				// that the image will be omitted, and the image block, then
+				// sends a placeholder instead of the image. The model answers
+				// about a picture it never saw.
+				return []CallTruth{{Tool: "read", Did: "image left out (the model takes no images); the caption says so",
+					Truncated: true, Kind: "explicit", Strategy: "refused", Disclosure: [3]bool{true, true, false}}}, []AnswerTruth{{Risk: "medium"}}
+			},
+		},
+		{
 			Name: "read-small", Case: "read, small file",
 			Setup: writeFiles(map[string]string{"small.txt": piSmall}),
 			Script: func(e Env) model.Script {

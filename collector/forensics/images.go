@@ -1,0 +1,100 @@
+package forensics
+
+import (
+	"strings"
+
+	"github.com/ctxaudit/ctxaudit/schema"
+)
+
+// Image reads. An image reaches the model as an image block, which no text
+// size measures (Input.NonText), so the context stays unknown; what these
+// rules can tell is whether the harness sent the image whole, resized it, or
+// left it out.
+
+// ccImageKeys and ccImageFileKeys are what Claude Code's toolUseResult
+// says of a Read of an image:
+// {type:"image", file:{base64, type, originalSize, dimensions:{originalWidth,
+// originalHeight, displayWidth, displayHeight}}}.
+var (
+	ccImageKeys      = [...]string{"type", "file"}
+	ccImageFileKeys  = [...]string{"originalSize", "dimensions"}
+	ccImageDimension = [...]string{"originalWidth", "originalHeight", "displayWidth", "displayHeight"}
+)
+
+// ccReadImage: a Read whose content is an image, with the toolUseResult
+// Claude Code writes for one. Displayed at its original dimensions, the
+// image was sent whole: complete, and the file's size is the original's
+// bytes. Displayed smaller, it was resized without a word in the context;
+// no strategy describes a resize, so the verdict is unknown, not complete.
+func ccReadImage(s *scan, fd *finding) bool {
+	if s.in.Tool != "Read" || s.in.NonText != NonTextMedia {
+		return false
+	}
+	var v [len(ccImageKeys)][]byte
+	objectIn(s.in.ToolUseResult).fields(ccImageKeys[:], v[:])
+	if stringOr(v[0]) != "image" {
+		return false
+	}
+	var fv [len(ccImageFileKeys)][]byte
+	member(v[1]).fields(ccImageFileKeys[:], fv[:])
+	var d [len(ccImageDimension)][]byte
+	member(fv[1]).fields(ccImageDimension[:], d[:])
+	ow, oh, dw, dh := countIn(d[0]), countIn(d[1]), countIn(d[2]), countIn(d[3])
+	if !ow.Known || !oh.Known || !dw.Known || !dh.Known {
+		return false // no dimensions: nothing says whether it was resized
+	}
+	if dw.N < ow.N || dh.N < oh.N {
+		fd.Kind = schema.KindUnknown
+		fd.Detector = "claude_code.read_image_resized"
+		return true
+	}
+	if size := countIn(fv[0]); size.Known {
+		s.orig.add(rankMetadata, schema.Sizes{Bytes: size})
+	}
+	fd.Kind = schema.KindNone
+	fd.complete = true
+	fd.confirmedBy = schema.SourceHarnessMetadata
+	return true
+}
+
+// pi's read of an image (core/tools/read.js): a caption "Read image file
+// [<mime>]", then a note for each thing done to the image, then the image
+// block unless it was left out.
+const (
+	piImageCaption = "Read image file ["
+	// The model takes no images: pi still writes the image block, but its
+	// provider layer replaces it with a placeholder before the request.
+	piImageNonVision = "[Current model does not support images. The image will be omitted from this request.]"
+	// The image could not be made small enough to send.
+	piImageTooLarge = "[Image omitted: could not be resized below the inline image size limit.]"
+	// The image was resized before it was sent.
+	piImageResized = "[Image: original "
+)
+
+// piReadImage judges pi's read of an image by its notes: left out (the
+// model was told, and nothing of the image reached it), resized (told, but
+// no strategy describes a resize: unknown), or — with no note, as pi notes
+// every resize and omission — sent whole.
+func piReadImage(s *scan, fd *finding) bool {
+	if s.in.Tool != "read" || !strings.HasPrefix(s.text, piImageCaption) {
+		return false
+	}
+	switch {
+	case strings.Contains(s.text, piImageNonVision):
+		fd.cut(schema.StrategyRefused, "unsupported_media", piImageNonVision)
+		fd.disclose(true, true, false)
+	case strings.Contains(s.text, piImageTooLarge):
+		fd.cut(schema.StrategyRefused, "too_large", piImageTooLarge)
+		fd.disclose(true, true, false)
+	case s.in.NonText != NonTextMedia:
+		return false // a caption without the image: not pi's image read
+	case strings.Contains(s.text, piImageResized):
+		fd.Kind = schema.KindUnknown
+		fd.Detector = "pi.read_image_resized"
+	default:
+		fd.Kind = schema.KindNone
+		fd.complete = true
+		fd.confirmedBy = schema.SourceMarker
+	}
+	return true
+}
