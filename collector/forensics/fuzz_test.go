@@ -26,6 +26,8 @@ func FuzzDetect(f *testing.F) {
 	f.Add(uint8(0x80), "Bash", "Exit code 2\n"+"h\n\n... [20011 characters truncated] ...\n\nt", []byte(`{"command":"x"}`), []byte(`"Error: Exit code 2"`))
 	f.Add(uint8(0), "WebFetch", "a\n\n[WebFetch note: this page's text is 195757 characters long and the answer above covers only characters 0 to 100000; the final 95757 were not read — to read on, call WebFetch again with the same url and offset: 100000.]", []byte(`{"url":"u","offset":5}`), []byte(`{"bytes":214995}`))
 	f.Add(uint8(0), "WebFetch", "Fetched u (HTTP 200 OK, text/html, 9 characters, truncated to the first 3, then a model-extracted summary of the rest; the final 2 characters were not read — to read on, call WebFetch again with the same url and offset: 7).\n<x>\nabc\n</x>", []byte(`{"url":"u"}`), []byte(`{"ctxaudit.output.original.precision":"lower_bound","ctxaudit.output.original.bytes":3,"ctxaudit.output.shown_tail.end":2}`))
+	f.Add(uint8(0x10), "Read", "", []byte(`{"file_path":"/w/a.png"}`), []byte(`{"type":"image","file":{"originalSize":172,"dimensions":{"originalWidth":64,"originalHeight":48,"displayWidth":32,"displayHeight":24}}}`))
+	f.Add(uint8(0x12), "read", "Read image file [image/png]\n[Current model does not support images. The image will be omitted from this request.]", []byte(`{"path":"/w/a.png"}`), []byte(nil))
 	f.Fuzz(func(t *testing.T, h uint8, tool, text string, args, meta []byte) {
 		in := Input{
 			Harness:       allHarnesses[int(h)%len(allHarnesses)],
@@ -50,6 +52,7 @@ func FuzzDetect(f *testing.F) {
 		if h&0x20 != 0 {
 			in.ContextUnavailable = true
 		}
+		in.NonText = min(NonText(h>>3&3), NonTextMedia) // bits 3–4: none, reference, media
 		got := detect(&in) // without Detect's recover, so panics surface
 		// Detection states are reused: one that ran on other input (a
 		// marker, so its anchor hits are filled) must give the same verdict.
@@ -58,7 +61,11 @@ func FuzzDetect(f *testing.F) {
 		if again := detect(&in); !reflect.DeepEqual(again, got) {
 			t.Errorf("verdict changed after another detection:\n first %+v\n again %+v", got, again)
 		}
-		if text != "" && (got.Context.Bytes != schema.Known(uint64(len(text))) ||
+		if in.NonText != NonTextNone {
+			if got.Context != (schema.Sizes{}) {
+				t.Errorf("context sizes %+v for a content with non-text blocks", got.Context)
+			}
+		} else if text != "" && (got.Context.Bytes != schema.Known(uint64(len(text))) ||
 			got.Context.Chars != schema.Known(uint64(utf8.RuneCountInString(text)))) {
 			t.Errorf("context sizes %+v for %d bytes", got.Context, len(text))
 		}
