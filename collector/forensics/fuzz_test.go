@@ -53,7 +53,7 @@ func FuzzDetect(f *testing.F) {
 			in.ContextUnavailable = true
 		}
 		in.NonText = min(NonText(h>>3&3), NonTextMedia) // bits 3–4: none, reference, media
-		got := detect(&in) // without Detect's recover, so panics surface
+		got := detect(&in)                              // without Detect's recover, so panics surface
 		// Detection states are reused: one that ran on other input (a
 		// marker, so its anchor hits are filled) must give the same verdict.
 		other := Input{Harness: schema.HarnessClaudeCode, Tool: "Bash", Context: "h\n\n... [20011 characters truncated] ...\n\nt"}
