@@ -52,8 +52,9 @@ func FuzzDetect(f *testing.F) {
 		if h&0x20 != 0 {
 			in.ContextUnavailable = true
 		}
-		in.NonText = min(NonText(h>>3&3), NonTextMedia) // bits 3–4: none, reference, media
-		got := detect(&in)                              // without Detect's recover, so panics surface
+		// Bits 3–4: a content of text only, with tool references, with media.
+		in.NonText = min(NonText(h>>3&3), NonTextMedia)
+		got := detect(&in) // without Detect's recover, so panics surface
 		// Detection states are reused: one that ran on other input (a
 		// marker, so its anchor hits are filled) must give the same verdict.
 		other := Input{Harness: schema.HarnessClaudeCode, Tool: "Bash", Context: "h\n\n... [20011 characters truncated] ...\n\nt"}
