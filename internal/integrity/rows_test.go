@@ -96,9 +96,24 @@ func read(t *testing.T, s *chstore.Store, cols []string, from string) map[string
 // stored returns every table's records as the CLI reads them (the highest
 // version of each id), after checking that FINAL, argMax(…, version) and
 // LIMIT 1 BY keep exactly that row of every id and that no two rows of one
-// id share a version.
+// id share a version. Nothing may be writing: the three reads are separate
+// queries.
 func stored(t *testing.T, s *chstore.Store) map[string]map[string]row {
 	t.Helper()
+	out, problems := readStored(t, s)
+	for _, p := range problems {
+		t.Error(p)
+	}
+	return out
+}
+
+// readStored is stored, returning what the checks found instead of
+// reporting it: while a collector still writes, a row can land between the
+// LIMIT 1 BY read and the FINAL one, and the reads disagree for a moment.
+func readStored(t *testing.T, s *chstore.Store) (map[string]map[string]row, []string) {
+	t.Helper()
+	var problems []string
+	errorf := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 	out := map[string]map[string]row{}
 	for _, tb := range tables {
 		cols := columns(t, s, tb.name)
@@ -111,25 +126,25 @@ func stored(t *testing.T, s *chstore.Store) map[string]map[string]row {
 		argMax := read(t, s, []string{"v"}, fq("SELECT id FROM (SELECT {K} AS id, argMax(version, version) AS v FROM {T} GROUP BY id)"))
 		dups := scalar(t, s, fq("SELECT count() FROM (SELECT {K} AS id, version, count() AS n FROM {T} GROUP BY id, version HAVING n > 1)"))
 		if dups != "0" {
-			t.Errorf("%s: %s ids have two rows of one version", tb.name, dups)
+			errorf("%s: %s ids have two rows of one version", tb.name, dups)
 		}
 		recs := map[string]row{}
 		for k, rs := range limit {
 			r := rs[0]
 			if f := final[k]; len(f) != 1 || !equalRows(f[0], r) {
-				t.Errorf("%s %s: FINAL keeps %d rows %v, LIMIT 1 BY keeps %v", tb.name, k, len(f), f, r)
+				errorf("%s %s: FINAL keeps %d rows %v, LIMIT 1 BY keeps %v", tb.name, k, len(f), f, r)
 			}
 			if a := argMax[k]; len(a) != 1 || a[0]["v"] != r["version"] {
-				t.Errorf("%s %s: argMax keeps version %v, LIMIT 1 BY %s", tb.name, k, a, r["version"])
+				errorf("%s %s: argMax keeps version %v, LIMIT 1 BY %s", tb.name, k, a, r["version"])
 			}
 			recs[k] = r
 		}
 		if len(final) != len(limit) {
-			t.Errorf("%s: FINAL has %d ids, LIMIT 1 BY %d", tb.name, len(final), len(limit))
+			errorf("%s: FINAL has %d ids, LIMIT 1 BY %d", tb.name, len(final), len(limit))
 		}
 		out[tb.name] = recs
 	}
-	return out
+	return out, problems
 }
 
 func equalRows(a, b row) bool {
@@ -208,7 +223,8 @@ func diffStored(want, got map[string]map[string]row, skip ...string) map[string]
 func waitStored(t *testing.T, s *chstore.Store, want map[string]map[string]row) {
 	t.Helper()
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		if len(diffStored(want, stored(t, s))) == 0 {
+		// Checked once the writer has stopped (stored), not while it writes.
+		if got, _ := readStored(t, s); len(diffStored(want, got)) == 0 {
 			return
 		}
 	}
