@@ -60,14 +60,12 @@ const (
 	// tools whose definitions the model API loads. Nothing of a tool's
 	// output is in them to cut, so they leave the verdict to the text.
 	NonTextReference
-	// NonTextMedia: images, documents or blocks of a type not known. A
+	// NonTextMedia: images, documents or blocks of a type not known (the
+	// most opaque: a content with media and references is NonTextMedia). A
 	// harness may have resized or re-encoded them, which no text shows, so
 	// a result nothing else shows to be cut has kind unknown, not none.
 	NonTextMedia
 )
-
-// Worse is the more opaque of n and o (media over references over none).
-func (n NonText) Worse(o NonText) NonText { return max(n, o) }
 
 // Detect runs truncation forensics on one tool result. It never panics and
 // never fails: what cannot be determined is reported as unknown.

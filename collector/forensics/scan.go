@@ -50,10 +50,16 @@ func (s *scan) start(in *Input) *scan {
 	if s.text == "" {
 		s.text = resultAttribute(in.Attributes)
 	}
-	s.contextKnown = s.text != "" || !in.ContextUnavailable
-	if s.contextKnown {
+	// With blocks besides text the rules still read the text (a notice is
+	// text), but its sizes are not what entered the context: it is not
+	// measured, and nothing is compared to it.
+	switch {
+	case in.NonText != NonTextNone:
+		s.contextKnown = false
+	case s.text != "" || !in.ContextUnavailable:
+		s.contextKnown = true
 		s.context = Measure(s.text)
-	} else {
+	default:
 		s.context = contextAttributes(in.Attributes)
 		s.contextKnown = s.context.Bytes.Known || s.context.Chars.Known
 	}
@@ -62,14 +68,10 @@ func (s *scan) start(in *Input) *scan {
 		if w, ok := parseCodexWrapper(s.text); ok {
 			s.codex = w
 			s.bodyText = w.body
-			s.body = bodySizes(s.text, w.body, s.context)
+			if in.NonText == NonTextNone {
+				s.body = bodySizes(s.text, w.body, s.context)
+			}
 		}
-	}
-	if in.NonText != NonTextNone {
-		// The rules still read the text (a notice is text), but its sizes
-		// are not what entered the context, and nothing is compared to them.
-		s.contextKnown = false
-		s.context, s.body = schema.Sizes{}, schema.Sizes{}
 	}
 	if in.OriginalText != nil {
 		s.origText = in.OriginalText

@@ -65,9 +65,9 @@ func ContentText(content []byte) (string, forensics.NonText) {
 			}
 			b.WriteString(jsonscan.StringOr(jsonscan.Get(blk, "text")))
 		case "tool_reference":
-			other = other.Worse(forensics.NonTextReference)
+			other = max(other, forensics.NonTextReference)
 		default:
-			other = other.Worse(forensics.NonTextMedia)
+			other = forensics.NonTextMedia
 		}
 	}
 	return b.String(), other
