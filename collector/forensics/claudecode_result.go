@@ -14,9 +14,15 @@ import (
 // stdout and stderr) stay raw JSON until collectClaudeOriginals needs them,
 // so a toolUseResult costs no allocation unless its text is measured.
 type ccResult struct {
+	// Type is "text", "image", "notebook", … for a Read.
+	Type string
 	// Read
 	File struct {
 		NumLines, StartLine, TotalLines schema.Count
+		// An image's file size and its original and displayed dimensions.
+		OriginalSize                  schema.Count
+		OriginalWidth, OriginalHeight schema.Count
+		DisplayWidth, DisplayHeight   schema.Count
 	}
 	// Grep
 	Mode string
@@ -38,7 +44,7 @@ type ccResult struct {
 // of the ccKey constants.
 var ccResultKeys = [...]string{
 	"file", "mode", "content", "numLines", "numFiles", "appliedLimit", "appliedOffset",
-	"truncated", "stdout", "stderr", "persistedOutputSize", "bytes",
+	"truncated", "stdout", "stderr", "persistedOutputSize", "bytes", "type",
 }
 
 const (
@@ -54,9 +60,13 @@ const (
 	ccKeyStderr
 	ccKeyPersistedOutputSize
 	ccKeyBytes
+	ccKeyType
 )
 
-var ccFileKeys = [...]string{"numLines", "startLine", "totalLines"}
+var (
+	ccFileKeys      = [...]string{"numLines", "startLine", "totalLines", "originalSize", "dimensions"}
+	ccDimensionKeys = [...]string{"originalWidth", "originalHeight", "displayWidth", "displayHeight"}
+)
 
 // claudeResult reads toolUseResult once per call.
 func (s *scan) claudeResult() *ccResult {
@@ -77,7 +87,13 @@ func (s *scan) claudeResult() *ccResult {
 		r.File.NumLines = countIn(fv[0])
 		r.File.StartLine = countIn(fv[1])
 		r.File.TotalLines = countIn(fv[2])
+		r.File.OriginalSize = countIn(fv[3])
+		var d [len(ccDimensionKeys)][]byte
+		member(fv[4]).fields(ccDimensionKeys[:], d[:])
+		r.File.OriginalWidth, r.File.OriginalHeight = countIn(d[0]), countIn(d[1])
+		r.File.DisplayWidth, r.File.DisplayHeight = countIn(d[2]), countIn(d[3])
 	}
+	r.Type = stringOr(v[ccKeyType])
 	r.Mode = stringOr(v[ccKeyMode])
 	if jsonscan.IsString(v[ccKeyContent]) {
 		r.Content = v[ccKeyContent]

@@ -11,45 +11,29 @@ import (
 // rules can tell is whether the harness sent the image whole, resized it, or
 // left it out.
 
-// ccImageKeys and ccImageFileKeys are what Claude Code's toolUseResult
-// says of a Read of an image:
-// {type:"image", file:{base64, type, originalSize, dimensions:{originalWidth,
-// originalHeight, displayWidth, displayHeight}}}.
-var (
-	ccImageKeys      = [...]string{"type", "file"}
-	ccImageFileKeys  = [...]string{"originalSize", "dimensions"}
-	ccImageDimension = [...]string{"originalWidth", "originalHeight", "displayWidth", "displayHeight"}
-)
-
 // ccReadImage: a Read whose content is an image, with the toolUseResult
-// Claude Code writes for one. Displayed at its original dimensions, the
-// image was sent whole: complete, and the file's size is the original's
-// bytes. Displayed smaller, it was resized without a word in the context;
-// no strategy describes a resize, so the verdict is unknown, not complete.
+// Claude Code writes for one ({type:"image", file:{base64, type,
+// originalSize, dimensions}}, read with the rest of it in claudeResult).
+// Displayed at its original dimensions, the image was sent whole: complete,
+// and the file's size is the original's bytes. Displayed smaller, it was
+// resized without a word in the context; no strategy describes a resize, so
+// the verdict is unknown, not complete.
 func ccReadImage(s *scan, fd *finding) bool {
 	if s.in.Tool != "Read" || s.in.NonText != NonTextMedia {
 		return false
 	}
-	var v [len(ccImageKeys)][]byte
-	objectIn(s.in.ToolUseResult).fields(ccImageKeys[:], v[:])
-	if stringOr(v[0]) != "image" {
-		return false
-	}
-	var fv [len(ccImageFileKeys)][]byte
-	member(v[1]).fields(ccImageFileKeys[:], fv[:])
-	var d [len(ccImageDimension)][]byte
-	member(fv[1]).fields(ccImageDimension[:], d[:])
-	ow, oh, dw, dh := countIn(d[0]), countIn(d[1]), countIn(d[2]), countIn(d[3])
-	if !ow.Known || !oh.Known || !dw.Known || !dh.Known {
+	r := s.claudeResult()
+	f := &r.File
+	if r.Type != "image" || !f.OriginalWidth.Known || !f.OriginalHeight.Known || !f.DisplayWidth.Known || !f.DisplayHeight.Known {
 		return false // no dimensions: nothing says whether it was resized
 	}
-	if dw.N < ow.N || dh.N < oh.N {
+	if f.DisplayWidth.N < f.OriginalWidth.N || f.DisplayHeight.N < f.OriginalHeight.N {
 		fd.Kind = schema.KindUnknown
 		fd.Detector = "claude_code.read_image_resized"
 		return true
 	}
-	if size := countIn(fv[0]); size.Known {
-		s.orig.add(rankMetadata, schema.Sizes{Bytes: size})
+	if f.OriginalSize.Known {
+		s.orig.add(rankMetadata, schema.Sizes{Bytes: f.OriginalSize})
 	}
 	fd.Kind = schema.KindNone
 	fd.complete = true
