@@ -137,7 +137,7 @@ type Forensics struct {
 
 	// Reason is a machine word for why the output was cut: cap_bytes,
 	// cap_chars, cap_lines, cap_tokens, cap_items, pagination, summarised,
-	// too_large, timeout, cleared.
+	// too_large, timeout, cleared, unsupported_media.
 	Reason     string     `json:"reason"`
 	Disclosure Disclosure `json:"disclosure"`
 	// NextHint is the verbatim "how to continue" text of the notice, if any.
