@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -28,16 +29,64 @@ import (
 	"github.com/ctxaudit/ctxaudit/schema/chstore"
 )
 
-// inputs copies every bundled session, every transcript fixture and the
-// postmortem scenarios into one folder, which every path then reads under
-// the same absolute paths.
+// inputs copies every bundled session, every transcript fixture, the
+// postmortem scenarios and the harness lab's recordings into one folder,
+// which every path then reads under the same absolute paths.
 func inputs(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "in")
+	root := filepath.Join(transcripttest.ExamplesDir(t), "..", "..")
 	copyTree(t, transcripttest.ExamplesDir(t), filepath.Join(dir, "examples"))
 	copyTree(t, transcripttest.FixturesDir(t), filepath.Join(dir, "fixtures"))
-	copyTree(t, filepath.Join(transcripttest.ExamplesDir(t), "..", "..", "internal", "cli", "testdata", "scenarios"), filepath.Join(dir, "scenarios"))
+	copyTree(t, filepath.Join(root, "internal", "cli", "testdata", "scenarios"), filepath.Join(dir, "scenarios"))
+	copyLabRecordings(t, filepath.Join(root, "testdata", "lab"), filepath.Join(dir, "lab"))
 	return dir
+}
+
+// labPlaceholder is a UUID as the lab's normalising writes it
+// (00000000-0000-V000-8000-<n>): the session ids, and every id of the same
+// kind, of one recording.
+var labPlaceholder = regexp.MustCompile(`00000000-(0000-[0-9a-f]000-8000-[0-9a-f]{12})`)
+
+// copyLabRecordings copies every recording of the harness lab (real
+// harnesses' transcripts, testdata/lab/README.md) into dst. Normalising gave
+// the runs of one harness the same placeholder ids, so every Claude Code run
+// is session 00000000-0000-4000-8000-000000000001 and they would be one
+// session here. Each recording's placeholders get the recording's number in
+// their first group instead, in file contents and names alike: a
+// substitution of the same length and alphabet, so no size, offset or
+// verdict the transcripts give changes (the lab's own check ingests them
+// unchanged and compares with truth.json).
+func copyLabRecordings(t *testing.T, src, dst string) {
+	t.Helper()
+	runs, err := filepath.Glob(filepath.Join(src, "*@*", "*", "transcript"))
+	if err != nil || len(runs) < 30 {
+		t.Fatalf("lab recordings in %s: %d (%v)", src, len(runs), err)
+	}
+	for i, run := range runs {
+		renumber := func(s string) string {
+			return labPlaceholder.ReplaceAllString(s, fmt.Sprintf("%08x-$1", i+1))
+		}
+		rel, _ := filepath.Rel(src, filepath.Dir(run))
+		err := filepath.Walk(run, func(p string, info os.FileInfo, err error) error {
+			if err != nil || info.IsDir() {
+				return err
+			}
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			inRun, _ := filepath.Rel(run, p)
+			target := filepath.Join(dst, rel, renumber(inRun))
+			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+				return err
+			}
+			return os.WriteFile(target, []byte(renumber(string(b))), 0o644)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // freshStore is a new, migrated database.
