@@ -46,9 +46,10 @@ func orig(bytes uint64, src schema.OriginalSource) schema.Original {
 // loadFixture writes a small, realistic audit data set through the store's
 // writers: sessions of claude_code, codex and pi with Read, Grep, Bash,
 // WebFetch, shell_command, read and bash calls; every truncation kind and
-// strategy; answers of every risk with reasons; a session with an apostrophe
-// in its project; a session older than the range; and records written twice
-// with changed values (the later write must win, as after re-ingestion).
+// strategy (an image resized among them); answers of every risk with
+// reasons; a session with an apostrophe in its project; a session older than
+// the range; and records written twice with changed values (the later write
+// must win, as after re-ingestion).
 //
 // It is the one place test data comes from: to add real transcripts, ingest
 // them here and widen From/To and the expected figures accordingly.
@@ -167,12 +168,17 @@ func loadFixtureAt(t testing.TB, ctx context.Context, store *chstore.Store, now 
 	cleared := schema.Forensics{Original: orig(35000, schema.SourceHarnessMetadata), Context: sizes(34), Truncated: true, Kind: schema.KindExplicit,
 		Strategy: schema.StrategyCleared, Reason: "cleared", Marker: "[Old tool result content cleared]"}
 	unknown := schema.Forensics{Original: schema.Original{Source: schema.SourceUnknown}, Context: sizes(700), Kind: schema.KindUnknown, Strategy: schema.StrategyNone}
+	// An image Read scaled down without a word: the file's size is known,
+	// what entered the context (an image block) is not.
+	resized := schema.Forensics{Original: schema.Original{Sizes: schema.Sizes{Bytes: schema.Known(2456789)}, Source: schema.SourceHarnessMetadata}, Truncated: true, Kind: schema.KindSilent,
+		Strategy: schema.StrategyResized, Reason: "too_large", Detector: "claude_code.read_image_resized"}
 	cc2Calls := []schema.ToolCall{
 		call(cc2, "cc2-1", 180, 0, "Read", "/home/dev/webapp/package-lock.json", refused),
 		call(cc2, "cc2-2", 182, 0, "Read", "/home/dev/webapp/src/index.ts", cleared),
 		call(cc2, "cc2-3", 184, 1, "Bash", "npm run lint", unknown),
 		unrecovered(call(cc2, "cc2-4", 186, 1, "WebFetch", "https://react.dev/reference",
 			cut(98000, 4000, schema.KindSilent, schema.StrategySummary, "summarised", schema.Disclosure{}, ""))),
+		call(cc2, "cc2-5", 186, 1, "Read", "/home/dev/webapp/docs/screenshot.png", resized),
 	}
 	cc2Calls[2].IsError = true
 

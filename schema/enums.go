@@ -56,12 +56,14 @@ const (
 	StrategyRefused     Strategy = "refused"
 	StrategyCleared     Strategy = "cleared"
 	StrategyPaginated   Strategy = "paginated"
+	// StrategyResized: an image sent at fewer pixels than the original.
+	StrategyResized Strategy = "resized"
 )
 
 // Strategies lists the strategies in the order of the ClickHouse Enum8.
 var Strategies = []Strategy{
 	StrategyNone, StrategyHead, StrategyTail, StrategyHeadTail, StrategySummary,
-	StrategySpillToFile, StrategyRefused, StrategyCleared, StrategyPaginated,
+	StrategySpillToFile, StrategyRefused, StrategyCleared, StrategyPaginated, StrategyResized,
 }
 
 // OriginalSource says where the original size came from (docs/design.md §4.2).

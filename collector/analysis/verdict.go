@@ -168,6 +168,8 @@ func delivery(c *schema.ToolCall) string {
 		return "nothing (the output was refused as too large)"
 	case schema.StrategyCleared:
 		return "content that was later cleared from the context"
+	case schema.StrategyResized:
+		return "a smaller copy of the image (resized before it was sent)"
 	case schema.StrategyHeadTail:
 		if total.Known && u != "" {
 			return "only the start and end of " + of + " " + u

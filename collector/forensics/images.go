@@ -14,10 +14,10 @@ import (
 // ccReadImage: a Read whose content is an image, with the toolUseResult
 // Claude Code writes for one ({type:"image", file:{base64, type,
 // originalSize, dimensions}}, read with the rest of it in claudeResult).
-// Displayed at its original dimensions, the image was sent whole: complete,
-// and the file's size is the original's bytes. Displayed smaller, it was
-// resized without a word in the context; no strategy describes a resize, so
-// the verdict is unknown, not complete.
+// Displayed at its original dimensions, the image was sent whole: complete.
+// Displayed smaller, it was resized (Claude Code scales an image down to its
+// limit) without a word in the context: a silent cut, strategy resized. The
+// file's size is the original's bytes either way.
 func ccReadImage(s *scan, fd *finding) bool {
 	if s.in.Tool != "Read" || s.in.NonText != NonTextMedia {
 		return false
@@ -27,13 +27,13 @@ func ccReadImage(s *scan, fd *finding) bool {
 	if r.Type != "image" || !f.OriginalWidth.Known || !f.OriginalHeight.Known || !f.DisplayWidth.Known || !f.DisplayHeight.Known {
 		return false // no dimensions: nothing says whether it was resized
 	}
-	if f.DisplayWidth.N < f.OriginalWidth.N || f.DisplayHeight.N < f.OriginalHeight.N {
-		fd.Kind = schema.KindUnknown
-		fd.Detector = "claude_code.read_image_resized"
-		return true
-	}
 	if f.OriginalSize.Known {
 		s.orig.add(rankMetadata, schema.Sizes{Bytes: f.OriginalSize})
+	}
+	if f.DisplayWidth.N < f.OriginalWidth.N || f.DisplayHeight.N < f.OriginalHeight.N {
+		fd.silentCut(schema.StrategyResized, "too_large")
+		fd.Detector = "claude_code.read_image_resized"
+		return true
 	}
 	fd.Kind = schema.KindNone
 	fd.complete = true
@@ -56,8 +56,8 @@ const (
 )
 
 // piReadImage judges pi's read of an image by its notes: left out (the
-// model was told, and nothing of the image reached it), resized (told, but
-// no strategy describes a resize: unknown), or — with no note, as pi notes
+// model was told, and nothing of the image reached it), resized (told what
+// it was and what it was shown at, not why), or — with no note, as pi notes
 // every resize and omission — sent whole.
 func piReadImage(s *scan, fd *finding) bool {
 	if s.in.Tool != "read" || !strings.HasPrefix(s.text, piImageCaption) {
@@ -73,7 +73,8 @@ func piReadImage(s *scan, fd *finding) bool {
 	case s.in.NonText != NonTextMedia:
 		return false // a caption without the image: not pi's image read
 	case strings.Contains(s.text, piImageResized):
-		fd.Kind = schema.KindUnknown
+		fd.cut(schema.StrategyResized, "too_large", piResizeNote(s.text))
+		fd.disclose(true, false, false)
 		fd.Detector = "pi.read_image_resized"
 	default:
 		fd.Kind = schema.KindNone
@@ -81,4 +82,16 @@ func piReadImage(s *scan, fd *finding) bool {
 		fd.confirmedBy = schema.SourceMarker
 	}
 	return true
+}
+
+// piResizeNote is pi's resize note as the model saw it, "[Image: original
+// WxH, displayed at wxh. …]", or its opening when the closing bracket is
+// missing.
+func piResizeNote(text string) string {
+	i := strings.Index(text, piImageResized)
+	note := text[i:]
+	if j := strings.IndexByte(note, ']'); j >= 0 {
+		return note[:j+1]
+	}
+	return piImageResized
 }

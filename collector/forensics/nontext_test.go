@@ -84,8 +84,8 @@ func TestNonTextContent(t *testing.T) {
 // TestImageReads: how Claude Code and pi say what they did to an image a
 // read returned — sent whole, resized, or left out. The Claude Code shapes
 // are its Read toolUseResult for an image (testdata/lab/claude-code@2.1.328/
-// read-image records the whole case); the pi texts are the notes of its read
-// tool (core/tools/read.js, 0.73.1).
+// read-image and read-image-large record the whole and the resized case);
+// the pi texts are the notes of its read tool (core/tools/read.js, 0.73.1).
 func TestImageReads(t *testing.T) {
 	ccImage := func(ow, oh, dw, dh int) []byte {
 		return []byte(fmt.Sprintf(`{"type":"image","file":{"base64":"iVBORw0KGgo=","type":"image/png","originalSize":2456789,`+
@@ -100,31 +100,40 @@ func TestImageReads(t *testing.T) {
 		reason    string
 		detector  string
 		origBytes schema.Count
+		marker    string
+		told      schema.Disclosure
 	}{
 		{name: "claude code, displayed at its own size: whole",
 			in:   Input{Harness: schema.HarnessClaudeCode, Tool: "Read", NonText: NonTextMedia, ToolUseResult: ccImage(64, 48, 64, 48)},
 			kind: schema.KindNone, strategy: schema.StrategyNone, detector: "claude_code.read_image", origBytes: schema.Known(2456789)},
-		{name: "claude code, displayed smaller: resized without a word, unknown",
-			in:   Input{Harness: schema.HarnessClaudeCode, Tool: "Read", NonText: NonTextMedia, ToolUseResult: ccImage(4000, 3000, 1568, 1176)},
-			kind: schema.KindUnknown, strategy: schema.StrategyNone, detector: "claude_code.read_image_resized"},
+		{name: "claude code, displayed smaller: resized without a word",
+			in:   Input{Harness: schema.HarnessClaudeCode, Tool: "Read", NonText: NonTextMedia, ToolUseResult: ccImage(4000, 3000, 2000, 1500)},
+			kind: schema.KindSilent, strategy: schema.StrategyResized, reason: "too_large", detector: "claude_code.read_image_resized", origBytes: schema.Known(2456789)},
+		{name: "claude code, one side smaller: resized",
+			in:   Input{Harness: schema.HarnessClaudeCode, Tool: "Read", NonText: NonTextMedia, ToolUseResult: ccImage(1000, 3000, 1000, 2000)},
+			kind: schema.KindSilent, strategy: schema.StrategyResized, reason: "too_large", detector: "claude_code.read_image_resized", origBytes: schema.Known(2456789)},
 		{name: "claude code, no dimensions: nothing says",
 			in:   Input{Harness: schema.HarnessClaudeCode, Tool: "Read", NonText: NonTextMedia, ToolUseResult: []byte(`{"type":"image","file":{"originalSize":10}}`)},
 			kind: schema.KindUnknown, strategy: schema.StrategyNone, detector: "generic.media_content"},
 		{name: "pi, no note: sent whole",
 			in:   Input{Harness: schema.HarnessPi, Tool: "read", Context: caption, NonText: NonTextMedia},
 			kind: schema.KindNone, strategy: schema.StrategyNone, detector: "pi.read_image"},
-		{name: "pi, resized with a note: unknown",
+		{name: "pi, resized with a note: told what, not why",
 			in: Input{Harness: schema.HarnessPi, Tool: "read", NonText: NonTextMedia,
 				Context: caption + "\n[Image: original 4000x3000, displayed at 2000x1500. Multiply coordinates by 2.00 to map to original image.]"},
-			kind: schema.KindUnknown, strategy: schema.StrategyNone, detector: "pi.read_image_resized"},
+			kind: schema.KindExplicit, strategy: schema.StrategyResized, reason: "too_large", detector: "pi.read_image_resized",
+			marker: "[Image: original 4000x3000, displayed at 2000x1500. Multiply coordinates by 2.00 to map to original image.]",
+			told:   schema.Disclosure{Range: true}},
 		{name: "pi, a model without image input: left out, told",
 			in: Input{Harness: schema.HarnessPi, Tool: "read", NonText: NonTextMedia,
 				Context: caption + "\n[Current model does not support images. The image will be omitted from this request.]"},
-			kind: schema.KindExplicit, strategy: schema.StrategyRefused, reason: "unsupported_media", detector: "pi.read_image"},
+			kind: schema.KindExplicit, strategy: schema.StrategyRefused, reason: "unsupported_media", detector: "pi.read_image",
+			marker: "[Current model does not support images. The image will be omitted from this request.]", told: schema.Disclosure{Range: true, Reason: true}},
 		{name: "pi, too large to send: left out, told (text only)",
 			in: Input{Harness: schema.HarnessPi, Tool: "read",
 				Context: caption + "\n[Image omitted: could not be resized below the inline image size limit.]"},
-			kind: schema.KindExplicit, strategy: schema.StrategyRefused, reason: "too_large", detector: "pi.read_image"},
+			kind: schema.KindExplicit, strategy: schema.StrategyRefused, reason: "too_large", detector: "pi.read_image",
+			marker: "[Image omitted: could not be resized below the inline image size limit.]", told: schema.Disclosure{Range: true, Reason: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -133,14 +142,17 @@ func TestImageReads(t *testing.T) {
 				t.Errorf("kind %s strategy %s reason %q detector %s, want %s %s %q %s",
 					f.Kind, f.Strategy, f.Reason, f.Detector, tt.kind, tt.strategy, tt.reason, tt.detector)
 			}
-			if f.Truncated != (tt.kind == schema.KindExplicit) {
+			if f.Truncated != (tt.kind == schema.KindExplicit || tt.kind == schema.KindSilent) {
 				t.Errorf("truncated %v", f.Truncated)
+			}
+			if f.Marker != tt.marker {
+				t.Errorf("marker %q, want %q", f.Marker, tt.marker)
 			}
 			if f.Original.Bytes != tt.origBytes || f.Original.Chars.Known || f.Original.Lines.Known || f.Original.Tokens.Known {
 				t.Errorf("original %+v, want bytes %v and nothing else (an image's bytes give no token estimate)", f.Original.Sizes, tt.origBytes)
 			}
-			if tt.kind == schema.KindExplicit && f.Disclosure != (schema.Disclosure{Range: true, Reason: true}) {
-				t.Errorf("disclosure %+v, want where and why told", f.Disclosure)
+			if f.Disclosure != tt.told {
+				t.Errorf("disclosure %+v, want %+v", f.Disclosure, tt.told)
 			}
 		})
 	}

@@ -103,6 +103,18 @@ func ClaudeCodeScenarios() []Scenario {
 			},
 		},
 		{
+			Name: "read-image-large", Case: "Read, a 3000×2000 PNG",
+			Setup:  writeFiles(map[string]string{"big.png": PNG(3000, 2000)}),
+			Script: func(e Env) model.Script { return steps(plainAnswer, one(ccRead(filepath.Join(e.Work, "big.png")))) },
+			Truth: func(e Env) ([]CallTruth, []AnswerTruth) {
+				// Scaled down to 2000×1333 and sent as an image block with no
+				// text: the model is not told. toolUseResult gives the file's
+				// size and both dimensions.
+				return []CallTruth{{Tool: "Read", Did: "resized to 2000×1333 without a word, as an image block", Truncated: true, Kind: "silent", Strategy: "resized",
+					Original: map[string]Size{"bytes": exact(uint64(len(PNG(3000, 2000))))}}}, []AnswerTruth{{Risk: "high"}}
+			},
+		},
+		{
 			Name: "read-over-bytes", Case: "Read, file over the 256 KB byte cap",
 			Setup:  writeFiles(map[string]string{"vast.txt": ccVast}),
 			Script: func(e Env) model.Script { return steps(absentAnswer, one(ccRead(filepath.Join(e.Work, "vast.txt")))) },

@@ -315,6 +315,8 @@ func drawBar(c *schema.ToolCall) bar {
 		return bar{Known: sized, Note: "nothing: the output was refused", Gap: 50, Mid: 50}
 	case schema.StrategyCleared:
 		return bar{Known: sized, Note: "nothing: the output was cleared from the context", Gap: 50, Mid: 50}
+	case schema.StrategyResized:
+		return bar{Known: sized, Note: "the whole image, at fewer pixels: it was resized before it was sent", Gap: 50, Mid: 50}
 	}
 	if l, r, ok := shownRange(c); ok && c.Strategy != schema.StrategyHeadTail {
 		b := bar{Known: true, Parts: []part{{Left: l, Width: r - l, Label: partName(c.Strategy) + ": " + shown(c)}}}

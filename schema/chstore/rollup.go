@@ -110,7 +110,7 @@ const rollupColumns = "day, scope, period, period_start, period_end, day_start, 
 	"calls, truncated_calls, silent_calls, suspected_calls, explicit_calls, " +
 	"truncated_silent, truncated_range, truncated_reason, truncated_next, truncated_full, truncated_followed, " +
 	"understated_markers, sized_calls, dropped_bytes, delivered_bytes, " +
-	"strategy_head, strategy_tail, strategy_head_tail, strategy_summary, strategy_spill, strategy_paginated, strategy_refused, strategy_cleared, " +
+	"strategy_head, strategy_tail, strategy_head_tail, strategy_summary, strategy_spill, strategy_paginated, strategy_refused, strategy_cleared, strategy_resized, " +
 	"coverage_at_call, coverage_by_end, truncated_original, truncated_context"
 
 // bucketVector is an 11-element array with a 1 at the coverage bucket b
@@ -138,7 +138,7 @@ func (s *Store) hourlyRollupSQL() string {
   countIf(marker_understated = 1), countIf(isNotNull(original_bytes) AND isNotNull(context_bytes)),
   toUInt64(ifNull(sum(if(original_bytes > context_bytes, original_bytes - context_bytes, 0)), 0)), toUInt64(ifNull(sum(ifNull(context_bytes, 0)), 0)),
   countIf(strategy = 'head'), countIf(strategy = 'tail'), countIf(strategy = 'head_tail'), countIf(strategy = 'summary'),
-  countIf(strategy = 'spill_to_file'), countIf(strategy = 'paginated'), countIf(strategy = 'refused'), countIf(strategy = 'cleared'),
+  countIf(strategy = 'spill_to_file'), countIf(strategy = 'paginated'), countIf(strategy = 'refused'), countIf(strategy = 'cleared'), countIf(strategy = 'resized'),
   sumForEach(at_call_vector), sumForEach(by_end_vector),
   groupArrayIf(assumeNotNull(original_bytes), truncated = 1 AND isNotNull(original_bytes)),
   groupArrayIf(assumeNotNull(context_bytes), truncated = 1 AND isNotNull(context_bytes))
@@ -174,7 +174,7 @@ func (s *Store) derivedRollupSQL(byDay bool) string {
 		`  sum(calls), sum(truncated_calls), sum(silent_calls), sum(suspected_calls), sum(explicit_calls),
   sum(truncated_silent), sum(truncated_range), sum(truncated_reason), sum(truncated_next), sum(truncated_full), sum(truncated_followed),
   sum(understated_markers), sum(sized_calls), sum(dropped_bytes), sum(delivered_bytes),
-  sum(strategy_head), sum(strategy_tail), sum(strategy_head_tail), sum(strategy_summary), sum(strategy_spill), sum(strategy_paginated), sum(strategy_refused), sum(strategy_cleared),
+  sum(strategy_head), sum(strategy_tail), sum(strategy_head_tail), sum(strategy_summary), sum(strategy_spill), sum(strategy_paginated), sum(strategy_refused), sum(strategy_cleared), sum(strategy_resized),
   ` + arrays + `
 FROM ` + s.table("tool_call_rollup") + ` FINAL
 WHERE day = ? AND scope = 0 AND period = 3600 AND base_block = ?

@@ -262,12 +262,22 @@ func addColumnFor(stmt string, v ServerVersion) (sql, column string) {
 	return portableAddColumn(stmt)
 }
 
+// modifyColumnRe matches a statement that changes one column's type
+// idempotently.
+var modifyColumnRe = regexp.MustCompile("(?is)^(ALTER\\s+TABLE\\s+\\S+\\s+MODIFY\\s+COLUMN)\\s+IF\\s+EXISTS\\s+(.*)$")
+
 // portableAddColumn rewrites "ALTER TABLE t ADD COLUMN IF NOT EXISTS c …",
 // which ClickHouse 18.16 cannot parse, into the plain ADD COLUMN every
 // version accepts, and returns the column name so that the caller can take
-// "already exists" as done. Any other statement is returned unchanged with
-// an empty column name.
+// "already exists" as done. "MODIFY COLUMN IF EXISTS c T", which 18.16
+// cannot parse either, becomes the plain MODIFY COLUMN: the migrations only
+// modify columns an earlier one created, and modifying a column to the type
+// it has is a no-op, so the plain form can be repeated as it is. Any other
+// statement is returned unchanged with an empty column name.
 func portableAddColumn(stmt string) (sql, column string) {
+	if m := modifyColumnRe.FindStringSubmatch(stmt); m != nil {
+		return m[1] + " " + m[2], ""
+	}
 	m := addColumnRe.FindStringSubmatch(stmt)
 	if m == nil {
 		return stmt, ""

@@ -97,6 +97,8 @@ func TestPortableAddColumn(t *testing.T) {
 			"CREATE TABLE IF NOT EXISTS `db`.t (a UInt8) ENGINE = Log", ""},
 		{"add column without IF NOT EXISTS is left alone", "ALTER TABLE `db`.t ADD COLUMN a UInt8",
 			"ALTER TABLE `db`.t ADD COLUMN a UInt8", ""},
+		{"modify column if exists", "ALTER TABLE `db`.tool_calls MODIFY COLUMN IF EXISTS strategy Enum8('none' = 0, 'resized' = 9)",
+			"ALTER TABLE `db`.tool_calls MODIFY COLUMN strategy Enum8('none' = 0, 'resized' = 9)", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

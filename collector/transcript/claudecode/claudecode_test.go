@@ -424,7 +424,9 @@ func mapsEqual(a, b map[string]int) bool {
 // `{type:"image", file:{base64, type, originalSize, dimensions}}`) and a
 // ToolSearch (tool_reference blocks, as the harness lab
 // recorded in testdata/lab) are not measured as 0 bytes: their context is
-// unknown, and the image is not called complete.
+// unknown. The image, displayed smaller than it is, is not called complete
+// either: it was resized without a word, and the file's size is its
+// original.
 func TestNonTextResults(t *testing.T) {
 	use := func(id, tool, input string) string {
 		return `{"type":"assistant","sessionId":"s","message":{"id":"m` + id + `","model":"m","content":[{"type":"tool_use","id":"` + id + `","name":"` + tool + `","input":` + input + `}],"usage":{"input_tokens":1,"output_tokens":1}}}`
@@ -442,6 +444,15 @@ func TestNonTextResults(t *testing.T) {
 	if len(rec.Calls) != 2 {
 		t.Fatalf("%d calls, want 2", len(rec.Calls))
 	}
-	transcripttest.CheckUnmeasured(t, rec.Calls[0].Call, schema.KindUnknown)
+	img := rec.Calls[0].Call
+	if img.Context != (schema.Sizes{}) {
+		t.Errorf("image: context %+v, want every size unknown", img.Context)
+	}
+	if want := (schema.Sizes{Bytes: schema.Known(2456789)}); img.Original.Sizes != want || img.Original.Source != schema.SourceHarnessMetadata {
+		t.Errorf("image: original %+v, want the file's 2,456,789 bytes from harness_metadata and nothing else", img.Original)
+	}
+	if !img.Truncated || img.Kind != schema.KindSilent || img.Strategy != schema.StrategyResized {
+		t.Errorf("image: truncated %v kind %s strategy %s, want a silent resize", img.Truncated, img.Kind, img.Strategy)
+	}
 	transcripttest.CheckUnmeasured(t, rec.Calls[1].Call, schema.KindNone)
 }
