@@ -143,6 +143,7 @@ var claudeCodeRules = []rule{
 	{name: "claude_code.webfetch_raw", match: ccWebFetchRaw},
 	{name: "claude_code.webfetch_summary", match: ccWebFetch},
 	{name: "claude_code.read_image", match: ccReadImage},
+	{name: "claude_code.read_pdf", match: ccReadPDF},
 	{name: "claude_code.read_file", match: ccReadFile},
 	{name: "claude_code.read_shape", match: ccReadShape},
 	{name: "claude_code.glob_metadata", match: ccGlobMetadata},

@@ -19,8 +19,11 @@ type ccResult struct {
 	// Read
 	File struct {
 		NumLines, StartLine, TotalLines schema.Count
-		// An image's file size and its original and displayed dimensions.
+		// An image's or a PDF's file size, the size of the file the
+		// base64 member encodes, and an image's original and displayed
+		// dimensions.
 		OriginalSize                  schema.Count
+		EncodedSize                   schema.Count
 		OriginalWidth, OriginalHeight schema.Count
 		DisplayWidth, DisplayHeight   schema.Count
 	}
@@ -64,7 +67,7 @@ const (
 )
 
 var (
-	ccFileKeys      = [...]string{"numLines", "startLine", "totalLines", "originalSize", "dimensions"}
+	ccFileKeys      = [...]string{"numLines", "startLine", "totalLines", "originalSize", "dimensions", "base64"}
 	ccDimensionKeys = [...]string{"originalWidth", "originalHeight", "displayWidth", "displayHeight"}
 )
 
@@ -92,6 +95,7 @@ func (s *scan) claudeResult() *ccResult {
 		member(fv[4]).fields(ccDimensionKeys[:], d[:])
 		r.File.OriginalWidth, r.File.OriginalHeight = countIn(d[0]), countIn(d[1])
 		r.File.DisplayWidth, r.File.DisplayHeight = countIn(d[2]), countIn(d[3])
+		r.File.EncodedSize = base64Size(fv[5])
 	}
 	r.Type = stringOr(v[ccKeyType])
 	r.Mode = stringOr(v[ccKeyMode])
@@ -206,4 +210,22 @@ func rawTextContains(v []byte, lit string) bool {
 		return false
 	}
 	return strings.Contains(stringOr(v), lit)
+}
+
+// base64Size is the number of bytes the JSON string raw encodes in standard
+// base64, from its length alone (the data is not decoded), or unknown when
+// raw is not such a string: escapes, or a length no encoding has.
+func base64Size(raw []byte) schema.Count {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return schema.Unknown
+	}
+	data := raw[1 : len(raw)-1]
+	if len(data)%4 != 0 || bytes.IndexByte(data, '\\') >= 0 {
+		return schema.Unknown
+	}
+	pad := 0
+	for pad < 2 && len(data) > pad && data[len(data)-1-pad] == '=' {
+		pad++
+	}
+	return schema.Known(uint64(len(data)/4*3 - pad))
 }

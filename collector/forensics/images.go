@@ -41,6 +41,28 @@ func ccReadImage(s *scan, fd *finding) bool {
 	return true
 }
 
+// ccReadPDF: a Read of a PDF, which Claude Code sends as a document block
+// after a line "PDF file read: <path> (<size label>)", with the toolUseResult
+// {type:"pdf", file:{filePath, base64, originalSize}} (the harness lab's
+// read-pdf). When the base64 it sent encodes as many bytes as the file has,
+// the whole file went to the model: complete, and the file's size is the
+// original's bytes. Anything else says nothing (the generic rule: unknown).
+func ccReadPDF(s *scan, fd *finding) bool {
+	if s.in.Tool != "Read" || s.in.NonText != NonTextMedia {
+		return false
+	}
+	r := s.claudeResult()
+	f := &r.File
+	if r.Type != "pdf" || !f.OriginalSize.Known || f.EncodedSize != f.OriginalSize {
+		return false
+	}
+	s.orig.add(rankMetadata, schema.Sizes{Bytes: f.OriginalSize})
+	fd.Kind = schema.KindNone
+	fd.complete = true
+	fd.confirmedBy = schema.SourceHarnessMetadata
+	return true
+}
+
 // pi's read of an image (core/tools/read.js): a caption "Read image file
 // [<mime>]", then a note for each thing done to the image, then the image
 // block unless it was left out.

@@ -157,3 +157,52 @@ func TestImageReads(t *testing.T) {
 		})
 	}
 }
+
+// TestPDFReads: Claude Code's Read of a PDF (testdata/lab/claude-code@2.1.328/
+// read-pdf records the shape) is complete only when the base64 it sent
+// encodes the whole file.
+func TestPDFReads(t *testing.T) {
+	ccPDF := func(base64 string, size int) []byte {
+		return []byte(fmt.Sprintf(`{"type":"pdf","file":{"filePath":"/w/doc.pdf","base64":%s,"originalSize":%d}}`, base64, size))
+	}
+	const text = "PDF file read: /w/doc.pdf (1.1KB)"
+	tests := []struct {
+		name      string
+		result    []byte
+		kind      schema.TruncationKind
+		detector  string
+		origBytes schema.Count
+	}{
+		{"the whole file", ccPDF(`"JVBERi0xLjQK"`, 9), schema.KindNone, "claude_code.read_pdf", schema.Known(9)},
+		{"padded", ccPDF(`"JVBERi0xLg=="`, 7), schema.KindNone, "claude_code.read_pdf", schema.Known(7)},
+		{"fewer bytes sent than the file has", ccPDF(`"JVBERi0xLjQK"`, 1116), schema.KindUnknown, "generic.media_content", schema.Unknown},
+		{"escaped base64: not measured", ccPDF(`"JVBERi0x\/jQK"`, 9), schema.KindUnknown, "generic.media_content", schema.Unknown},
+		{"no size", []byte(`{"type":"pdf","file":{"base64":"JVBERi0xLjQK"}}`), schema.KindUnknown, "generic.media_content", schema.Unknown},
+		{"an image's result is not a PDF", []byte(`{"type":"image","file":{"base64":"JVBERi0xLjQK","originalSize":9}}`), schema.KindUnknown, "generic.media_content", schema.Unknown},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := Detect(Input{Harness: schema.HarnessClaudeCode, Tool: "Read", Context: text, NonText: NonTextMedia, ToolUseResult: tt.result})
+			if f.Kind != tt.kind || f.Detector != tt.detector || f.Truncated {
+				t.Errorf("kind %s detector %s truncated %v, want %s %s, not truncated", f.Kind, f.Detector, f.Truncated, tt.kind, tt.detector)
+			}
+			if f.Original.Bytes != tt.origBytes || f.Original.Chars.Known || f.Original.Lines.Known || f.Original.Tokens.Known {
+				t.Errorf("original %+v, want bytes %v and nothing else", f.Original.Sizes, tt.origBytes)
+			}
+			if f.Context != (schema.Sizes{}) {
+				t.Errorf("context %+v, want unknown (a document block)", f.Context)
+			}
+		})
+	}
+}
+
+func TestBase64Size(t *testing.T) {
+	for raw, want := range map[string]schema.Count{
+		`""`: schema.Known(0), `"QQ=="`: schema.Known(1), `"QUI="`: schema.Known(2), `"QUJD"`: schema.Known(3),
+		`"QUJDRA=="`: schema.Known(4), `"QUJ"`: schema.Unknown, `"QU\/D"`: schema.Unknown, `QUJD`: schema.Unknown, `"`: schema.Unknown, ``: schema.Unknown,
+	} {
+		if got := base64Size([]byte(raw)); got != want {
+			t.Errorf("base64Size(%s) = %v, want %v", raw, got, want)
+		}
+	}
+}

@@ -78,3 +78,36 @@ func PNG(w, h int) string {
 	}
 	return b.String()
 }
+
+// PDF is a document of pages pages, each with one line of text naming its
+// page, written out with a correct cross-reference table: a file a tool can
+// read whose bytes are the same on every run.
+func PDF(pages int) string {
+	var b strings.Builder
+	var offsets []int
+	obj := func(body string) {
+		offsets = append(offsets, b.Len())
+		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", len(offsets), body)
+	}
+	b.WriteString("%PDF-1.4\n")
+	// 1 catalog, 2 pages, 3 font, then a page and its content per page.
+	obj("<< /Type /Catalog /Pages 2 0 R >>")
+	kids := make([]string, pages)
+	for i := range kids {
+		kids[i] = fmt.Sprintf("%d 0 R", 4+2*i)
+	}
+	obj(fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", strings.Join(kids, " "), pages))
+	obj("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+	for i := 0; i < pages; i++ {
+		obj(fmt.Sprintf("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents %d 0 R >>", 5+2*i))
+		text := fmt.Sprintf("BT /F1 24 Tf 72 700 Td (Page %d of %d) Tj ET", i+1, pages)
+		obj(fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(text), text))
+	}
+	xref := b.Len()
+	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(offsets)+1)
+	for _, off := range offsets {
+		fmt.Fprintf(&b, "%010d 00000 n \n", off)
+	}
+	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(offsets)+1, xref)
+	return b.String()
+}

@@ -115,6 +115,17 @@ func ClaudeCodeScenarios() []Scenario {
 			},
 		},
 		{
+			Name: "read-pdf", Case: "Read, a 3-page PDF",
+			Setup:  writeFiles(map[string]string{"doc.pdf": PDF(3)}),
+			Script: func(e Env) model.Script { return steps(plainAnswer, one(ccRead(filepath.Join(e.Work, "doc.pdf")))) },
+			Truth: func(e Env) ([]CallTruth, []AnswerTruth) {
+				// Sent whole, as a document block after a "PDF file read" line;
+				// toolUseResult carries the same base64 and the file's size.
+				return []CallTruth{{Tool: "Read", Did: "the whole file, as a document block", Kind: "none", Strategy: "none",
+					Original: map[string]Size{"bytes": exact(uint64(len(PDF(3))))}}}, []AnswerTruth{{Risk: "none"}}
+			},
+		},
+		{
 			Name: "read-over-bytes", Case: "Read, file over the 256 KB byte cap",
 			Setup:  writeFiles(map[string]string{"vast.txt": ccVast}),
 			Script: func(e Env) model.Script { return steps(absentAnswer, one(ccRead(filepath.Join(e.Work, "vast.txt")))) },
