@@ -14,10 +14,13 @@ import (
 // ccReadImage: a Read whose content is an image, with the toolUseResult
 // Claude Code writes for one ({type:"image", file:{base64, type,
 // originalSize, dimensions}}, read with the rest of it in claudeResult).
-// Displayed at its original dimensions, the image was sent whole: complete.
 // Displayed smaller, it was resized (Claude Code scales an image down to its
-// limit) without a word in the context: a silent cut, strategy resized. The
-// file's size is the original's bytes either way.
+// limit) without a word in the context: a silent cut, strategy resized.
+// Displayed at its original dimensions and sent as the file's own bytes (the
+// base64 encodes as many bytes as the file has), it was sent whole:
+// complete. At its dimensions but other bytes, it was re-encoded, perhaps
+// lossily, which nothing in the context shows: unknown. The file's size is
+// the original's bytes in every case.
 func ccReadImage(s *scan, fd *finding) bool {
 	if s.in.Tool != "Read" || s.in.NonText != NonTextMedia {
 		return false
@@ -33,6 +36,11 @@ func ccReadImage(s *scan, fd *finding) bool {
 	if f.DisplayWidth.N < f.OriginalWidth.N || f.DisplayHeight.N < f.OriginalHeight.N {
 		fd.silentCut(schema.StrategyResized, "too_large")
 		fd.Detector = "claude_code.read_image_resized"
+		return true
+	}
+	if f.EncodedSize != f.OriginalSize || !f.OriginalSize.Known {
+		fd.Kind = schema.KindUnknown
+		fd.Detector = "claude_code.read_image_reencoded"
 		return true
 	}
 	fd.Kind = schema.KindNone

@@ -87,9 +87,10 @@ func TestNonTextContent(t *testing.T) {
 // read-image and read-image-large record the whole and the resized case);
 // the pi texts are the notes of its read tool (core/tools/read.js, 0.73.1).
 func TestImageReads(t *testing.T) {
-	ccImage := func(ow, oh, dw, dh int) []byte {
-		return []byte(fmt.Sprintf(`{"type":"image","file":{"base64":"iVBORw0KGgo=","type":"image/png","originalSize":2456789,`+
-			`"dimensions":{"originalWidth":%d,"originalHeight":%d,"displayWidth":%d,"displayHeight":%d}}}`, ow, oh, dw, dh))
+	// The base64 sent encodes 8 bytes; size is the file's.
+	ccImage := func(size, ow, oh, dw, dh int) []byte {
+		return []byte(fmt.Sprintf(`{"type":"image","file":{"base64":"iVBORw0KGgo=","type":"image/png","originalSize":%d,`+
+			`"dimensions":{"originalWidth":%d,"originalHeight":%d,"displayWidth":%d,"displayHeight":%d}}}`, size, ow, oh, dw, dh))
 	}
 	const caption = "Read image file [image/png]"
 	tests := []struct {
@@ -104,13 +105,16 @@ func TestImageReads(t *testing.T) {
 		told      schema.Disclosure
 	}{
 		{name: "claude code, displayed at its own size: whole",
-			in:   Input{Harness: schema.HarnessClaudeCode, Tool: "Read", NonText: NonTextMedia, ToolUseResult: ccImage(64, 48, 64, 48)},
-			kind: schema.KindNone, strategy: schema.StrategyNone, detector: "claude_code.read_image", origBytes: schema.Known(2456789)},
+			in:   Input{Harness: schema.HarnessClaudeCode, Tool: "Read", NonText: NonTextMedia, ToolUseResult: ccImage(8, 64, 48, 64, 48)},
+			kind: schema.KindNone, strategy: schema.StrategyNone, detector: "claude_code.read_image", origBytes: schema.Known(8)},
+		{name: "claude code, at its own size but other bytes: re-encoded, unknown",
+			in:   Input{Harness: schema.HarnessClaudeCode, Tool: "Read", NonText: NonTextMedia, ToolUseResult: ccImage(2456789, 64, 48, 64, 48)},
+			kind: schema.KindUnknown, strategy: schema.StrategyNone, detector: "claude_code.read_image_reencoded", origBytes: schema.Known(2456789)},
 		{name: "claude code, displayed smaller: resized without a word",
-			in:   Input{Harness: schema.HarnessClaudeCode, Tool: "Read", NonText: NonTextMedia, ToolUseResult: ccImage(4000, 3000, 2000, 1500)},
+			in:   Input{Harness: schema.HarnessClaudeCode, Tool: "Read", NonText: NonTextMedia, ToolUseResult: ccImage(2456789, 4000, 3000, 2000, 1500)},
 			kind: schema.KindSilent, strategy: schema.StrategyResized, reason: "too_large", detector: "claude_code.read_image_resized", origBytes: schema.Known(2456789)},
 		{name: "claude code, one side smaller: resized",
-			in:   Input{Harness: schema.HarnessClaudeCode, Tool: "Read", NonText: NonTextMedia, ToolUseResult: ccImage(1000, 3000, 1000, 2000)},
+			in:   Input{Harness: schema.HarnessClaudeCode, Tool: "Read", NonText: NonTextMedia, ToolUseResult: ccImage(2456789, 1000, 3000, 1000, 2000)},
 			kind: schema.KindSilent, strategy: schema.StrategyResized, reason: "too_large", detector: "claude_code.read_image_resized", origBytes: schema.Known(2456789)},
 		{name: "claude code, no dimensions: nothing says",
 			in:   Input{Harness: schema.HarnessClaudeCode, Tool: "Read", NonText: NonTextMedia, ToolUseResult: []byte(`{"type":"image","file":{"originalSize":10}}`)},
