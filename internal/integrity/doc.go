@@ -1,6 +1,6 @@
 // Package integrity holds the record-integrity suite: it runs every bundled
-// session, every transcript fixture, every harness lab recording (the
-// one-shot, receiver, restart and OTLP paths) and the example harness through every
+// session, every transcript fixture, every harness lab recording and the
+// example harness through every
 // path that writes ctxaudit's tables — one-shot `ctxaudit ingest`, the
 // agenttranscripts receiver, a receiver stopped at random lines and
 // restarted, the `ctxaudit collector` process killed with SIGKILL at random

@@ -43,6 +43,7 @@ func TestCollectorKilledAtRandomLines(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, uint64(run)))
 			src := filepath.Join(t.TempDir(), "src")
 			copyTree(t, transcripttest.FixturesDir(t), src)
+			copyLabRecordings(t, filepath.Join(transcripttest.ExamplesDir(t), "..", "..", "testdata", "lab"), filepath.Join(src, "lab"))
 			full := readTranscripts(t, src)
 
 			// The folder the collector watches: the saved outputs exist
