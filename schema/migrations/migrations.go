@@ -264,7 +264,7 @@ func addColumnFor(stmt string, v ServerVersion) (sql, column string) {
 
 // modifyColumnRe matches a statement that changes one column's type
 // idempotently.
-var modifyColumnRe = regexp.MustCompile("(?is)^(ALTER\\s+TABLE\\s+\\S+\\s+MODIFY\\s+COLUMN)\\s+IF\\s+EXISTS\\s+(.*)$")
+var modifyColumnRe = regexp.MustCompile(`(?is)^(ALTER\s+TABLE\s+\S+\s+MODIFY\s+COLUMN)\s+IF\s+EXISTS\s+(.*)$`)
 
 // portableAddColumn rewrites "ALTER TABLE t ADD COLUMN IF NOT EXISTS c …",
 // which ClickHouse 18.16 cannot parse, into the plain ADD COLUMN every
