@@ -86,16 +86,19 @@ var (
 	ccMCPTruncRe     = regexp.MustCompile(`\n\n\[OUTPUT TRUNCATED - exceeded (\d+) token limit\]\n\n(The tool output was truncated\.[^\n]*)`)
 	ccBashLinesRe    = regexp.MustCompile(`\n\n\.\.\. \[(\d+) lines truncated\] \.\.\.`)
 	ccCharsTruncRe   = regexp.MustCompile(`\.\.\. \[(\d+) characters truncated\] \.\.\.`)
-	ccReadTokensRe   = regexp.MustCompile(`\A(?:File|Notebook) content \((\d+) tokens\) exceeds maximum allowed tokens \((\d+)\)\.(?: ([^\n]*))?`)
-	ccReadSizeRe     = regexp.MustCompile(`\A(?:File|Notebook) content \((\d+(?:\.\d+)?(?:KB|MB|GB| bytes))\) exceeds maximum allowed size \((\d+(?:\.\d+)?(?:KB|MB|GB| bytes))\)\.(?: ([^\n]*))?`)
-	ccEmptyRe        = regexp.MustCompile(`\A\(([^()\n]+) completed with no output\)\z`)
-	ccGrepPageRe     = regexp.MustCompile(`\n\n\[Showing results with pagination = ([^\]\n]+)\]\s*\z`)
-	ccGrepFilesRe    = regexp.MustCompile(`\AFound (\d+) files?(?: ((?:limit|offset): \d+(?:, offset: \d+)?))?\n`)
-	ccLimitRe        = regexp.MustCompile(`limit: (\d+)`)
-	ccOffsetRe       = regexp.MustCompile(`offset: (\d+)`)
-	ccGlobTruncRe    = regexp.MustCompile(`\n?\((Results are truncated\. Consider using a more specific path or pattern\.)\)\s*\z`)
-	ccTaskTruncRe    = regexp.MustCompile(`\A\[Truncated\. Full output: ([^\]\n]+)\]\n\n`)
-	ccWebFetchRe     = regexp.MustCompile(`\n\n\[Content truncated due to length\.\.\.\]`)
+	// The notice a notebook Read puts in place of a cell's outputs that
+	// are too large (the harness lab's read-notebook-large-output).
+	ccNotebookOutputsRe = regexp.MustCompile(`Outputs are too large to include\. (Use Bash with: cat <notebook_path> \| jq '\.cells\[\d+\]\.outputs')`)
+	ccReadTokensRe      = regexp.MustCompile(`\A(?:File|Notebook) content \((\d+) tokens\) exceeds maximum allowed tokens \((\d+)\)\.(?: ([^\n]*))?`)
+	ccReadSizeRe        = regexp.MustCompile(`\A(?:File|Notebook) content \((\d+(?:\.\d+)?(?:KB|MB|GB| bytes))\) exceeds maximum allowed size \((\d+(?:\.\d+)?(?:KB|MB|GB| bytes))\)\.(?: ([^\n]*))?`)
+	ccEmptyRe           = regexp.MustCompile(`\A\(([^()\n]+) completed with no output\)\z`)
+	ccGrepPageRe        = regexp.MustCompile(`\n\n\[Showing results with pagination = ([^\]\n]+)\]\s*\z`)
+	ccGrepFilesRe       = regexp.MustCompile(`\AFound (\d+) files?(?: ((?:limit|offset): \d+(?:, offset: \d+)?))?\n`)
+	ccLimitRe           = regexp.MustCompile(`limit: (\d+)`)
+	ccOffsetRe          = regexp.MustCompile(`offset: (\d+)`)
+	ccGlobTruncRe       = regexp.MustCompile(`\n?\((Results are truncated\. Consider using a more specific path or pattern\.)\)\s*\z`)
+	ccTaskTruncRe       = regexp.MustCompile(`\A\[Truncated\. Full output: ([^\]\n]+)\]\n\n`)
+	ccWebFetchRe        = regexp.MustCompile(`\n\n\[Content truncated due to length\.\.\.\]`)
 	// ccWebFetchNoteRe is the note 2.1.328 appends to an answer that did not
 	// read the whole page: total, the range read, the unread rest, and how
 	// to read on.
@@ -142,6 +145,7 @@ var claudeCodeRules = []rule{
 	{name: "claude_code.webfetch_note", match: ccWebFetchNote},
 	{name: "claude_code.webfetch_raw", match: ccWebFetchRaw},
 	{name: "claude_code.webfetch_summary", match: ccWebFetch},
+	{name: "claude_code.read_notebook_outputs", match: ccNotebookOutputs},
 	{name: "claude_code.read_image", match: ccReadImage},
 	{name: "claude_code.read_pdf", match: ccReadPDF},
 	{name: "claude_code.read_file", match: ccReadFile},

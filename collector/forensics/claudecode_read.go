@@ -136,3 +136,27 @@ func ccReadShape(s *scan, fd *finding) bool {
 	fd.show(schema.Known(1), last, schema.UnitLines, schema.Unknown)
 	return true
 }
+
+// ccNotebookOutputs: a Read of a notebook with a cell's outputs left out in
+// place, told why and how to get them, not how much they were. The cells
+// around it are kept: kept the start when the last notice ends the result,
+// both ends otherwise. The outputs' size is not in the transcript (the
+// toolUseResult carries the same notice), so the original stays unknown.
+func ccNotebookOutputs(s *scan, fd *finding) bool {
+	if s.in.Tool != "Read" || !strings.Contains(s.text, "Outputs are too large to include.") {
+		return false
+	}
+	all := ccNotebookOutputsRe.FindAllStringSubmatchIndex(s.text, -1)
+	if all == nil {
+		return false
+	}
+	first, last := all[0], all[len(all)-1]
+	strategy := schema.StrategyHeadTail
+	if strings.TrimSpace(s.text[last[1]:]) == "" {
+		strategy = schema.StrategyHead
+	}
+	fd.cut(strategy, "too_large", s.text[first[0]:first[1]])
+	fd.NextHint = s.text[first[2]:first[3]]
+	fd.disclose(false, true, true)
+	return true
+}

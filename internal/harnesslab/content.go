@@ -2,6 +2,7 @@ package harnesslab
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"image"
 	"image/color"
@@ -110,4 +111,21 @@ func PDF(pages int) string {
 	}
 	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(offsets)+1, xref)
 	return b.String()
+}
+
+// notebookWithOutput is a Jupyter notebook of one code cell whose stream
+// output is out.
+func notebookWithOutput(out string) string {
+	b, err := json.Marshal(map[string]any{
+		"cells": []any{map[string]any{
+			"cell_type": "code", "execution_count": 1, "metadata": map[string]any{},
+			"source":  []string{"print(report())"},
+			"outputs": []any{map[string]any{"name": "stdout", "output_type": "stream", "text": []string{out}}},
+		}},
+		"metadata": map[string]any{}, "nbformat": 4, "nbformat_minor": 5,
+	})
+	if err != nil {
+		panic(err) // maps of strings always marshal
+	}
+	return string(b)
 }

@@ -126,6 +126,25 @@ func ClaudeCodeScenarios() []Scenario {
 			},
 		},
 		{
+			Name: "read-notebook", Case: "Read, a two-cell notebook",
+			Setup:  writeFiles(map[string]string{"lab.ipynb": `{"cells": [{"cell_type": "markdown", "metadata": {}, "source": ["# Lab notebook\n", "Two cells."]}, {"cell_type": "code", "execution_count": 1, "metadata": {}, "outputs": [{"name": "stdout", "output_type": "stream", "text": ["hello 1\n", "hello 2\n"]}], "source": ["for i in (1, 2):\n", "    print('hello', i)"]}], "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}}, "nbformat": 4, "nbformat_minor": 5}`}),
+			Script: func(e Env) model.Script { return steps(plainAnswer, one(ccRead(filepath.Join(e.Work, "lab.ipynb")))) },
+			Truth: func(e Env) ([]CallTruth, []AnswerTruth) {
+				return []CallTruth{{Tool: "Read", Did: "both cells and the code cell's output, as <cell> text", Kind: "none", Strategy: "none"}}, []AnswerTruth{{Risk: "none"}}
+			},
+		},
+		{
+			Name: "read-notebook-large-output", Case: "Read, a notebook cell with 30,000 chars of output",
+			Setup:  writeFiles(map[string]string{"big.ipynb": notebookWithOutput(Lines("out", 500, 60))}),
+			Script: func(e Env) model.Script { return steps(plainAnswer, one(ccRead(filepath.Join(e.Work, "big.ipynb")))) },
+			Truth: func(e Env) ([]CallTruth, []AnswerTruth) {
+				// The cell's source is kept; its output is replaced by a notice
+				// that says why and how to get it, not how large it was.
+				return []CallTruth{{Tool: "Read", Did: "the cell's source; its output replaced by a notice: too large, read it with jq",
+					Truncated: true, Kind: "explicit", Strategy: "head", Disclosure: [3]bool{false, true, true}}}, []AnswerTruth{{Risk: "medium"}}
+			},
+		},
+		{
 			Name: "read-over-bytes", Case: "Read, file over the 256 KB byte cap",
 			Setup:  writeFiles(map[string]string{"vast.txt": ccVast}),
 			Script: func(e Env) model.Script { return steps(absentAnswer, one(ccRead(filepath.Join(e.Work, "vast.txt")))) },
