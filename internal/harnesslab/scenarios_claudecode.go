@@ -2,6 +2,7 @@ package harnesslab
 
 import (
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/ctxaudit/ctxaudit/internal/harnesslab/model"
@@ -142,6 +143,15 @@ func ClaudeCodeScenarios() []Scenario {
 				// that says why and how to get it, not how large it was.
 				return []CallTruth{{Tool: "Read", Did: "the cell's source; its output replaced by a notice: too large, read it with jq",
 					Truncated: true, Kind: "explicit", Strategy: "head", Disclosure: [3]bool{false, true, true}}}, []AnswerTruth{{Risk: "medium"}}
+			},
+		},
+		{
+			Name: "read-long-line", Case: "Read, a file whose second line has 10,000 chars",
+			Setup:  writeFiles(map[string]string{"wide.txt": "first line\n" + strings.Repeat("w", 10000) + "\nthird line\n"}),
+			Script: func(e Env) model.Script { return steps(plainAnswer, one(ccRead(filepath.Join(e.Work, "wide.txt")))) },
+			Truth: func(e Env) ([]CallTruth, []AnswerTruth) {
+				// 2.1.328 does not shorten long lines: the 10,000 chars come back.
+				return []CallTruth{{Tool: "Read", Did: "whole file, the long line whole", Kind: "none", Strategy: "none"}}, []AnswerTruth{{Risk: "none"}}
 			},
 		},
 		{
