@@ -124,11 +124,15 @@ var (
 	// path may itself be elided with "…".
 	ccPartialViewRe = regexp.MustCompile(`\[Truncated: PARTIAL view — ([^\n]*?): showing lines (\d+)-(\d+) of (\d+) total \((\d+) tokens, cap (\d+)\)\. ((?:Call|Use) [^\]\n]*?)\]`)
 	ccReadLineRe    = regexp.MustCompile(`(?m)^ *(\d+)(?:→|\t)`)
+	// A Bash command that outlived its timeout keeps running in the
+	// background (2.1.328, the harness lab's bash-timeout).
+	ccBashBackgroundedRe = regexp.MustCompile(`Command did not complete within its \S+ timeout and was moved to the background \(ID: [^)\s]+\)\. Output is being written to: (\S+?)\.(?:\s|$)`)
 )
 
 var claudeCodeRules = []rule{
 	{name: "claude_code.cleared", match: ccCleared},
 	{name: "claude_code.persisted_output", match: ccPersisted},
+	{name: "claude_code.bash_backgrounded", match: ccBashBackgrounded},
 	{name: "claude_code.mcp_saved", match: ccMCPSaved},
 	{name: "claude_code.read_refused", match: ccReadRefused},
 	{name: "claude_code.task_truncated", match: ccTaskTruncated},
@@ -377,5 +381,30 @@ func ccEmpty(s *scan, fd *finding) bool {
 	fd.Kind = schema.KindNone
 	fd.complete = true
 	s.orig.add(rankMarker, schema.Sizes{Bytes: schema.Known(0), Chars: schema.Known(0), Lines: schema.Known(0), Tokens: schema.Known(0)})
+	return true
+}
+
+// ccBashBackgrounded: a Bash command that outlived its timeout, moved to the
+// background. The model got what it had written so far, then a notice that
+// says why, where the rest is being written and how to read it, not how much
+// there is: the rest never reached the context, so a preview plus a file
+// (spill_to_file), the original at least what was shown.
+func ccBashBackgrounded(s *scan, fd *finding) bool {
+	if s.in.Tool != "Bash" || !strings.Contains(s.text, "was moved to the background (ID: ") {
+		return false
+	}
+	m := ccBashBackgroundedRe.FindStringSubmatchIndex(s.text)
+	if m == nil {
+		return false
+	}
+	preview := strings.TrimSuffix(s.text[:m[0]], "\n")
+	fd.cut(schema.StrategySpillToFile, "timeout", strings.TrimSpace(s.text[m[0]:]))
+	fd.SavedRef = group(s.text, m, 1)
+	fd.NextHint = "Output is being written to: " + fd.SavedRef
+	if i := strings.Index(s.text[m[1]:], "To check interim output, use Read on that file path."); i >= 0 {
+		fd.NextHint = "To check interim output, use Read on that file path."
+	}
+	fd.disclose(false, true, true)
+	fd.show(schema.Known(0), schema.KnownInt(countRunes(preview)), schema.UnitChars, schema.Unknown)
 	return true
 }

@@ -39,6 +39,10 @@ type ccResult struct {
 	// Bash: Stdout and Stderr are raw members.
 	Stdout, Stderr      []byte
 	PersistedOutputSize schema.Count
+	// TimedOutAfterMs is set when the command outlived its timeout and
+	// was moved to the background: stdout and stderr are what it had
+	// written by then.
+	TimedOutAfterMs schema.Count
 	// WebFetch
 	Bytes schema.Count
 }
@@ -47,7 +51,7 @@ type ccResult struct {
 // of the ccKey constants.
 var ccResultKeys = [...]string{
 	"file", "mode", "content", "numLines", "numFiles", "appliedLimit", "appliedOffset",
-	"truncated", "stdout", "stderr", "persistedOutputSize", "bytes", "type",
+	"truncated", "stdout", "stderr", "persistedOutputSize", "bytes", "type", "timedOutAfterMs",
 }
 
 const (
@@ -64,6 +68,7 @@ const (
 	ccKeyPersistedOutputSize
 	ccKeyBytes
 	ccKeyType
+	ccKeyTimedOutAfterMs
 )
 
 var (
@@ -115,6 +120,7 @@ func (s *scan) claudeResult() *ccResult {
 	}
 	r.PersistedOutputSize = countIn(v[ccKeyPersistedOutputSize])
 	r.Bytes = countIn(v[ccKeyBytes])
+	r.TimedOutAfterMs = countIn(v[ccKeyTimedOutAfterMs])
 	return r
 }
 
@@ -161,6 +167,12 @@ func collectClaudeOriginals(s *scan) {
 			st, _ = jsonscan.Stats(r.Stdout)
 		default:
 			st, _ = jsonscan.Stats(r.Stderr)
+		}
+		if r.TimedOutAfterMs.Known {
+			// The command was still running: what it wrote so far is
+			// where its output starts, not all of it.
+			s.orig.addAtLeast(rankMetadata, statsSizes(st))
+			return
 		}
 		s.orig.add(rankMetadata, statsSizes(st))
 	case r.Bytes.Known:

@@ -60,6 +60,14 @@ var idRules = []idRule{
 	{"claude-saved", regexp.MustCompile(`tool-results/([a-z0-9]{9})\.`), func(raw string, n int) string {
 		return raw[:1] + fmt.Sprintf("%08d", n)
 	}},
+	// Claude Code's background task ids (a Bash command that outlived its
+	// timeout): "(ID: <9 chars>)", tasks/<id>.output, backgroundTaskId, and
+	// the <task-id> of the notification when it completes.
+	{"claude-task", regexp.MustCompile(`(?:\(ID: |tasks/|"backgroundTaskId":"|<task-id>)([a-z0-9]{9})\b`), func(raw string, n int) string {
+		return raw[:1] + fmt.Sprintf("%08d", n)
+	}},
+	// The run id of the prompt Claude Code makes of a task's notification.
+	{"claude-run", regexp.MustCompile(`"runId":"([0-9a-z]{9}-[0-9a-f]{8})"`), padded("%09d-00000000")},
 	// pi's full bash output: $TMPDIR/pi-bash-<16 hex>.log.
 	{"pi-bash-log", regexp.MustCompile(`pi-bash-([0-9a-f]{16})\.log`), padded("%016x")},
 	// pi's session entry ids.

@@ -84,6 +84,23 @@ func ClaudeCodeScenarios() []Scenario {
 			},
 		},
 		{
+			Name: "bash-timeout", Case: "Bash outliving its 1 s timeout half-way through its output",
+			Script: func(e Env) model.Script {
+				return steps(plainAnswer, one(model.ToolCall{Name: "Bash", Input: map[string]any{
+					"command": "echo before-the-wait; sleep 8; echo after-the-wait", "description": "lab command", "timeout": 1000}}))
+			},
+			Truth: func(e Env) ([]CallTruth, []AnswerTruth) {
+				// The command is moved to the background after 1 s: the model
+				// gets its first line and a notice naming the file the rest goes
+				// to. Its whole output ("before-the-wait\nafter-the-wait\n", 31
+				// bytes) is more than the 15 bytes written by then.
+				return []CallTruth{{Tool: "Bash", Did: "first line, then moved to the background; notice: timeout, output file, read it",
+					Truncated: true, Kind: "explicit", Strategy: "spill_to_file",
+					Original:   map[string]Size{"bytes": atLeast(31)},
+					Disclosure: [3]bool{false, true, true}}}, []AnswerTruth{{Risk: "medium"}}
+			},
+		},
+		{
 			Name: "read-small", Case: "Read, small file",
 			Setup:  writeFiles(map[string]string{"small.txt": ccSmall}),
 			Script: func(e Env) model.Script { return steps(plainAnswer, one(ccRead(filepath.Join(e.Work, "small.txt")))) },

@@ -236,7 +236,7 @@ func htmlPage(pm *Postmortem) page {
 			ID: c.CallID, Anchor: anchor("call", c.CallID), Clock: clock(c.Timestamp), Title: toolTitle(c),
 			Agent: agentTag(c.Sidechain, c.AgentID), Kind: orDefault(string(c.Kind), "unknown"), Strategy: orDefault(string(c.Strategy), "none"),
 			Class:    barClass(c),
-			Original: originalSizes(c.Original) + "  " + source(c.Original),
+			Original: originalSizes(c.Original) + "  " + source(c),
 			Context:  sizes(c.Context), Cut: cutSummary(c), Shown: shown(c), Bar: drawBar(c),
 			Marker: c.Marker, Understated: c.MarkerUnderstated, SavedRef: c.SavedRef,
 			FollowUp: followUp(c, next[c.CallID]), ExpectHit: hits[c.CallID], IncompleteFor: incompleteFor[c.CallID],

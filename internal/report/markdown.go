@@ -117,7 +117,7 @@ func callNote(c *schema.ToolCall) string {
 	if !c.Truncated && c.Marker == "" && c.SavedRef == "" {
 		return ""
 	}
-	s := "- " + code(c.CallID) + ": original " + originalSizes(c.Original) + " " + source(c.Original) +
+	s := "- " + code(c.CallID) + ": original " + originalSizes(c.Original) + " " + source(c) +
 		"; in context " + sizes(c.Context) + "."
 	switch {
 	case c.Marker != "":

@@ -31,13 +31,17 @@ func originalHeadline(o schema.Original) string {
 	return qualifier(o.Precision) + h
 }
 
-// source is "(marker)", "(marker; a lower bound)" after the original's sizes.
-func source(o schema.Original) string {
+// source is "(marker)", "(marker; a lower bound)" after a call's original's
+// sizes.
+func source(c *schema.ToolCall) string {
+	o := c.Original
 	s := orDefault(string(o.Source), "unknown")
-	switch o.Precision {
-	case schema.PrecisionLowerBound:
+	switch {
+	case o.Precision == schema.PrecisionLowerBound && c.Reason == "timeout":
+		s += "; a lower bound: the command was still running when it was counted"
+	case o.Precision == schema.PrecisionLowerBound:
 		s += "; a lower bound: the output hit a cap before it was counted"
-	case schema.PrecisionApproximate:
+	case o.Precision == schema.PrecisionApproximate:
 		s += "; approximate: read from a rounded size label"
 	}
 	return "(" + s + ")"

@@ -84,7 +84,7 @@ func (t textWriter) timeline(pm *Postmortem) {
 		}
 		c := ev.call
 		t.line("  %s  %s  %s%s", clock(c.Timestamp), toolTitle(c), c.CallID, agentTag(c.Sidechain, c.AgentID))
-		t.field(sub, "original", originalSizes(c.Original)+"  "+source(c.Original))
+		t.field(sub, "original", originalSizes(c.Original)+"  "+source(c))
 		t.field(sub, "context", sizes(c.Context))
 		cut := cutSummary(c)
 		if s := shown(c); s != "" {
