@@ -44,3 +44,23 @@ func TestBashBackgrounded(t *testing.T) {
 		t.Errorf("a Read quoting the notice was taken for a backgrounded command")
 	}
 }
+
+// TestBashInBackground: a command run in the background as the call asked
+// (the harness lab's bash-background) returns a notice, not its output:
+// nothing was cut, and the output's size is unknown.
+func TestBashInBackground(t *testing.T) {
+	const path = "/tmp/claude-0/-w/s/tasks/b00000001.output"
+	text := "Command running in background with ID: b00000001. Output is being written to: " + path +
+		". You will be notified when it completes. To check interim output, use Read on that file path."
+	result := []byte(`{"stdout":"","stderr":"","interrupted":false,"isImage":false,"noOutputExpected":false,"backgroundTaskId":"b00000001"}`)
+	f := Detect(Input{Harness: schema.HarnessClaudeCode, Tool: "Bash", Context: text, ToolUseResult: result})
+	if f.Truncated || f.Kind != schema.KindNone || !f.PartialByRequest || f.Detector != "claude_code.bash_in_background" {
+		t.Fatalf("truncated %v kind %s partial %v detector %s, want partial by request", f.Truncated, f.Kind, f.PartialByRequest, f.Detector)
+	}
+	if f.SavedRef != path || f.NextHint != "To check interim output, use Read on that file path." {
+		t.Errorf("saved %q next %q", f.SavedRef, f.NextHint)
+	}
+	if f.Original.Sizes != (schema.Sizes{}) || f.Original.Source != schema.SourceUnknown {
+		t.Errorf("original %+v, want unknown (the notice is not the output)", f.Original)
+	}
+}

@@ -126,6 +126,7 @@ var (
 	ccReadLineRe    = regexp.MustCompile(`(?m)^ *(\d+)(?:→|\t)`)
 	// A Bash command that outlived its timeout keeps running in the
 	// background (2.1.328, the harness lab's bash-timeout).
+	ccBashInBackgroundRe = regexp.MustCompile(`\ACommand running in background with ID: [^.\s]+\. Output is being written to: (\S+?)\.(?:\s|$)`)
 	ccBashBackgroundedRe = regexp.MustCompile(`Command did not complete within its \S+ timeout and was moved to the background \(ID: [^)\s]+\)\. Output is being written to: (\S+?)\.(?:\s|$)`)
 )
 
@@ -133,6 +134,7 @@ var claudeCodeRules = []rule{
 	{name: "claude_code.cleared", match: ccCleared},
 	{name: "claude_code.persisted_output", match: ccPersisted},
 	{name: "claude_code.bash_backgrounded", match: ccBashBackgrounded},
+	{name: "claude_code.bash_in_background", match: ccBashInBackground},
 	{name: "claude_code.mcp_saved", match: ccMCPSaved},
 	{name: "claude_code.read_refused", match: ccReadRefused},
 	{name: "claude_code.task_truncated", match: ccTaskTruncated},
@@ -401,10 +403,33 @@ func ccBashBackgrounded(s *scan, fd *finding) bool {
 	fd.cut(schema.StrategySpillToFile, "timeout", strings.TrimSpace(s.text[m[0]:]))
 	fd.SavedRef = group(s.text, m, 1)
 	fd.NextHint = "Output is being written to: " + fd.SavedRef
-	if i := strings.Index(s.text[m[1]:], "To check interim output, use Read on that file path."); i >= 0 {
+	if strings.Contains(s.text[m[1]:], "To check interim output, use Read on that file path.") {
 		fd.NextHint = "To check interim output, use Read on that file path."
 	}
 	fd.disclose(false, true, true)
 	fd.show(schema.Known(0), schema.KnownInt(countRunes(preview)), schema.UnitChars, schema.Unknown)
+	return true
+}
+
+// ccBashInBackground: a Bash command run in the background as the call
+// asked (run_in_background). The result is a notice naming the file its
+// output goes to, not the output: nothing was cut, the call asked for none
+// of it yet (partial by request), and nothing tells how large the output
+// is, so the original is unknown.
+func ccBashInBackground(s *scan, fd *finding) bool {
+	if s.in.Tool != "Bash" || !strings.HasPrefix(s.text, "Command running in background with ID: ") {
+		return false
+	}
+	m := ccBashInBackgroundRe.FindStringSubmatchIndex(s.text)
+	if m == nil {
+		return false
+	}
+	fd.Kind = schema.KindNone
+	fd.PartialByRequest = true
+	fd.SavedRef = group(s.text, m, 1)
+	fd.NextHint = "Output is being written to: " + fd.SavedRef
+	if strings.Contains(s.text[m[1]:], "To check interim output, use Read on that file path.") {
+		fd.NextHint = "To check interim output, use Read on that file path."
+	}
 	return true
 }

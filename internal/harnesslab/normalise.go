@@ -63,7 +63,7 @@ var idRules = []idRule{
 	// Claude Code's background task ids (a Bash command that outlived its
 	// timeout): "(ID: <9 chars>)", tasks/<id>.output, backgroundTaskId, and
 	// the <task-id> of the notification when it completes.
-	{"claude-task", regexp.MustCompile(`(?:\(ID: |tasks/|"backgroundTaskId":"|<task-id>)([a-z0-9]{9})\b`), func(raw string, n int) string {
+	{"claude-task", regexp.MustCompile(`(?:\(ID: |with ID: |tasks/|"backgroundTaskId":"|<task-id>)([a-z0-9]{9})\b`), func(raw string, n int) string {
 		return raw[:1] + fmt.Sprintf("%08d", n)
 	}},
 	// The run id of the prompt Claude Code makes of a task's notification.

@@ -101,6 +101,19 @@ func ClaudeCodeScenarios() []Scenario {
 			},
 		},
 		{
+			Name: "bash-background", Case: "Bash run in the background by request",
+			Script: func(e Env) model.Script {
+				return steps(plainAnswer, one(model.ToolCall{Name: "Bash", Input: map[string]any{
+					"command": "echo started; sleep 2; echo finished", "description": "lab command", "run_in_background": true}}))
+			},
+			Truth: func(e Env) ([]CallTruth, []AnswerTruth) {
+				// The call asked for none of the output yet: the result names the
+				// file it goes to, and nothing tells its size.
+				return []CallTruth{{Tool: "Bash", Did: "a notice naming the file the output goes to, as asked", Kind: "none", Strategy: "none", PartialByRequest: true}},
+					[]AnswerTruth{{Risk: "none"}}
+			},
+		},
+		{
 			Name: "read-small", Case: "Read, small file",
 			Setup:  writeFiles(map[string]string{"small.txt": ccSmall}),
 			Script: func(e Env) model.Script { return steps(plainAnswer, one(ccRead(filepath.Join(e.Work, "small.txt")))) },
