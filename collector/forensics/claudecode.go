@@ -401,11 +401,7 @@ func ccBashBackgrounded(s *scan, fd *finding) bool {
 	}
 	preview := strings.TrimSuffix(s.text[:m[0]], "\n")
 	fd.cut(schema.StrategySpillToFile, "timeout", strings.TrimSpace(s.text[m[0]:]))
-	fd.SavedRef = group(s.text, m, 1)
-	fd.NextHint = "Output is being written to: " + fd.SavedRef
-	if strings.Contains(s.text[m[1]:], "To check interim output, use Read on that file path.") {
-		fd.NextHint = "To check interim output, use Read on that file path."
-	}
+	ccTaskOutput(fd, group(s.text, m, 1), s.text[m[1]:])
 	fd.disclose(false, true, true)
 	fd.show(schema.Known(0), schema.KnownInt(countRunes(preview)), schema.UnitChars, schema.Unknown)
 	return true
@@ -426,10 +422,17 @@ func ccBashInBackground(s *scan, fd *finding) bool {
 	}
 	fd.Kind = schema.KindNone
 	fd.PartialByRequest = true
-	fd.SavedRef = group(s.text, m, 1)
-	fd.NextHint = "Output is being written to: " + fd.SavedRef
-	if strings.Contains(s.text[m[1]:], "To check interim output, use Read on that file path.") {
+	ccTaskOutput(fd, group(s.text, m, 1), s.text[m[1]:])
+	return true
+}
+
+// ccTaskOutput records a background task's output file as the saved
+// reference, and how the notice says to read it (rest is the notice after
+// the path).
+func ccTaskOutput(fd *finding, path, rest string) {
+	fd.SavedRef = path
+	fd.NextHint = "Output is being written to: " + path
+	if strings.Contains(rest, "To check interim output, use Read on that file path.") {
 		fd.NextHint = "To check interim output, use Read on that file path."
 	}
-	return true
 }
