@@ -232,7 +232,7 @@ func Apply(ctx context.Context, x Execer, db string, v ServerVersion) (Result, e
 		for i, stmt := range stmts {
 			// An ADD COLUMN that finds its column is the trace of an earlier,
 			// interrupted run: that statement is done.
-			sql, column := addColumnFor(stmt, v)
+			sql, column := alterFor(stmt, v)
 			if err := x.Exec(ctx, sql); err != nil {
 				if columnExists(err, column) {
 					continue
@@ -252,21 +252,22 @@ func Apply(ctx context.Context, x Execer, db string, v ServerVersion) (Result, e
 // addColumnRe matches a statement that adds one column idempotently.
 var addColumnRe = regexp.MustCompile("(?is)^(ALTER\\s+TABLE\\s+\\S+\\s+ADD\\s+COLUMN)\\s+IF\\s+NOT\\s+EXISTS\\s+(`[^`]+`|[A-Za-z_][A-Za-z0-9_]*)(\\s.*)$")
 
-// addColumnFor is stmt as a server of version v runs it: servers with the
-// modern rendering take ADD COLUMN IF NOT EXISTS as written; older ones get
-// the plain form (portableAddColumn) and the column to check for.
-func addColumnFor(stmt string, v ServerVersion) (sql, column string) {
+// alterFor is stmt as a server of version v runs it: servers with the
+// modern rendering take ADD COLUMN IF NOT EXISTS and MODIFY COLUMN IF EXISTS
+// as written; older ones get the plain forms (portableAlter) and the column
+// an ADD COLUMN may find already there.
+func alterFor(stmt string, v ServerVersion) (sql, column string) {
 	if v.Modern() {
 		return stmt, ""
 	}
-	return portableAddColumn(stmt)
+	return portableAlter(stmt)
 }
 
 // modifyColumnRe matches a statement that changes one column's type
 // idempotently.
 var modifyColumnRe = regexp.MustCompile(`(?is)^(ALTER\s+TABLE\s+\S+\s+MODIFY\s+COLUMN)\s+IF\s+EXISTS\s+(.*)$`)
 
-// portableAddColumn rewrites "ALTER TABLE t ADD COLUMN IF NOT EXISTS c …",
+// portableAlter rewrites "ALTER TABLE t ADD COLUMN IF NOT EXISTS c …",
 // which ClickHouse 18.16 cannot parse, into the plain ADD COLUMN every
 // version accepts, and returns the column name so that the caller can take
 // "already exists" as done. "MODIFY COLUMN IF EXISTS c T", which 18.16
@@ -274,7 +275,7 @@ var modifyColumnRe = regexp.MustCompile(`(?is)^(ALTER\s+TABLE\s+\S+\s+MODIFY\s+C
 // modify columns an earlier one created, and modifying a column to the type
 // it has is a no-op, so the plain form can be repeated as it is. Any other
 // statement is returned unchanged with an empty column name.
-func portableAddColumn(stmt string) (sql, column string) {
+func portableAlter(stmt string) (sql, column string) {
 	if m := modifyColumnRe.FindStringSubmatch(stmt); m != nil {
 		return m[1] + " " + m[2], ""
 	}
@@ -337,7 +338,7 @@ func Plan(db string, v ServerVersion, applied map[uint32]string) ([]Step, error)
 			return nil, err
 		}
 		for _, s := range stmts {
-			sql, _ := addColumnFor(s, v)
+			sql, _ := alterFor(s, v)
 			out = append(out, Step{Migration: m, SQL: sql})
 		}
 	}

@@ -85,7 +85,7 @@ func TestValidDatabaseName(t *testing.T) {
 	}
 }
 
-func TestPortableAddColumn(t *testing.T) {
+func TestPortableAlter(t *testing.T) {
 	tests := []struct {
 		name, stmt, sql, column string
 	}{
@@ -102,9 +102,9 @@ func TestPortableAddColumn(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sql, column := portableAddColumn(tt.stmt)
+			sql, column := portableAlter(tt.stmt)
 			if sql != tt.sql || column != tt.column {
-				t.Errorf("portableAddColumn = %q, %q; want %q, %q", sql, column, tt.sql, tt.column)
+				t.Errorf("portableAlter = %q, %q; want %q, %q", sql, column, tt.sql, tt.column)
 			}
 		})
 	}
@@ -149,7 +149,7 @@ func TestAddColumnStatementsAddOne(t *testing.T) {
 				t.Errorf("migration %04d_%s adds %d columns in one statement: %.80s", m.Version, m.Name, n, s)
 			}
 			if n == 1 {
-				if _, column := portableAddColumn(s); column == "" {
+				if _, column := portableAlter(s); column == "" {
 					t.Errorf("migration %04d_%s: ADD COLUMN without IF NOT EXISTS: %.80s", m.Version, m.Name, s)
 				}
 			}
