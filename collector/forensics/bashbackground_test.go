@@ -1,6 +1,7 @@
 package forensics
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/ctxaudit/ctxaudit/schema"
@@ -31,6 +32,13 @@ func TestBashBackgrounded(t *testing.T) {
 	}
 	if f.Shown != (schema.Range{Start: schema.Known(0), End: schema.Known(15), Unit: schema.UnitChars}) || f.Total.Known {
 		t.Errorf("shown %+v total %v, want chars 0-15 of an unknown total", f.Shown, f.Total)
+	}
+
+	// A long output before the notice: found at the end, shown counts all of it.
+	long := strings.Repeat("x", 100000) + "\n"
+	lf := Detect(Input{Harness: schema.HarnessClaudeCode, Tool: "Bash", Context: long + notice})
+	if lf.Strategy != schema.StrategySpillToFile || lf.Shown.End != schema.Known(100000) || lf.Marker != notice {
+		t.Errorf("after 100,000 chars: strategy %s shown %+v marker %.40q", lf.Strategy, lf.Shown, lf.Marker)
 	}
 
 	// The same stdout without the timeout is the whole output.

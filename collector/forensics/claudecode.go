@@ -390,18 +390,24 @@ func ccEmpty(s *scan, fd *finding) bool {
 // background. The model got what it had written so far, then a notice that
 // says why, where the rest is being written and how to read it, not how much
 // there is: the rest never reached the context, so a preview plus a file
-// (spill_to_file), the original at least what was shown.
+// (spill_to_file), the original at least what was shown. The notice ends the
+// result, so only its last 2 KiB are searched: a long output costs nothing.
 func ccBashBackgrounded(s *scan, fd *finding) bool {
-	if s.in.Tool != "Bash" || !strings.Contains(s.text, "was moved to the background (ID: ") {
+	if s.in.Tool != "Bash" {
 		return false
 	}
-	m := ccBashBackgroundedRe.FindStringSubmatchIndex(s.text)
+	t := tail(s.text, 2048)
+	if !strings.Contains(t, "was moved to the background (ID: ") {
+		return false
+	}
+	m := ccBashBackgroundedRe.FindStringSubmatchIndex(t)
 	if m == nil {
 		return false
 	}
-	preview := strings.TrimSuffix(s.text[:m[0]], "\n")
-	fd.cut(schema.StrategySpillToFile, "timeout", strings.TrimSpace(s.text[m[0]:]))
-	ccTaskOutput(fd, group(s.text, m, 1), s.text[m[1]:])
+	at := len(s.text) - len(t) + m[0]
+	preview := strings.TrimSuffix(s.text[:at], "\n")
+	fd.cut(schema.StrategySpillToFile, "timeout", strings.TrimSpace(s.text[at:]))
+	ccTaskOutput(fd, group(t, m, 1), t[m[1]:])
 	fd.disclose(false, true, true)
 	fd.show(schema.Known(0), schema.KnownInt(countRunes(preview)), schema.UnitChars, schema.Unknown)
 	return true

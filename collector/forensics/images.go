@@ -43,9 +43,7 @@ func ccReadImage(s *scan, fd *finding) bool {
 		fd.Detector = "claude_code.read_image_reencoded"
 		return true
 	}
-	fd.Kind = schema.KindNone
-	fd.complete = true
-	fd.confirmedBy = schema.SourceHarnessMetadata
+	fd.sentWhole()
 	return true
 }
 
@@ -65,10 +63,16 @@ func ccReadPDF(s *scan, fd *finding) bool {
 		return false
 	}
 	s.orig.add(rankMetadata, schema.Sizes{Bytes: f.OriginalSize})
+	fd.sentWhole()
+	return true
+}
+
+// sentWhole records a file Claude Code sent as its own bytes, which its
+// toolUseResult shows: complete, confirmed by the harness's metadata.
+func (fd *finding) sentWhole() {
 	fd.Kind = schema.KindNone
 	fd.complete = true
 	fd.confirmedBy = schema.SourceHarnessMetadata
-	return true
 }
 
 // pi's read of an image (core/tools/read.js): a caption "Read image file
