@@ -78,15 +78,15 @@ var (
 
 // claudeResult reads toolUseResult once per call.
 func (s *scan) claudeResult() *ccResult {
-	if s.cc != nil {
-		return s.cc
+	r := &s.cc
+	if s.ccDone {
+		return r
 	}
-	s.cc = &ccResult{}
+	s.ccDone = true
 	o := objectIn(s.in.ToolUseResult)
 	if o == nil {
-		return s.cc
+		return r
 	}
-	r := s.cc
 	var v [len(ccResultKeys)][]byte
 	o.fields(ccResultKeys[:], v[:])
 	if f := member(v[ccKeyFile]); f != nil {

@@ -261,15 +261,15 @@ type piDetails struct {
 }
 
 func (s *scan) piDetails() *piDetails {
-	if s.pi != nil {
-		return s.pi
+	d := &s.pi
+	if s.piDone {
+		return d
 	}
-	s.pi = &piDetails{}
+	s.piDone = true
 	o := objectIn(s.in.Details)
 	if o == nil {
-		return s.pi
+		return d
 	}
-	d := s.pi
 	var v [len(piDetailsKeys)][]byte
 	o.fields(piDetailsKeys[:], v[:])
 	d.fullOutputPath = stringOr(v[0])

@@ -28,19 +28,26 @@ type scan struct {
 	anchorsDone anchor
 	anchorHits  [anchorCount][]int
 	codex       codexWrapper
-	cc          *ccResult
-	pi          *piDetails
+	// cc and pi are the harnesses' result metadata, decoded on first use
+	// (ccDone, piDone) into the scan itself: the scan is pooled, so a
+	// decoded call allocates nothing of its own.
+	cc     ccResult
+	ccDone bool
+	pi     piDetails
+	piDone bool
 }
 
 // reset empties s for in (nil: for no call, releasing what the last one
-// referred to). The anchor hits keep their arrays, which the next call
-// fills again.
+// referred to). The anchor hits and the original-size candidates keep
+// their arrays, which the next call fills again (they hold no pointer
+// into a call's text).
 func (s *scan) reset(in *Input) {
-	hits := s.anchorHits
+	hits, candidates := s.anchorHits, s.orig.list
 	*s = scan{in: in}
 	for i := range hits {
 		s.anchorHits[i] = hits[i][:0]
 	}
+	s.orig.list = candidates[:0]
 }
 
 // start sets s up for one call on in.

@@ -12,6 +12,11 @@ import (
 // ("85,713", as JavaScript's toLocaleString writes it). Anything else, and
 // anything that overflows, is unknown.
 func atoi(s string) schema.Count {
+	if s == "" {
+		// An optional group that did not match: unknown, without the
+		// error value ParseUint would allocate to say so.
+		return schema.Unknown
+	}
 	s = strings.ReplaceAll(s, ",", "")
 	n, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {
