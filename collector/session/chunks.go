@@ -42,7 +42,10 @@ func (c *chunks[T]) at(i int) *T {
 	return &c.parts[p][o]
 }
 
-func (c *chunks[T]) append(v T) {
+func (c *chunks[T]) append(v T) { c.appendCopy(&v) }
+
+// appendCopy appends a copy of *v.
+func (c *chunks[T]) appendCopy(v *T) {
 	p, _ := locate(c.n)
 	if p == len(c.parts) {
 		size := maxChunk
@@ -51,7 +54,7 @@ func (c *chunks[T]) append(v T) {
 		}
 		c.parts = append(c.parts, make([]T, 0, size))
 	}
-	c.parts[p] = append(c.parts[p], v)
+	c.parts[p] = append(c.parts[p], *v)
 	c.n++
 }
 

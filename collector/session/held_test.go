@@ -17,7 +17,7 @@ func TestHoldPendingCommitRestore(t *testing.T) {
 	held := []schema.ToolCall{call("c1", at, true, `{"file_path":"/a.go"}`), call("c2", at.Add(time.Second), false, `{"file_path":"/b.go"}`)}
 	b := New("s")
 	for _, c := range held {
-		b.HoldCall(c)
+		b.HoldCall(&c)
 	}
 	if got := ids(b.Pending(meta).Calls); len(got) != 2 {
 		t.Fatalf("first pending: %v; want both held calls", got)
@@ -36,19 +36,19 @@ func TestHoldPendingCommitRestore(t *testing.T) {
 
 	r := New("s")
 	for _, c := range held {
-		r.HoldCall(c)
+		r.HoldCall(&c)
 	}
 	r.Restore(sent)
 	if got := ids(r.Pending(meta).Calls); len(got) != 0 {
 		t.Fatalf("restored builder returns %v; want nothing (all emitted before)", got)
 	}
-	r.HoldCall(held[1]) // the same call again: nothing new
+	r.HoldCall(&held[1]) // the same call again: nothing new
 	if got := ids(r.Pending(meta).Calls); len(got) != 0 {
 		t.Fatalf("same call held again: %v; want nothing", got)
 	}
 	changed := held[1]
 	changed.IsError = true
-	r.HoldCall(changed)
+	r.HoldCall(&changed)
 	if got := ids(r.Pending(meta).Calls); len(got) != 1 || got[0] != "c2" {
 		t.Fatalf("call held again with other content: %v; want c2", got)
 	}

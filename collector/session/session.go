@@ -155,19 +155,20 @@ func (b *Builder) AddCall(c schema.ToolCall, spawnedAgentID string, emitted bool
 // returns it whatever its follow-through. A call held again with different
 // content (a source that re-sent it with other figures) is returned again
 // too; held again unchanged, it is returned only if its follow-through
-// changes, as usual.
-func (b *Builder) HoldCall(c schema.ToolCall) {
+// changes, as usual. The builder keeps its own copy of *c (a call is 800
+// bytes: passed by value it was copied at every step of the way in).
+func (b *Builder) HoldCall(c *schema.ToolCall) {
 	b.NotAnswer(c.MessageID)
 	if i, ok := b.callIdx[c.CallID]; ok {
 		held := b.calls.at(i)
-		if !reflect.DeepEqual(*held, c) {
+		if !reflect.DeepEqual(*held, *c) {
 			delete(b.sentCall, c.CallID)
 		}
-		*held = c
+		*held = *c
 		return
 	}
 	b.callIdx[c.CallID] = b.calls.len()
-	b.calls.append(c)
+	b.calls.appendCopy(c)
 }
 
 // AddAnswer stores an answer candidate (replacing one of the same id). A

@@ -86,7 +86,7 @@ func (b *sessionBuffer) span(t time.Time) {
 	}
 }
 
-func (b *sessionBuffer) addCall(c schema.ToolCall) {
+func (b *sessionBuffer) addCall(c *schema.ToolCall) {
 	b.b.HoldCall(c)
 	b.span(c.Timestamp)
 	if !b.hasFirst || c.Timestamp.Before(b.firstAt) || (c.Timestamp.Equal(b.firstAt) && c.CallID < b.firstID) {
@@ -216,7 +216,7 @@ func (p *tracesProcessor) reload(ctx context.Context) error {
 			}
 			for _, c := range r.Calls {
 				if c != nil { // a null in a damaged key
-					b.addCall(*c)
+					b.addCall(c)
 				}
 			}
 			for _, a := range r.Answers {
@@ -484,12 +484,11 @@ func (p *tracesProcessor) drop(el *list.Element) *sessionBuffer {
 // addCall holds *c, redacted in place (held, and possibly kept in
 // storage: no secret past this point); it returns the buffer that holds it
 // (nil: not held) and the buffers dropped to make room.
-func (p *tracesProcessor) addCall(pc *schema.ToolCall) (*sessionBuffer, []*sessionBuffer) {
-	if pc.SessionID == "" {
+func (p *tracesProcessor) addCall(c *schema.ToolCall) (*sessionBuffer, []*sessionBuffer) {
+	if c.SessionID == "" {
 		return nil, nil
 	}
-	p.secret.Record(pc)
-	c := *pc
+	p.secret.Record(c)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	b, evicted := p.buffer(c.SessionID, c.Source)

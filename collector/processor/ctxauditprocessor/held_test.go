@@ -406,7 +406,7 @@ func TestChunksOfEmission(t *testing.T) {
 	buf := func(id string, calls int) *sessionBuffer {
 		b := newSessionBuffer(id, schema.HarnessCodex, false, 1)
 		for i := range calls {
-			b.addCall(schema.ToolCall{SessionID: id, CallID: fmt.Sprintf("%s-%d", id, i), Tool: "shell"})
+			b.addCall(&schema.ToolCall{SessionID: id, CallID: fmt.Sprintf("%s-%d", id, i), Tool: "shell"})
 		}
 		return b
 	}
@@ -1064,7 +1064,7 @@ func TestDroppedRunsKeepSessionOrder(t *testing.T) {
 	at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
 	buffer := func(sid string, gen uint64) *sessionBuffer {
 		b := newSessionBuffer(sid, schema.HarnessCodex, gen > 1, gen)
-		b.addCall(schema.ToolCall{SessionID: sid, CallID: fmt.Sprintf("%s-g%d", sid, gen), Tool: "shell", Source: schema.HarnessCodex,
+		b.addCall(&schema.ToolCall{SessionID: sid, CallID: fmt.Sprintf("%s-g%d", sid, gen), Tool: "shell", Source: schema.HarnessCodex,
 			Timestamp: at, Forensics: schema.Forensics{Kind: schema.KindNone}})
 		b.dirty, b.retired = true, true
 		return b

@@ -181,7 +181,7 @@ func (p *tracesProcessor) processSpan(ctx context.Context, res pcommon.Map, sp p
 			// carry only to be dropped: the same record either way.
 			c = otelconv.ToolCallWithVerdict(attrs, res, t, verdict, harness)
 		}
-		held, evicted := p.holdCall(c, sp, add)
+		held, evicted := p.holdCall(&c, sp, add)
 		goesOn := !held || p.cfg.ForwardHeldSpans
 		if verdict != nil && goesOn {
 			otelconv.PutVerdict(attrs, verdict, harness)
@@ -205,15 +205,15 @@ func (p *tracesProcessor) processSpan(ctx context.Context, res pcommon.Map, sp p
 // holdCall holds the call c of span sp for session analysis, recording it in
 // add; it reports whether it did (a call without a session is not held) and
 // the buffers dropped to make room.
-func (p *tracesProcessor) holdCall(c schema.ToolCall, sp ptrace.Span, add *added) (bool, []*sessionBuffer) {
+func (p *tracesProcessor) holdCall(c *schema.ToolCall, sp ptrace.Span, add *added) (bool, []*sessionBuffer) {
 	if c.SessionID == "" {
 		return false, nil
 	}
-	if c.CallID == "" {
-		c.CallID = sp.SpanID().String()
-	}
 	rec := add.reserve()
-	*rec = c
+	*rec = *c
+	if rec.CallID == "" {
+		rec.CallID = sp.SpanID().String()
+	}
 	b, evicted := p.addCall(rec)
 	if b == nil {
 		return false, evicted
