@@ -158,12 +158,13 @@ func TestEmittedAttributesHaveDocumentedTypes(t *testing.T) {
 			Context:   schema.Sizes{Bytes: schema.Known(2), Chars: schema.Known(2), Lines: schema.Known(1), Tokens: schema.Known(1)},
 			Truncated: true, Kind: schema.KindExplicit, Strategy: schema.StrategyHead, PartialByRequest: true,
 			Shown: schema.Range{Start: schema.Known(1), End: schema.Known(1), Unit: schema.UnitLines}, Total: schema.Known(2),
-			ShownTail: schema.Range{Start: schema.Known(2), End: schema.Known(2), Unit: schema.UnitLines},
-			Reason:    "cap_lines", Disclosure: schema.Disclosure{Range: true, Reason: true, Next: true}, NextHint: "offset=2",
+			ShownTail: schema.Range{Start: schema.Known(2), End: schema.Known(2), Unit: schema.UnitLines}, ShownTailIsEnd: true,
+			RefetchedSource: true, Reason: "cap_lines", Disclosure: schema.Disclosure{Range: true, Reason: true, Next: true}, NextHint: "offset=2",
 			SavedRef: "/w/a.go", RefVersion: "v1", Marker: "[1 more line]", MarkerUnderstated: true, Detector: "claude_code.read",
 		},
 		FollowedUp: true, ContinuationOf: "c1", SessionCoverage: schema.KnownRatio(0.5), Searched: true,
-		SourceFile: "/t/s.jsonl", SourceLine: 3, Analysis: schema.Analysis{Done: true, Records: 2},
+		CoverageUpperBound: true, CoverageMixedVersions: true,
+		SourceFile: "/t/s.jsonl", SourceLine: 3, Analysis: schema.Analysis{Done: true, Records: 2, Partial: true},
 	}
 	answer := schema.Answer{
 		SessionID: "s", MessageID: "msg2", Timestamp: at, Source: schema.HarnessClaudeCode, Sidechain: true, Turn: 1,

@@ -104,21 +104,23 @@ func appendToolCall(spans ptrace.SpanSlice, c *schema.ToolCall, ids *sessionIDs,
 // exactly — each slot is a key and a value, and an emitted span is built
 // for every analysed call (TestToolCallAttributesCount).
 func toolCallAttributes(c *schema.ToolCall) int {
-	const always = 11 // operation, tool, call and conversation ids, sidechain, turn, is_error, followed_up, searched, the two coverage flags
+	const always = 5 // operation, tool, call and conversation ids, turn
 	n := always + forensicsAttributes(&c.Forensics)
+	n += trueCount(c.Sidechain, c.IsError, c.FollowedUp, c.Searched, c.CoverageUpperBound, c.CoverageMixedVersions)
 	n += nonEmptyCount(c.Model, c.AgentID, c.Arguments, string(c.Source), c.HarnessVersion, c.Project,
 		c.Cwd, c.GitBranch, c.MessageID, c.Target, c.SourceFile, c.ContinuationOf)
 	n += oneIf(c.IsError) + oneIf(c.SourceLine > 0) + oneIf(c.SessionCoverage.Known)
 	if c.Analysis.Done {
-		n += 2
+		n += 1 + oneIf(c.Analysis.Partial)
 	}
 	return n
 }
 
 // forensicsAttributes is how many attributes PutForensics writes for f.
 func forensicsAttributes(f *schema.Forensics) int {
-	const always = 10 // original source, truncated, partial_by_request, shown_tail.is_end, refetched_source, the three disclosures, score, marker_understated
-	n := always
+	const always = 3 // original source, truncated, disclosure score
+	n := always + trueCount(f.PartialByRequest, f.ShownTailIsEnd, f.RefetchedSource,
+		f.Disclosure.Range, f.Disclosure.Reason, f.Disclosure.Next || f.NextHint != "", f.MarkerUnderstated)
 	for _, c := range []schema.Count{f.Original.Bytes, f.Original.Chars, f.Original.Lines, f.Original.Tokens,
 		f.Context.Bytes, f.Context.Chars, f.Context.Lines, f.Context.Tokens,
 		f.Shown.Start, f.Shown.End, f.Total, f.ShownTail.Start, f.ShownTail.End} {
@@ -126,6 +128,26 @@ func forensicsAttributes(f *schema.Forensics) int {
 	}
 	return n + nonEmptyCount(string(f.Original.Precision), string(f.Kind), string(f.Strategy), string(f.Shown.Unit),
 		f.Reason, f.NextHint, f.SavedRef, f.RefVersion, f.Marker, f.Detector)
+}
+
+// putTrue writes a flag only when it is set: an absent bool key reads as
+// false (docs/attributes.md), and leaving the false ones out spares an
+// emitted call a dozen attributes — each one an allocation, and a scan of
+// the attributes already written (pcommon.Map.Put looks for the key first).
+// ctxaudit.output.truncated is written either way (it is the verdict
+// itself), and ctxaudit.output.disclosure.next whenever there is a hint.
+func putTrue(m pcommon.Map, k string, v bool) {
+	if v {
+		m.PutBool(k, true)
+	}
+}
+
+func trueCount(flags ...bool) int {
+	n := 0
+	for _, f := range flags {
+		n += oneIf(f)
+	}
+	return n
 }
 
 func nonEmptyCount(vals ...string) int {
@@ -168,24 +190,24 @@ func putToolCall(m pcommon.Map, c *schema.ToolCall) {
 	putNonEmpty(m, AttrProject, c.Project)
 	putNonEmpty(m, AttrCwd, c.Cwd)
 	putNonEmpty(m, AttrGitBranch, c.GitBranch)
-	m.PutBool(AttrSidechain, c.Sidechain)
+	putTrue(m, AttrSidechain, c.Sidechain)
 	m.PutInt(AttrTurn, int64(c.Turn))
 	putNonEmpty(m, AttrMessageID, c.MessageID)
 	putNonEmpty(m, AttrTarget, c.Target)
-	m.PutBool(AttrIsError, c.IsError)
+	putTrue(m, AttrIsError, c.IsError)
 	putNonEmpty(m, AttrSourceFile, c.SourceFile)
 	if c.SourceLine > 0 {
 		m.PutInt(AttrSourceLine, c.SourceLine)
 	}
 	putForensics(m, &c.Forensics)
-	m.PutBool(AttrFollowedUp, c.FollowedUp)
+	putTrue(m, AttrFollowedUp, c.FollowedUp)
 	putNonEmpty(m, AttrContinuationOf, c.ContinuationOf)
 	if c.SessionCoverage.Known {
 		m.PutDouble(AttrSessionCoverage, c.SessionCoverage.V)
 	}
-	m.PutBool(AttrSearched, c.Searched)
-	m.PutBool(AttrCoverageUpperBound, c.CoverageUpperBound)
-	m.PutBool(AttrCoverageMixedVersions, c.CoverageMixedVersions)
+	putTrue(m, AttrSearched, c.Searched)
+	putTrue(m, AttrCoverageUpperBound, c.CoverageUpperBound)
+	putTrue(m, AttrCoverageMixedVersions, c.CoverageMixedVersions)
 	putAnalysis(m, c.Analysis)
 }
 
@@ -196,7 +218,7 @@ func putAnalysis(m pcommon.Map, a schema.Analysis) {
 		return
 	}
 	m.PutInt(AttrAnalysisRecords, int64(max(a.Records, 0)))
-	m.PutBool(AttrAnalysisPartial, a.Partial)
+	putTrue(m, AttrAnalysisPartial, a.Partial)
 }
 
 // MarkAnalysedUpstream stamps every span of spans with AttrAnalysisUpstream:
@@ -271,25 +293,29 @@ func putForensics(m pcommon.Map, f *schema.Forensics) {
 	m.PutBool(forensics.AttrTruncated, f.Truncated)
 	putNonEmpty(m, forensics.AttrTruncationKind, string(f.Kind))
 	putNonEmpty(m, forensics.AttrStrategy, string(f.Strategy))
-	m.PutBool(AttrPartialByRequest, f.PartialByRequest)
+	putTrue(m, AttrPartialByRequest, f.PartialByRequest)
 	putCount(m, forensics.AttrShownStart, f.Shown.Start)
 	putCount(m, forensics.AttrShownEnd, f.Shown.End)
 	putNonEmpty(m, forensics.AttrShownUnit, string(f.Shown.Unit))
 	putCount(m, forensics.AttrTotal, f.Total)
 	putCount(m, forensics.AttrShownTailStart, f.ShownTail.Start)
 	putCount(m, forensics.AttrShownTailEnd, f.ShownTail.End)
-	m.PutBool(forensics.AttrShownTailIsEnd, f.ShownTailIsEnd)
-	m.PutBool(forensics.AttrRefetchedSource, f.RefetchedSource)
+	putTrue(m, forensics.AttrShownTailIsEnd, f.ShownTailIsEnd)
+	putTrue(m, forensics.AttrRefetchedSource, f.RefetchedSource)
 	putNonEmpty(m, forensics.AttrReason, strings.Clone(f.Reason))
-	m.PutBool(AttrDisclosureRange, f.Disclosure.Range)
-	m.PutBool(AttrDisclosureReason, f.Disclosure.Reason)
-	m.PutBool(AttrDisclosureNext, f.Disclosure.Next)
+	putTrue(m, AttrDisclosureRange, f.Disclosure.Range)
+	putTrue(m, AttrDisclosureReason, f.Disclosure.Reason)
+	if f.Disclosure.Next || f.NextHint != "" {
+		// Written false too beside a hint: a hint alone reads as a notice
+		// that told how to continue (reportedFigures).
+		m.PutBool(AttrDisclosureNext, f.Disclosure.Next)
+	}
 	m.PutInt(AttrDisclosureScore, int64(f.Disclosure.Score()))
 	putNonEmpty(m, forensics.AttrNext, strings.Clone(f.NextHint))
 	putNonEmpty(m, forensics.AttrSavedRef, strings.Clone(f.SavedRef))
 	putNonEmpty(m, AttrRefVersion, f.RefVersion)
 	putNonEmpty(m, forensics.AttrMarker, strings.Clone(f.Marker))
-	m.PutBool(AttrMarkerUnderstated, f.MarkerUnderstated)
+	putTrue(m, AttrMarkerUnderstated, f.MarkerUnderstated)
 	putNonEmpty(m, AttrDetector, f.Detector)
 }
 
@@ -310,13 +336,13 @@ func AppendAnswer(spans ptrace.SpanSlice, a *schema.Answer) ptrace.Span {
 	putNonEmpty(m, AttrResponseModel, a.Model)
 	putNonEmpty(m, AttrAgentID, a.AgentID)
 	putNonEmpty(m, AttrSource, string(a.Source))
-	m.PutBool(AttrSidechain, a.Sidechain)
+	putTrue(m, AttrSidechain, a.Sidechain)
 	m.PutInt(AttrTurn, int64(a.Turn))
 	m.PutStr(AttrMessageID, a.MessageID)
 	m.PutStr(AttrAnswerText, a.Text)
 	putStrings(m, AttrAnswerInputs, a.InputCallIDs)
 	putStrings(m, AttrAnswerIncomplete, a.IncompleteInputs)
-	m.PutBool(AttrAnswerAbsenceClaim, a.AbsenceClaim)
+	putTrue(m, AttrAnswerAbsenceClaim, a.AbsenceClaim)
 	putNonEmpty(m, AttrAnswerAbsence, string(a.Absence))
 	putNonEmpty(m, AttrAnswerAbsenceClause, a.AbsenceClause)
 	putNonEmpty(m, AttrAnswerAbsenceScope, a.AbsenceScope)

@@ -2,6 +2,7 @@ package otelconv
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -262,6 +263,13 @@ func TestToolCallAttributesCount(t *testing.T) {
 			c.Reason, c.NextHint, c.SavedRef, c.RefVersion, c.Marker, c.Detector = full.Reason, full.NextHint, full.SavedRef, full.RefVersion, full.Marker, full.Detector
 		}},
 		{"kind", func(c *schema.ToolCall) { c.Kind, c.Strategy = full.Kind, full.Strategy }},
+		{"hint alone", func(c *schema.ToolCall) { c.NextHint = full.NextHint }},
+		{"flags", func(c *schema.ToolCall) {
+			c.Sidechain, c.FollowedUp, c.Searched, c.CoverageUpperBound, c.CoverageMixedVersions = true, true, true, true, true
+			c.PartialByRequest, c.ShownTailIsEnd, c.RefetchedSource, c.MarkerUnderstated = true, true, true, true
+			c.Disclosure = schema.Disclosure{Range: true, Reason: true, Next: true}
+			c.Analysis = schema.Analysis{Done: true, Partial: true, Records: 2}
+		}},
 	} {
 		var c schema.ToolCall
 		v.set(&c)
@@ -278,6 +286,33 @@ func TestToolCallAttributesCount(t *testing.T) {
 		if got, want := forensicsAttributes(&c.Forensics), f.Len(); got != want {
 			t.Errorf("%s: forensicsAttributes = %d, PutForensics wrote %d", name, got, want)
 		}
+	}
+}
+
+// TestFlagsWrittenWhenTrue: a false flag is left out and reads back as
+// false — except the verdict (truncated) and disclosure.next beside a hint,
+// where absence would read as "told how to continue".
+func TestFlagsWrittenWhenTrue(t *testing.T) {
+	c := schema.ToolCall{SessionID: "s", CallID: "c", Tool: "Read",
+		Forensics: schema.Forensics{Kind: schema.KindSilent, NextHint: "use offset"}}
+	m := pcommon.NewMap()
+	PutToolCall(m, &c)
+	var bools []string
+	for k, v := range m.All() {
+		if v.Type() == pcommon.ValueTypeBool {
+			bools = append(bools, k+"="+v.AsString())
+		}
+	}
+	slices.Sort(bools)
+	if want := []string{"ctxaudit.output.disclosure.next=false", "ctxaudit.output.truncated=false"}; !slices.Equal(bools, want) {
+		t.Errorf("bool attributes %v, want %v", bools, want)
+	}
+	back := ToolCallFromAttributes(m, pcommon.NewMap(), c.Timestamp)
+	if back.Disclosure.Next || back.Sidechain || back.IsError || back.PartialByRequest {
+		t.Errorf("flags read back set: %+v", back.Forensics.Disclosure)
+	}
+	if back.NextHint != c.NextHint || back.Kind != c.Kind {
+		t.Errorf("read back %q %q, want %q %q", back.NextHint, back.Kind, c.NextHint, c.Kind)
 	}
 }
 
