@@ -711,10 +711,11 @@ func callsOf(bufs []*sessionBuffer) int {
 	return n
 }
 
-// emitCalls bounds the calls of one emission: about 12 MB of analysed
-// spans, between the example's batch.min_size and max_size, so that an
-// emission is one INSERT of its own, sent at once (a session holding more
-// goes alone). Half as many calls per INSERT cost ClickHouse 28% more CPU
+// emitCalls bounds the calls of one emission: 7 MB and more of analysed
+// spans (1.2 KB a call of the benchmark's load, more for calls with
+// arguments and places), between the example's batch.min_size and
+// max_size, so that an emission is one INSERT of its own, sent at once (a
+// session holding more goes alone; TestFullEmissionIsOneExportBatch). Half as many calls per INSERT cost ClickHouse 28% more CPU
 // in the collector benchmark (docs/performance.md).
 const emitCalls = 6000
 
