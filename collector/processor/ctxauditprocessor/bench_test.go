@@ -32,17 +32,8 @@ func BenchmarkHoldAndEmit(b *testing.B) {
 	ctx := context.Background()
 	calls := perRequest * (sessions * benchcollector.SpansPerConversation / perRequest)
 	requests := loadRequests(calls, perRequest)
-	cfg := createDefaultConfig().(*Config)
-	cfg.SessionIdle = time.Hour
 	next := new(consumertest.TracesSink)
-	p, err := newTracesProcessor(processortest.NewNopSettings(metadata.Type), cfg, next)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := p.start(ctx, componenttest.NewNopHost()); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = p.shutdown(ctx) })
+	p := startHolding(b, next)
 	all := func(*sessionBuffer) bool { return true }
 	work := ptrace.NewTraces()
 	var sizer ptrace.ProtoMarshaler
@@ -82,6 +73,24 @@ func BenchmarkHoldAndEmit(b *testing.B) {
 	// What the exporter's byte-sized batches count (examples/collector.yaml
 	// sizes them for emitCalls of these).
 	b.ReportMetric(float64(emitted)/float64(b.N*calls), "emitted-B/call")
+}
+
+// startHolding starts a processor with the default configuration, memory
+// only, whose sessions go idle only when flushed, emitting into next.
+func startHolding(tb testing.TB, next *consumertest.TracesSink) *tracesProcessor {
+	tb.Helper()
+	ctx := context.Background()
+	cfg := createDefaultConfig().(*Config)
+	cfg.SessionIdle = time.Hour
+	p, err := newTracesProcessor(processortest.NewNopSettings(metadata.Type), cfg, next)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := p.start(ctx, componenttest.NewNopHost()); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = p.shutdown(ctx) })
+	return p
 }
 
 // loadRequests are OTLP requests of perRequest execute_tool spans each,
@@ -135,17 +144,8 @@ func TestFullEmissionIsOneExportBatch(t *testing.T) {
 	if conf.Get(batch+"sizer") != "bytes" {
 		t.Fatalf("the example's export batches are sized by %v, not bytes", conf.Get(batch+"sizer"))
 	}
-	cfg := createDefaultConfig().(*Config)
-	cfg.SessionIdle = time.Hour
 	next := new(consumertest.TracesSink)
-	p, err := newTracesProcessor(processortest.NewNopSettings(metadata.Type), cfg, next)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.start(ctx, componenttest.NewNopHost()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.shutdown(ctx) })
+	p := startHolding(t, next)
 	for _, td := range loadRequests(emitCalls, 512) {
 		if _, err := process(ctx, p, td); err != nil {
 			t.Fatal(err)
