@@ -715,8 +715,9 @@ func callsOf(bufs []*sessionBuffer) int {
 // spans (1.2 KB a call of the benchmark's load, more for calls with
 // arguments and places), between the example's batch.min_size and
 // max_size, so that an emission is one INSERT of its own, sent at once (a
-// session holding more goes alone; TestFullEmissionIsOneExportBatch). Half as many calls per INSERT cost ClickHouse 28% more CPU
-// in the collector benchmark (docs/performance.md).
+// session holding more goes alone; TestFullEmissionIsOneExportBatch).
+// Half as many calls per INSERT cost ClickHouse 28% more CPU in the
+// collector benchmark (docs/performance.md).
 const emitCalls = 6000
 
 // chunks splits bufs, in order, into runs holding at most limit calls
