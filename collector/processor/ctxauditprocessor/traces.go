@@ -41,8 +41,10 @@ type tracesProcessor struct {
 	// persistMu orders its writes (taken before mu).
 	store     *heldStore
 	persistMu sync.Mutex
-	// encoders are valueEncoders for persist, one per request at a time.
+	// encoders are valueEncoders for persist, one per request at a time;
+	// addeds are the requests' records (takeAdded).
 	encoders sync.Pool
+	addeds   sync.Pool
 
 	mu       sync.Mutex
 	sessions map[string]*list.Element // of *sessionBuffer, most recent at the front
@@ -100,7 +102,7 @@ func (p *tracesProcessor) processTraces(ctx context.Context, td ptrace.Traces) (
 	}
 	var evicted []*sessionBuffer
 	var calls callTally
-	add := newAdded(td.SpanCount())
+	add := p.takeAdded(td.SpanCount())
 	// A held call or answer leaves the processor once, with its session's
 	// analysis; its span goes no further now unless forward_held_spans asks
 	// for it.
@@ -133,6 +135,7 @@ func (p *tracesProcessor) processTraces(ctx context.Context, td ptrace.Traces) (
 	// holds some of them, and its emission must delete their keys too.
 	p.tel.recordCalls(ctx, calls)
 	err := p.persist(ctx, add)
+	p.releaseAdded(add)
 	p.evict(evicted)
 	if err != nil {
 		// Not acknowledged: the client sends the request again.
