@@ -120,7 +120,7 @@ func toolCallAttributes(c *schema.ToolCall) int {
 func forensicsAttributes(f *schema.Forensics) int {
 	const always = 3 // original source, truncated, disclosure score
 	n := always + trueCount(f.PartialByRequest, f.ShownTailIsEnd, f.RefetchedSource,
-		f.Disclosure.Range, f.Disclosure.Reason, f.Disclosure.Next || f.NextHint != "", f.MarkerUnderstated)
+		f.Disclosure.Range, f.Disclosure.Reason, writesDisclosureNext(f), f.MarkerUnderstated)
 	for _, c := range []schema.Count{f.Original.Bytes, f.Original.Chars, f.Original.Lines, f.Original.Tokens,
 		f.Context.Bytes, f.Context.Chars, f.Context.Lines, f.Context.Tokens,
 		f.Shown.Start, f.Shown.End, f.Total, f.ShownTail.Start, f.ShownTail.End} {
@@ -141,6 +141,11 @@ func putTrue(m pcommon.Map, k string, v bool) {
 		m.PutBool(k, true)
 	}
 }
+
+// writesDisclosureNext: ctxaudit.output.disclosure.next is written when
+// true, and false too beside a hint — a hint alone reads as a notice that
+// told how to continue (reportedFigures).
+func writesDisclosureNext(f *schema.Forensics) bool { return f.Disclosure.Next || f.NextHint != "" }
 
 func trueCount(flags ...bool) int {
 	n := 0
@@ -305,9 +310,7 @@ func putForensics(m pcommon.Map, f *schema.Forensics) {
 	putNonEmpty(m, forensics.AttrReason, strings.Clone(f.Reason))
 	putTrue(m, AttrDisclosureRange, f.Disclosure.Range)
 	putTrue(m, AttrDisclosureReason, f.Disclosure.Reason)
-	if f.Disclosure.Next || f.NextHint != "" {
-		// Written false too beside a hint: a hint alone reads as a notice
-		// that told how to continue (reportedFigures).
+	if writesDisclosureNext(f) {
 		m.PutBool(AttrDisclosureNext, f.Disclosure.Next)
 	}
 	m.PutInt(AttrDisclosureScore, int64(f.Disclosure.Score()))
