@@ -27,7 +27,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
-	"reflect"
 	"slices"
 
 	"github.com/ctxaudit/ctxaudit/collector/analysis"
@@ -39,7 +38,7 @@ import (
 // sources produced them, and what was last returned for each.
 type Builder struct {
 	id      string
-	calls   chunks[schema.ToolCall]
+	calls   callStore
 	callIdx map[string]int
 	answers []schema.Answer
 	ansIdx  map[string]int
@@ -138,10 +137,9 @@ func (b *Builder) AddCall(c schema.ToolCall, spawnedAgentID string, emitted bool
 		b.spawnedTurn[spawnedAgentID] = c.Turn
 	}
 	if i, ok := b.callIdx[c.CallID]; ok {
-		*b.calls.at(i) = c
+		b.calls.set(i, &c)
 	} else {
-		b.callIdx[c.CallID] = b.calls.len()
-		b.calls.append(c)
+		b.callIdx[c.CallID] = b.calls.add(&c)
 	}
 	b.NotAnswer(c.MessageID)
 	transcript.PlaceCall(&c, b.spawnedTurn)
@@ -160,15 +158,13 @@ func (b *Builder) AddCall(c schema.ToolCall, spawnedAgentID string, emitted bool
 func (b *Builder) HoldCall(c *schema.ToolCall) {
 	b.NotAnswer(c.MessageID)
 	if i, ok := b.callIdx[c.CallID]; ok {
-		held := b.calls.at(i)
-		if !reflect.DeepEqual(*held, *c) {
+		if !b.calls.same(i, c) {
 			delete(b.sentCall, c.CallID)
+			b.calls.set(i, c)
 		}
-		*held = *c
 		return
 	}
-	b.callIdx[c.CallID] = b.calls.len()
-	b.calls.appendCopy(c)
+	b.callIdx[c.CallID] = b.calls.add(c)
 }
 
 // AddAnswer stores an answer candidate (replacing one of the same id). A
@@ -211,7 +207,7 @@ func (b *Builder) NotAnswer(id string) {
 
 // Records returns copies of the calls and answers held, as added.
 func (b *Builder) Records() ([]schema.ToolCall, []schema.Answer) {
-	return b.calls.clone(), slices.Clone(b.answers)
+	return b.calls.all(), slices.Clone(b.answers)
 }
 
 // Calls is how many calls the builder holds.
@@ -265,7 +261,7 @@ func (b *Builder) Analyze(meta schema.Session) Result {
 // whose emission can fail calls Commit once it succeeded, so a failed
 // emission is returned again by the next analysis.
 func (b *Builder) Pending(meta schema.Session) Result {
-	calls, answers := b.calls.clone(), slices.Clone(b.answers)
+	calls, answers := b.calls.all(), slices.Clone(b.answers)
 	transcript.Assemble(calls, answers, b.spawnedTurn)
 
 	as := analysis.Session{Meta: meta, Calls: calls, Answers: answers, Partial: b.Partial}
