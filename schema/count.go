@@ -9,8 +9,8 @@ import (
 // forgotten measurement can never masquerade as "0 bytes": docs/design.md §3.2 requires
 // unknown sizes to be null in JSON and NULL in ClickHouse, never 0.
 type Count struct {
-	N     uint64
-	Known bool
+	N     uint64 `msg:"N,omitempty"`
+	Known bool   `msg:"Known,omitempty"`
 }
 
 // Known returns a known count of n.
@@ -86,8 +86,8 @@ func (c *Count) UnmarshalJSON(b []byte) error {
 // Ratio is a fraction in [0,1] that may be unknown (e.g. session coverage of
 // an output whose original size was never learned).
 type Ratio struct {
-	V     float64
-	Known bool
+	V     float64 `msg:"V,omitempty"`
+	Known bool    `msg:"Known,omitempty"`
 }
 
 // KnownRatio returns a known ratio.

@@ -216,6 +216,8 @@ func (z *Answer) UnmarshalMsg(bts []byte) (o []byte, err error) {
 		err = msgp.WrapError(err)
 		return
 	}
+	var zb0001Mask uint8 /* 1 bits */
+	_ = zb0001Mask
 	for zb0001 > 0 {
 		zb0001--
 		field, bts, err = msgp.ReadMapKeyZC(bts)
@@ -435,6 +437,7 @@ func (z *Answer) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				err = msgp.WrapError(err, "Retracted")
 				return
 			}
+			zb0001Mask |= 0x1
 		default:
 			bts, err = msgp.Skip(bts)
 			if err != nil {
@@ -443,6 +446,11 @@ func (z *Answer) UnmarshalMsg(bts []byte) (o []byte, err error) {
 			}
 		}
 	}
+	// Clear omitted fields.
+	if (zb0001Mask & 0x1) == 0 {
+		z.Retracted = false
+	}
+
 	o = bts
 	return
 }
@@ -478,13 +486,34 @@ func (z *Answer) Msgsize() (s int) {
 // MarshalMsg implements msgp.Marshaler
 func (z Count) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
-	// map header, size 2
-	// string "N"
-	o = append(o, 0x82, 0xa1, 0x4e)
-	o = msgp.AppendUint64(o, z.N)
-	// string "Known"
-	o = append(o, 0xa5, 0x4b, 0x6e, 0x6f, 0x77, 0x6e)
-	o = msgp.AppendBool(o, z.Known)
+	// check for omitted fields
+	zb0001Len := uint32(2)
+	var zb0001Mask uint8 /* 2 bits */
+	_ = zb0001Mask
+	if z.N == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x1
+	}
+	if z.Known == false {
+		zb0001Len--
+		zb0001Mask |= 0x2
+	}
+	// variable map header, size zb0001Len
+	o = append(o, 0x80|uint8(zb0001Len))
+
+	// skip if no fields are to be emitted
+	if zb0001Len != 0 {
+		if (zb0001Mask & 0x1) == 0 { // if not omitted
+			// string "N"
+			o = append(o, 0xa1, 0x4e)
+			o = msgp.AppendUint64(o, z.N)
+		}
+		if (zb0001Mask & 0x2) == 0 { // if not omitted
+			// string "Known"
+			o = append(o, 0xa5, 0x4b, 0x6e, 0x6f, 0x77, 0x6e)
+			o = msgp.AppendBool(o, z.Known)
+		}
+	}
 	return
 }
 
@@ -498,6 +527,8 @@ func (z *Count) UnmarshalMsg(bts []byte) (o []byte, err error) {
 		err = msgp.WrapError(err)
 		return
 	}
+	var zb0001Mask uint8 /* 2 bits */
+	_ = zb0001Mask
 	for zb0001 > 0 {
 		zb0001--
 		field, bts, err = msgp.ReadMapKeyZC(bts)
@@ -512,18 +543,29 @@ func (z *Count) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				err = msgp.WrapError(err, "N")
 				return
 			}
+			zb0001Mask |= 0x1
 		case "Known":
 			z.Known, bts, err = msgp.ReadBoolBytes(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "Known")
 				return
 			}
+			zb0001Mask |= 0x2
 		default:
 			bts, err = msgp.Skip(bts)
 			if err != nil {
 				err = msgp.WrapError(err)
 				return
 			}
+		}
+	}
+	// Clear omitted fields.
+	if zb0001Mask != 0x3 {
+		if (zb0001Mask & 0x1) == 0 {
+			z.N = 0
+		}
+		if (zb0001Mask & 0x2) == 0 {
+			z.Known = false
 		}
 	}
 	o = bts
@@ -539,16 +581,43 @@ func (z Count) Msgsize() (s int) {
 // MarshalMsg implements msgp.Marshaler
 func (z Disclosure) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
-	// map header, size 3
-	// string "range"
-	o = append(o, 0x83, 0xa5, 0x72, 0x61, 0x6e, 0x67, 0x65)
-	o = msgp.AppendBool(o, z.Range)
-	// string "reason"
-	o = append(o, 0xa6, 0x72, 0x65, 0x61, 0x73, 0x6f, 0x6e)
-	o = msgp.AppendBool(o, z.Reason)
-	// string "next"
-	o = append(o, 0xa4, 0x6e, 0x65, 0x78, 0x74)
-	o = msgp.AppendBool(o, z.Next)
+	// check for omitted fields
+	zb0001Len := uint32(3)
+	var zb0001Mask uint8 /* 3 bits */
+	_ = zb0001Mask
+	if z.Range == false {
+		zb0001Len--
+		zb0001Mask |= 0x1
+	}
+	if z.Reason == false {
+		zb0001Len--
+		zb0001Mask |= 0x2
+	}
+	if z.Next == false {
+		zb0001Len--
+		zb0001Mask |= 0x4
+	}
+	// variable map header, size zb0001Len
+	o = append(o, 0x80|uint8(zb0001Len))
+
+	// skip if no fields are to be emitted
+	if zb0001Len != 0 {
+		if (zb0001Mask & 0x1) == 0 { // if not omitted
+			// string "range"
+			o = append(o, 0xa5, 0x72, 0x61, 0x6e, 0x67, 0x65)
+			o = msgp.AppendBool(o, z.Range)
+		}
+		if (zb0001Mask & 0x2) == 0 { // if not omitted
+			// string "reason"
+			o = append(o, 0xa6, 0x72, 0x65, 0x61, 0x73, 0x6f, 0x6e)
+			o = msgp.AppendBool(o, z.Reason)
+		}
+		if (zb0001Mask & 0x4) == 0 { // if not omitted
+			// string "next"
+			o = append(o, 0xa4, 0x6e, 0x65, 0x78, 0x74)
+			o = msgp.AppendBool(o, z.Next)
+		}
+	}
 	return
 }
 
@@ -562,6 +631,8 @@ func (z *Disclosure) UnmarshalMsg(bts []byte) (o []byte, err error) {
 		err = msgp.WrapError(err)
 		return
 	}
+	var zb0001Mask uint8 /* 3 bits */
+	_ = zb0001Mask
 	for zb0001 > 0 {
 		zb0001--
 		field, bts, err = msgp.ReadMapKeyZC(bts)
@@ -576,24 +647,39 @@ func (z *Disclosure) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				err = msgp.WrapError(err, "Range")
 				return
 			}
+			zb0001Mask |= 0x1
 		case "reason":
 			z.Reason, bts, err = msgp.ReadBoolBytes(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "Reason")
 				return
 			}
+			zb0001Mask |= 0x2
 		case "next":
 			z.Next, bts, err = msgp.ReadBoolBytes(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "Next")
 				return
 			}
+			zb0001Mask |= 0x4
 		default:
 			bts, err = msgp.Skip(bts)
 			if err != nil {
 				err = msgp.WrapError(err)
 				return
 			}
+		}
+	}
+	// Clear omitted fields.
+	if zb0001Mask != 0x7 {
+		if (zb0001Mask & 0x1) == 0 {
+			z.Range = false
+		}
+		if (zb0001Mask & 0x2) == 0 {
+			z.Reason = false
+		}
+		if (zb0001Mask & 0x4) == 0 {
+			z.Next = false
 		}
 	}
 	o = bts
@@ -609,95 +695,242 @@ func (z Disclosure) Msgsize() (s int) {
 // MarshalMsg implements msgp.Marshaler
 func (z *Forensics) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
-	// map header, size 19
-	// string "original"
-	o = append(o, 0xde, 0x0, 0x13, 0xa8, 0x6f, 0x72, 0x69, 0x67, 0x69, 0x6e, 0x61, 0x6c)
-	o, err = z.Original.MarshalMsg(o)
-	if err != nil {
-		err = msgp.WrapError(err, "Original")
-		return
+	// check for omitted fields
+	zb0001Len := uint32(19)
+	var zb0001Mask uint32 /* 19 bits */
+	_ = zb0001Mask
+	if z.Truncated == false {
+		zb0001Len--
+		zb0001Mask |= 0x4
 	}
-	// string "context"
-	o = append(o, 0xa7, 0x63, 0x6f, 0x6e, 0x74, 0x65, 0x78, 0x74)
-	o, err = z.Context.MarshalMsg(o)
-	if err != nil {
-		err = msgp.WrapError(err, "Context")
-		return
+	if z.Kind == "" {
+		zb0001Len--
+		zb0001Mask |= 0x8
 	}
-	// string "truncated"
-	o = append(o, 0xa9, 0x74, 0x72, 0x75, 0x6e, 0x63, 0x61, 0x74, 0x65, 0x64)
-	o = msgp.AppendBool(o, z.Truncated)
-	// string "truncation_kind"
-	o = append(o, 0xaf, 0x74, 0x72, 0x75, 0x6e, 0x63, 0x61, 0x74, 0x69, 0x6f, 0x6e, 0x5f, 0x6b, 0x69, 0x6e, 0x64)
-	o = msgp.AppendString(o, string(z.Kind))
-	// string "strategy"
-	o = append(o, 0xa8, 0x73, 0x74, 0x72, 0x61, 0x74, 0x65, 0x67, 0x79)
-	o = msgp.AppendString(o, string(z.Strategy))
-	// string "partial_by_request"
-	o = append(o, 0xb2, 0x70, 0x61, 0x72, 0x74, 0x69, 0x61, 0x6c, 0x5f, 0x62, 0x79, 0x5f, 0x72, 0x65, 0x71, 0x75, 0x65, 0x73, 0x74)
-	o = msgp.AppendBool(o, z.PartialByRequest)
-	// string "shown"
-	o = append(o, 0xa5, 0x73, 0x68, 0x6f, 0x77, 0x6e)
-	o, err = z.Shown.MarshalMsg(o)
-	if err != nil {
-		err = msgp.WrapError(err, "Shown")
-		return
+	if z.Strategy == "" {
+		zb0001Len--
+		zb0001Mask |= 0x10
 	}
-	// string "total"
-	o = append(o, 0xa5, 0x74, 0x6f, 0x74, 0x61, 0x6c)
-	// map header, size 2
-	// string "N"
-	o = append(o, 0x82, 0xa1, 0x4e)
-	o = msgp.AppendUint64(o, z.Total.N)
-	// string "Known"
-	o = append(o, 0xa5, 0x4b, 0x6e, 0x6f, 0x77, 0x6e)
-	o = msgp.AppendBool(o, z.Total.Known)
-	// string "shown_tail"
-	o = append(o, 0xaa, 0x73, 0x68, 0x6f, 0x77, 0x6e, 0x5f, 0x74, 0x61, 0x69, 0x6c)
-	o, err = z.ShownTail.MarshalMsg(o)
-	if err != nil {
-		err = msgp.WrapError(err, "ShownTail")
-		return
+	if z.PartialByRequest == false {
+		zb0001Len--
+		zb0001Mask |= 0x20
 	}
-	// string "shown_tail_is_end"
-	o = append(o, 0xb1, 0x73, 0x68, 0x6f, 0x77, 0x6e, 0x5f, 0x74, 0x61, 0x69, 0x6c, 0x5f, 0x69, 0x73, 0x5f, 0x65, 0x6e, 0x64)
-	o = msgp.AppendBool(o, z.ShownTailIsEnd)
-	// string "refetched_source"
-	o = append(o, 0xb0, 0x72, 0x65, 0x66, 0x65, 0x74, 0x63, 0x68, 0x65, 0x64, 0x5f, 0x73, 0x6f, 0x75, 0x72, 0x63, 0x65)
-	o = msgp.AppendBool(o, z.RefetchedSource)
-	// string "reason"
-	o = append(o, 0xa6, 0x72, 0x65, 0x61, 0x73, 0x6f, 0x6e)
-	o = msgp.AppendString(o, z.Reason)
-	// string "disclosure"
-	o = append(o, 0xaa, 0x64, 0x69, 0x73, 0x63, 0x6c, 0x6f, 0x73, 0x75, 0x72, 0x65)
-	// map header, size 3
-	// string "range"
-	o = append(o, 0x83, 0xa5, 0x72, 0x61, 0x6e, 0x67, 0x65)
-	o = msgp.AppendBool(o, z.Disclosure.Range)
-	// string "reason"
-	o = append(o, 0xa6, 0x72, 0x65, 0x61, 0x73, 0x6f, 0x6e)
-	o = msgp.AppendBool(o, z.Disclosure.Reason)
-	// string "next"
-	o = append(o, 0xa4, 0x6e, 0x65, 0x78, 0x74)
-	o = msgp.AppendBool(o, z.Disclosure.Next)
-	// string "next_hint"
-	o = append(o, 0xa9, 0x6e, 0x65, 0x78, 0x74, 0x5f, 0x68, 0x69, 0x6e, 0x74)
-	o = msgp.AppendString(o, z.NextHint)
-	// string "saved_ref"
-	o = append(o, 0xa9, 0x73, 0x61, 0x76, 0x65, 0x64, 0x5f, 0x72, 0x65, 0x66)
-	o = msgp.AppendString(o, z.SavedRef)
-	// string "ref_version"
-	o = append(o, 0xab, 0x72, 0x65, 0x66, 0x5f, 0x76, 0x65, 0x72, 0x73, 0x69, 0x6f, 0x6e)
-	o = msgp.AppendString(o, z.RefVersion)
-	// string "marker"
-	o = append(o, 0xa6, 0x6d, 0x61, 0x72, 0x6b, 0x65, 0x72)
-	o = msgp.AppendString(o, z.Marker)
-	// string "marker_understated"
-	o = append(o, 0xb2, 0x6d, 0x61, 0x72, 0x6b, 0x65, 0x72, 0x5f, 0x75, 0x6e, 0x64, 0x65, 0x72, 0x73, 0x74, 0x61, 0x74, 0x65, 0x64)
-	o = msgp.AppendBool(o, z.MarkerUnderstated)
-	// string "detector"
-	o = append(o, 0xa8, 0x64, 0x65, 0x74, 0x65, 0x63, 0x74, 0x6f, 0x72)
-	o = msgp.AppendString(o, z.Detector)
+	if z.Total == (Count{}) {
+		zb0001Len--
+		zb0001Mask |= 0x80
+	}
+	if z.ShownTailIsEnd == false {
+		zb0001Len--
+		zb0001Mask |= 0x200
+	}
+	if z.RefetchedSource == false {
+		zb0001Len--
+		zb0001Mask |= 0x400
+	}
+	if z.Reason == "" {
+		zb0001Len--
+		zb0001Mask |= 0x800
+	}
+	if z.Disclosure == (Disclosure{}) {
+		zb0001Len--
+		zb0001Mask |= 0x1000
+	}
+	if z.NextHint == "" {
+		zb0001Len--
+		zb0001Mask |= 0x2000
+	}
+	if z.SavedRef == "" {
+		zb0001Len--
+		zb0001Mask |= 0x4000
+	}
+	if z.RefVersion == "" {
+		zb0001Len--
+		zb0001Mask |= 0x8000
+	}
+	if z.Marker == "" {
+		zb0001Len--
+		zb0001Mask |= 0x10000
+	}
+	if z.MarkerUnderstated == false {
+		zb0001Len--
+		zb0001Mask |= 0x20000
+	}
+	if z.Detector == "" {
+		zb0001Len--
+		zb0001Mask |= 0x40000
+	}
+	// variable map header, size zb0001Len
+	o = msgp.AppendMapHeader(o, zb0001Len)
+
+	// skip if no fields are to be emitted
+	if zb0001Len != 0 {
+		// string "original"
+		o = append(o, 0xa8, 0x6f, 0x72, 0x69, 0x67, 0x69, 0x6e, 0x61, 0x6c)
+		o, err = z.Original.MarshalMsg(o)
+		if err != nil {
+			err = msgp.WrapError(err, "Original")
+			return
+		}
+		// string "context"
+		o = append(o, 0xa7, 0x63, 0x6f, 0x6e, 0x74, 0x65, 0x78, 0x74)
+		o, err = z.Context.MarshalMsg(o)
+		if err != nil {
+			err = msgp.WrapError(err, "Context")
+			return
+		}
+		if (zb0001Mask & 0x4) == 0 { // if not omitted
+			// string "truncated"
+			o = append(o, 0xa9, 0x74, 0x72, 0x75, 0x6e, 0x63, 0x61, 0x74, 0x65, 0x64)
+			o = msgp.AppendBool(o, z.Truncated)
+		}
+		if (zb0001Mask & 0x8) == 0 { // if not omitted
+			// string "truncation_kind"
+			o = append(o, 0xaf, 0x74, 0x72, 0x75, 0x6e, 0x63, 0x61, 0x74, 0x69, 0x6f, 0x6e, 0x5f, 0x6b, 0x69, 0x6e, 0x64)
+			o = msgp.AppendString(o, string(z.Kind))
+		}
+		if (zb0001Mask & 0x10) == 0 { // if not omitted
+			// string "strategy"
+			o = append(o, 0xa8, 0x73, 0x74, 0x72, 0x61, 0x74, 0x65, 0x67, 0x79)
+			o = msgp.AppendString(o, string(z.Strategy))
+		}
+		if (zb0001Mask & 0x20) == 0 { // if not omitted
+			// string "partial_by_request"
+			o = append(o, 0xb2, 0x70, 0x61, 0x72, 0x74, 0x69, 0x61, 0x6c, 0x5f, 0x62, 0x79, 0x5f, 0x72, 0x65, 0x71, 0x75, 0x65, 0x73, 0x74)
+			o = msgp.AppendBool(o, z.PartialByRequest)
+		}
+		// string "shown"
+		o = append(o, 0xa5, 0x73, 0x68, 0x6f, 0x77, 0x6e)
+		o, err = z.Shown.MarshalMsg(o)
+		if err != nil {
+			err = msgp.WrapError(err, "Shown")
+			return
+		}
+		if (zb0001Mask & 0x80) == 0 { // if not omitted
+			// string "total"
+			o = append(o, 0xa5, 0x74, 0x6f, 0x74, 0x61, 0x6c)
+			// check for omitted fields
+			zb0002Len := uint32(2)
+			var zb0002Mask uint8 /* 2 bits */
+			_ = zb0002Mask
+			if z.Total.N == 0 {
+				zb0002Len--
+				zb0002Mask |= 0x1
+			}
+			if z.Total.Known == false {
+				zb0002Len--
+				zb0002Mask |= 0x2
+			}
+			// variable map header, size zb0002Len
+			o = append(o, 0x80|uint8(zb0002Len))
+
+			// skip if no fields are to be emitted
+			if zb0002Len != 0 {
+				if (zb0002Mask & 0x1) == 0 { // if not omitted
+					// string "N"
+					o = append(o, 0xa1, 0x4e)
+					o = msgp.AppendUint64(o, z.Total.N)
+				}
+				if (zb0002Mask & 0x2) == 0 { // if not omitted
+					// string "Known"
+					o = append(o, 0xa5, 0x4b, 0x6e, 0x6f, 0x77, 0x6e)
+					o = msgp.AppendBool(o, z.Total.Known)
+				}
+			}
+		}
+		// string "shown_tail"
+		o = append(o, 0xaa, 0x73, 0x68, 0x6f, 0x77, 0x6e, 0x5f, 0x74, 0x61, 0x69, 0x6c)
+		o, err = z.ShownTail.MarshalMsg(o)
+		if err != nil {
+			err = msgp.WrapError(err, "ShownTail")
+			return
+		}
+		if (zb0001Mask & 0x200) == 0 { // if not omitted
+			// string "shown_tail_is_end"
+			o = append(o, 0xb1, 0x73, 0x68, 0x6f, 0x77, 0x6e, 0x5f, 0x74, 0x61, 0x69, 0x6c, 0x5f, 0x69, 0x73, 0x5f, 0x65, 0x6e, 0x64)
+			o = msgp.AppendBool(o, z.ShownTailIsEnd)
+		}
+		if (zb0001Mask & 0x400) == 0 { // if not omitted
+			// string "refetched_source"
+			o = append(o, 0xb0, 0x72, 0x65, 0x66, 0x65, 0x74, 0x63, 0x68, 0x65, 0x64, 0x5f, 0x73, 0x6f, 0x75, 0x72, 0x63, 0x65)
+			o = msgp.AppendBool(o, z.RefetchedSource)
+		}
+		if (zb0001Mask & 0x800) == 0 { // if not omitted
+			// string "reason"
+			o = append(o, 0xa6, 0x72, 0x65, 0x61, 0x73, 0x6f, 0x6e)
+			o = msgp.AppendString(o, z.Reason)
+		}
+		if (zb0001Mask & 0x1000) == 0 { // if not omitted
+			// string "disclosure"
+			o = append(o, 0xaa, 0x64, 0x69, 0x73, 0x63, 0x6c, 0x6f, 0x73, 0x75, 0x72, 0x65)
+			// check for omitted fields
+			zb0003Len := uint32(3)
+			var zb0003Mask uint8 /* 3 bits */
+			_ = zb0003Mask
+			if z.Disclosure.Range == false {
+				zb0003Len--
+				zb0003Mask |= 0x1
+			}
+			if z.Disclosure.Reason == false {
+				zb0003Len--
+				zb0003Mask |= 0x2
+			}
+			if z.Disclosure.Next == false {
+				zb0003Len--
+				zb0003Mask |= 0x4
+			}
+			// variable map header, size zb0003Len
+			o = append(o, 0x80|uint8(zb0003Len))
+
+			// skip if no fields are to be emitted
+			if zb0003Len != 0 {
+				if (zb0003Mask & 0x1) == 0 { // if not omitted
+					// string "range"
+					o = append(o, 0xa5, 0x72, 0x61, 0x6e, 0x67, 0x65)
+					o = msgp.AppendBool(o, z.Disclosure.Range)
+				}
+				if (zb0003Mask & 0x2) == 0 { // if not omitted
+					// string "reason"
+					o = append(o, 0xa6, 0x72, 0x65, 0x61, 0x73, 0x6f, 0x6e)
+					o = msgp.AppendBool(o, z.Disclosure.Reason)
+				}
+				if (zb0003Mask & 0x4) == 0 { // if not omitted
+					// string "next"
+					o = append(o, 0xa4, 0x6e, 0x65, 0x78, 0x74)
+					o = msgp.AppendBool(o, z.Disclosure.Next)
+				}
+			}
+		}
+		if (zb0001Mask & 0x2000) == 0 { // if not omitted
+			// string "next_hint"
+			o = append(o, 0xa9, 0x6e, 0x65, 0x78, 0x74, 0x5f, 0x68, 0x69, 0x6e, 0x74)
+			o = msgp.AppendString(o, z.NextHint)
+		}
+		if (zb0001Mask & 0x4000) == 0 { // if not omitted
+			// string "saved_ref"
+			o = append(o, 0xa9, 0x73, 0x61, 0x76, 0x65, 0x64, 0x5f, 0x72, 0x65, 0x66)
+			o = msgp.AppendString(o, z.SavedRef)
+		}
+		if (zb0001Mask & 0x8000) == 0 { // if not omitted
+			// string "ref_version"
+			o = append(o, 0xab, 0x72, 0x65, 0x66, 0x5f, 0x76, 0x65, 0x72, 0x73, 0x69, 0x6f, 0x6e)
+			o = msgp.AppendString(o, z.RefVersion)
+		}
+		if (zb0001Mask & 0x10000) == 0 { // if not omitted
+			// string "marker"
+			o = append(o, 0xa6, 0x6d, 0x61, 0x72, 0x6b, 0x65, 0x72)
+			o = msgp.AppendString(o, z.Marker)
+		}
+		if (zb0001Mask & 0x20000) == 0 { // if not omitted
+			// string "marker_understated"
+			o = append(o, 0xb2, 0x6d, 0x61, 0x72, 0x6b, 0x65, 0x72, 0x5f, 0x75, 0x6e, 0x64, 0x65, 0x72, 0x73, 0x74, 0x61, 0x74, 0x65, 0x64)
+			o = msgp.AppendBool(o, z.MarkerUnderstated)
+		}
+		if (zb0001Mask & 0x40000) == 0 { // if not omitted
+			// string "detector"
+			o = append(o, 0xa8, 0x64, 0x65, 0x74, 0x65, 0x63, 0x74, 0x6f, 0x72)
+			o = msgp.AppendString(o, z.Detector)
+		}
+	}
 	return
 }
 
@@ -711,6 +944,8 @@ func (z *Forensics) UnmarshalMsg(bts []byte) (o []byte, err error) {
 		err = msgp.WrapError(err)
 		return
 	}
+	var zb0001Mask uint32 /* 19 bits */
+	_ = zb0001Mask
 	for zb0001 > 0 {
 		zb0001--
 		field, bts, err = msgp.ReadMapKeyZC(bts)
@@ -725,18 +960,21 @@ func (z *Forensics) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				err = msgp.WrapError(err, "Original")
 				return
 			}
+			zb0001Mask |= 0x1
 		case "context":
 			bts, err = z.Context.UnmarshalMsg(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "Context")
 				return
 			}
+			zb0001Mask |= 0x2
 		case "truncated":
 			z.Truncated, bts, err = msgp.ReadBoolBytes(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "Truncated")
 				return
 			}
+			zb0001Mask |= 0x4
 		case "truncation_kind":
 			{
 				var zb0002 string
@@ -747,6 +985,7 @@ func (z *Forensics) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				}
 				z.Kind = TruncationKind(zb0002)
 			}
+			zb0001Mask |= 0x8
 		case "strategy":
 			{
 				var zb0003 string
@@ -757,18 +996,21 @@ func (z *Forensics) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				}
 				z.Strategy = Strategy(zb0003)
 			}
+			zb0001Mask |= 0x10
 		case "partial_by_request":
 			z.PartialByRequest, bts, err = msgp.ReadBoolBytes(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "PartialByRequest")
 				return
 			}
+			zb0001Mask |= 0x20
 		case "shown":
 			bts, err = z.Shown.UnmarshalMsg(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "Shown")
 				return
 			}
+			zb0001Mask |= 0x40
 		case "total":
 			var zb0004 uint32
 			zb0004, bts, err = msgp.ReadMapHeaderBytes(bts)
@@ -776,6 +1018,8 @@ func (z *Forensics) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				err = msgp.WrapError(err, "Total")
 				return
 			}
+			var zb0004Mask uint8 /* 2 bits */
+			_ = zb0004Mask
 			for zb0004 > 0 {
 				zb0004--
 				field, bts, err = msgp.ReadMapKeyZC(bts)
@@ -790,12 +1034,14 @@ func (z *Forensics) UnmarshalMsg(bts []byte) (o []byte, err error) {
 						err = msgp.WrapError(err, "Total", "N")
 						return
 					}
+					zb0004Mask |= 0x1
 				case "Known":
 					z.Total.Known, bts, err = msgp.ReadBoolBytes(bts)
 					if err != nil {
 						err = msgp.WrapError(err, "Total", "Known")
 						return
 					}
+					zb0004Mask |= 0x2
 				default:
 					bts, err = msgp.Skip(bts)
 					if err != nil {
@@ -804,30 +1050,44 @@ func (z *Forensics) UnmarshalMsg(bts []byte) (o []byte, err error) {
 					}
 				}
 			}
+			// Clear omitted fields.
+			if zb0004Mask != 0x3 {
+				if (zb0004Mask & 0x1) == 0 {
+					z.Total.N = 0
+				}
+				if (zb0004Mask & 0x2) == 0 {
+					z.Total.Known = false
+				}
+			}
+			zb0001Mask |= 0x80
 		case "shown_tail":
 			bts, err = z.ShownTail.UnmarshalMsg(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "ShownTail")
 				return
 			}
+			zb0001Mask |= 0x100
 		case "shown_tail_is_end":
 			z.ShownTailIsEnd, bts, err = msgp.ReadBoolBytes(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "ShownTailIsEnd")
 				return
 			}
+			zb0001Mask |= 0x200
 		case "refetched_source":
 			z.RefetchedSource, bts, err = msgp.ReadBoolBytes(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "RefetchedSource")
 				return
 			}
+			zb0001Mask |= 0x400
 		case "reason":
 			z.Reason, bts, err = msgp.ReadStringBytes(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "Reason")
 				return
 			}
+			zb0001Mask |= 0x800
 		case "disclosure":
 			var zb0005 uint32
 			zb0005, bts, err = msgp.ReadMapHeaderBytes(bts)
@@ -835,6 +1095,8 @@ func (z *Forensics) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				err = msgp.WrapError(err, "Disclosure")
 				return
 			}
+			var zb0005Mask uint8 /* 3 bits */
+			_ = zb0005Mask
 			for zb0005 > 0 {
 				zb0005--
 				field, bts, err = msgp.ReadMapKeyZC(bts)
@@ -849,18 +1111,21 @@ func (z *Forensics) UnmarshalMsg(bts []byte) (o []byte, err error) {
 						err = msgp.WrapError(err, "Disclosure", "Range")
 						return
 					}
+					zb0005Mask |= 0x1
 				case "reason":
 					z.Disclosure.Reason, bts, err = msgp.ReadBoolBytes(bts)
 					if err != nil {
 						err = msgp.WrapError(err, "Disclosure", "Reason")
 						return
 					}
+					zb0005Mask |= 0x2
 				case "next":
 					z.Disclosure.Next, bts, err = msgp.ReadBoolBytes(bts)
 					if err != nil {
 						err = msgp.WrapError(err, "Disclosure", "Next")
 						return
 					}
+					zb0005Mask |= 0x4
 				default:
 					bts, err = msgp.Skip(bts)
 					if err != nil {
@@ -869,48 +1134,127 @@ func (z *Forensics) UnmarshalMsg(bts []byte) (o []byte, err error) {
 					}
 				}
 			}
+			// Clear omitted fields.
+			if zb0005Mask != 0x7 {
+				if (zb0005Mask & 0x1) == 0 {
+					z.Disclosure.Range = false
+				}
+				if (zb0005Mask & 0x2) == 0 {
+					z.Disclosure.Reason = false
+				}
+				if (zb0005Mask & 0x4) == 0 {
+					z.Disclosure.Next = false
+				}
+			}
+			zb0001Mask |= 0x1000
 		case "next_hint":
 			z.NextHint, bts, err = msgp.ReadStringBytes(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "NextHint")
 				return
 			}
+			zb0001Mask |= 0x2000
 		case "saved_ref":
 			z.SavedRef, bts, err = msgp.ReadStringBytes(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "SavedRef")
 				return
 			}
+			zb0001Mask |= 0x4000
 		case "ref_version":
 			z.RefVersion, bts, err = msgp.ReadStringBytes(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "RefVersion")
 				return
 			}
+			zb0001Mask |= 0x8000
 		case "marker":
 			z.Marker, bts, err = msgp.ReadStringBytes(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "Marker")
 				return
 			}
+			zb0001Mask |= 0x10000
 		case "marker_understated":
 			z.MarkerUnderstated, bts, err = msgp.ReadBoolBytes(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "MarkerUnderstated")
 				return
 			}
+			zb0001Mask |= 0x20000
 		case "detector":
 			z.Detector, bts, err = msgp.ReadStringBytes(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "Detector")
 				return
 			}
+			zb0001Mask |= 0x40000
 		default:
 			bts, err = msgp.Skip(bts)
 			if err != nil {
 				err = msgp.WrapError(err)
 				return
 			}
+		}
+	}
+	// Clear omitted fields.
+	if zb0001Mask != 0x7ffff {
+		if (zb0001Mask & 0x1) == 0 {
+			z.Original = Original{}
+		}
+		if (zb0001Mask & 0x2) == 0 {
+			z.Context = Sizes{}
+		}
+		if (zb0001Mask & 0x4) == 0 {
+			z.Truncated = false
+		}
+		if (zb0001Mask & 0x8) == 0 {
+			z.Kind = ""
+		}
+		if (zb0001Mask & 0x10) == 0 {
+			z.Strategy = ""
+		}
+		if (zb0001Mask & 0x20) == 0 {
+			z.PartialByRequest = false
+		}
+		if (zb0001Mask & 0x40) == 0 {
+			z.Shown = Range{}
+		}
+		if (zb0001Mask & 0x80) == 0 {
+			z.Total = (Count{})
+		}
+		if (zb0001Mask & 0x100) == 0 {
+			z.ShownTail = Range{}
+		}
+		if (zb0001Mask & 0x200) == 0 {
+			z.ShownTailIsEnd = false
+		}
+		if (zb0001Mask & 0x400) == 0 {
+			z.RefetchedSource = false
+		}
+		if (zb0001Mask & 0x800) == 0 {
+			z.Reason = ""
+		}
+		if (zb0001Mask & 0x1000) == 0 {
+			z.Disclosure = (Disclosure{})
+		}
+		if (zb0001Mask & 0x2000) == 0 {
+			z.NextHint = ""
+		}
+		if (zb0001Mask & 0x4000) == 0 {
+			z.SavedRef = ""
+		}
+		if (zb0001Mask & 0x8000) == 0 {
+			z.RefVersion = ""
+		}
+		if (zb0001Mask & 0x10000) == 0 {
+			z.Marker = ""
+		}
+		if (zb0001Mask & 0x20000) == 0 {
+			z.MarkerUnderstated = false
+		}
+		if (zb0001Mask & 0x40000) == 0 {
+			z.Detector = ""
 		}
 	}
 	o = bts
@@ -954,20 +1298,41 @@ func (z Harness) Msgsize() (s int) {
 // MarshalMsg implements msgp.Marshaler
 func (z *Original) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
-	// map header, size 3
-	// string "Sizes"
-	o = append(o, 0x83, 0xa5, 0x53, 0x69, 0x7a, 0x65, 0x73)
-	o, err = z.Sizes.MarshalMsg(o)
-	if err != nil {
-		err = msgp.WrapError(err, "Sizes")
-		return
+	// check for omitted fields
+	zb0001Len := uint32(3)
+	var zb0001Mask uint8 /* 3 bits */
+	_ = zb0001Mask
+	if z.Source == "" {
+		zb0001Len--
+		zb0001Mask |= 0x2
 	}
-	// string "source"
-	o = append(o, 0xa6, 0x73, 0x6f, 0x75, 0x72, 0x63, 0x65)
-	o = msgp.AppendString(o, string(z.Source))
-	// string "precision"
-	o = append(o, 0xa9, 0x70, 0x72, 0x65, 0x63, 0x69, 0x73, 0x69, 0x6f, 0x6e)
-	o = msgp.AppendString(o, string(z.Precision))
+	if z.Precision == "" {
+		zb0001Len--
+		zb0001Mask |= 0x4
+	}
+	// variable map header, size zb0001Len
+	o = append(o, 0x80|uint8(zb0001Len))
+
+	// skip if no fields are to be emitted
+	if zb0001Len != 0 {
+		// string "Sizes"
+		o = append(o, 0xa5, 0x53, 0x69, 0x7a, 0x65, 0x73)
+		o, err = z.Sizes.MarshalMsg(o)
+		if err != nil {
+			err = msgp.WrapError(err, "Sizes")
+			return
+		}
+		if (zb0001Mask & 0x2) == 0 { // if not omitted
+			// string "source"
+			o = append(o, 0xa6, 0x73, 0x6f, 0x75, 0x72, 0x63, 0x65)
+			o = msgp.AppendString(o, string(z.Source))
+		}
+		if (zb0001Mask & 0x4) == 0 { // if not omitted
+			// string "precision"
+			o = append(o, 0xa9, 0x70, 0x72, 0x65, 0x63, 0x69, 0x73, 0x69, 0x6f, 0x6e)
+			o = msgp.AppendString(o, string(z.Precision))
+		}
+	}
 	return
 }
 
@@ -981,6 +1346,8 @@ func (z *Original) UnmarshalMsg(bts []byte) (o []byte, err error) {
 		err = msgp.WrapError(err)
 		return
 	}
+	var zb0001Mask uint8 /* 2 bits */
+	_ = zb0001Mask
 	for zb0001 > 0 {
 		zb0001--
 		field, bts, err = msgp.ReadMapKeyZC(bts)
@@ -1005,6 +1372,7 @@ func (z *Original) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				}
 				z.Source = OriginalSource(zb0002)
 			}
+			zb0001Mask |= 0x1
 		case "precision":
 			{
 				var zb0003 string
@@ -1015,12 +1383,22 @@ func (z *Original) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				}
 				z.Precision = Precision(zb0003)
 			}
+			zb0001Mask |= 0x2
 		default:
 			bts, err = msgp.Skip(bts)
 			if err != nil {
 				err = msgp.WrapError(err)
 				return
 			}
+		}
+	}
+	// Clear omitted fields.
+	if zb0001Mask != 0x3 {
+		if (zb0001Mask & 0x1) == 0 {
+			z.Source = ""
+		}
+		if (zb0001Mask & 0x2) == 0 {
+			z.Precision = ""
 		}
 	}
 	o = bts
@@ -1092,28 +1470,97 @@ func (z Precision) Msgsize() (s int) {
 // MarshalMsg implements msgp.Marshaler
 func (z *Range) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
-	// map header, size 3
-	// string "start"
-	o = append(o, 0x83, 0xa5, 0x73, 0x74, 0x61, 0x72, 0x74)
-	// map header, size 2
-	// string "N"
-	o = append(o, 0x82, 0xa1, 0x4e)
-	o = msgp.AppendUint64(o, z.Start.N)
-	// string "Known"
-	o = append(o, 0xa5, 0x4b, 0x6e, 0x6f, 0x77, 0x6e)
-	o = msgp.AppendBool(o, z.Start.Known)
-	// string "end"
-	o = append(o, 0xa3, 0x65, 0x6e, 0x64)
-	// map header, size 2
-	// string "N"
-	o = append(o, 0x82, 0xa1, 0x4e)
-	o = msgp.AppendUint64(o, z.End.N)
-	// string "Known"
-	o = append(o, 0xa5, 0x4b, 0x6e, 0x6f, 0x77, 0x6e)
-	o = msgp.AppendBool(o, z.End.Known)
-	// string "unit"
-	o = append(o, 0xa4, 0x75, 0x6e, 0x69, 0x74)
-	o = msgp.AppendString(o, string(z.Unit))
+	// check for omitted fields
+	zb0001Len := uint32(3)
+	var zb0001Mask uint8 /* 3 bits */
+	_ = zb0001Mask
+	if z.Start == (Count{}) {
+		zb0001Len--
+		zb0001Mask |= 0x1
+	}
+	if z.End == (Count{}) {
+		zb0001Len--
+		zb0001Mask |= 0x2
+	}
+	if z.Unit == "" {
+		zb0001Len--
+		zb0001Mask |= 0x4
+	}
+	// variable map header, size zb0001Len
+	o = append(o, 0x80|uint8(zb0001Len))
+
+	// skip if no fields are to be emitted
+	if zb0001Len != 0 {
+		if (zb0001Mask & 0x1) == 0 { // if not omitted
+			// string "start"
+			o = append(o, 0xa5, 0x73, 0x74, 0x61, 0x72, 0x74)
+			// check for omitted fields
+			zb0002Len := uint32(2)
+			var zb0002Mask uint8 /* 2 bits */
+			_ = zb0002Mask
+			if z.Start.N == 0 {
+				zb0002Len--
+				zb0002Mask |= 0x1
+			}
+			if z.Start.Known == false {
+				zb0002Len--
+				zb0002Mask |= 0x2
+			}
+			// variable map header, size zb0002Len
+			o = append(o, 0x80|uint8(zb0002Len))
+
+			// skip if no fields are to be emitted
+			if zb0002Len != 0 {
+				if (zb0002Mask & 0x1) == 0 { // if not omitted
+					// string "N"
+					o = append(o, 0xa1, 0x4e)
+					o = msgp.AppendUint64(o, z.Start.N)
+				}
+				if (zb0002Mask & 0x2) == 0 { // if not omitted
+					// string "Known"
+					o = append(o, 0xa5, 0x4b, 0x6e, 0x6f, 0x77, 0x6e)
+					o = msgp.AppendBool(o, z.Start.Known)
+				}
+			}
+		}
+		if (zb0001Mask & 0x2) == 0 { // if not omitted
+			// string "end"
+			o = append(o, 0xa3, 0x65, 0x6e, 0x64)
+			// check for omitted fields
+			zb0003Len := uint32(2)
+			var zb0003Mask uint8 /* 2 bits */
+			_ = zb0003Mask
+			if z.End.N == 0 {
+				zb0003Len--
+				zb0003Mask |= 0x1
+			}
+			if z.End.Known == false {
+				zb0003Len--
+				zb0003Mask |= 0x2
+			}
+			// variable map header, size zb0003Len
+			o = append(o, 0x80|uint8(zb0003Len))
+
+			// skip if no fields are to be emitted
+			if zb0003Len != 0 {
+				if (zb0003Mask & 0x1) == 0 { // if not omitted
+					// string "N"
+					o = append(o, 0xa1, 0x4e)
+					o = msgp.AppendUint64(o, z.End.N)
+				}
+				if (zb0003Mask & 0x2) == 0 { // if not omitted
+					// string "Known"
+					o = append(o, 0xa5, 0x4b, 0x6e, 0x6f, 0x77, 0x6e)
+					o = msgp.AppendBool(o, z.End.Known)
+				}
+			}
+		}
+		if (zb0001Mask & 0x4) == 0 { // if not omitted
+			// string "unit"
+			o = append(o, 0xa4, 0x75, 0x6e, 0x69, 0x74)
+			o = msgp.AppendString(o, string(z.Unit))
+		}
+	}
 	return
 }
 
@@ -1127,6 +1574,8 @@ func (z *Range) UnmarshalMsg(bts []byte) (o []byte, err error) {
 		err = msgp.WrapError(err)
 		return
 	}
+	var zb0001Mask uint8 /* 3 bits */
+	_ = zb0001Mask
 	for zb0001 > 0 {
 		zb0001--
 		field, bts, err = msgp.ReadMapKeyZC(bts)
@@ -1142,6 +1591,8 @@ func (z *Range) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				err = msgp.WrapError(err, "Start")
 				return
 			}
+			var zb0002Mask uint8 /* 2 bits */
+			_ = zb0002Mask
 			for zb0002 > 0 {
 				zb0002--
 				field, bts, err = msgp.ReadMapKeyZC(bts)
@@ -1156,12 +1607,14 @@ func (z *Range) UnmarshalMsg(bts []byte) (o []byte, err error) {
 						err = msgp.WrapError(err, "Start", "N")
 						return
 					}
+					zb0002Mask |= 0x1
 				case "Known":
 					z.Start.Known, bts, err = msgp.ReadBoolBytes(bts)
 					if err != nil {
 						err = msgp.WrapError(err, "Start", "Known")
 						return
 					}
+					zb0002Mask |= 0x2
 				default:
 					bts, err = msgp.Skip(bts)
 					if err != nil {
@@ -1170,6 +1623,16 @@ func (z *Range) UnmarshalMsg(bts []byte) (o []byte, err error) {
 					}
 				}
 			}
+			// Clear omitted fields.
+			if zb0002Mask != 0x3 {
+				if (zb0002Mask & 0x1) == 0 {
+					z.Start.N = 0
+				}
+				if (zb0002Mask & 0x2) == 0 {
+					z.Start.Known = false
+				}
+			}
+			zb0001Mask |= 0x1
 		case "end":
 			var zb0003 uint32
 			zb0003, bts, err = msgp.ReadMapHeaderBytes(bts)
@@ -1177,6 +1640,8 @@ func (z *Range) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				err = msgp.WrapError(err, "End")
 				return
 			}
+			var zb0003Mask uint8 /* 2 bits */
+			_ = zb0003Mask
 			for zb0003 > 0 {
 				zb0003--
 				field, bts, err = msgp.ReadMapKeyZC(bts)
@@ -1191,12 +1656,14 @@ func (z *Range) UnmarshalMsg(bts []byte) (o []byte, err error) {
 						err = msgp.WrapError(err, "End", "N")
 						return
 					}
+					zb0003Mask |= 0x1
 				case "Known":
 					z.End.Known, bts, err = msgp.ReadBoolBytes(bts)
 					if err != nil {
 						err = msgp.WrapError(err, "End", "Known")
 						return
 					}
+					zb0003Mask |= 0x2
 				default:
 					bts, err = msgp.Skip(bts)
 					if err != nil {
@@ -1205,6 +1672,16 @@ func (z *Range) UnmarshalMsg(bts []byte) (o []byte, err error) {
 					}
 				}
 			}
+			// Clear omitted fields.
+			if zb0003Mask != 0x3 {
+				if (zb0003Mask & 0x1) == 0 {
+					z.End.N = 0
+				}
+				if (zb0003Mask & 0x2) == 0 {
+					z.End.Known = false
+				}
+			}
+			zb0001Mask |= 0x2
 		case "unit":
 			{
 				var zb0004 string
@@ -1215,12 +1692,25 @@ func (z *Range) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				}
 				z.Unit = Unit(zb0004)
 			}
+			zb0001Mask |= 0x4
 		default:
 			bts, err = msgp.Skip(bts)
 			if err != nil {
 				err = msgp.WrapError(err)
 				return
 			}
+		}
+	}
+	// Clear omitted fields.
+	if zb0001Mask != 0x7 {
+		if (zb0001Mask & 0x1) == 0 {
+			z.Start = (Count{})
+		}
+		if (zb0001Mask & 0x2) == 0 {
+			z.End = (Count{})
+		}
+		if (zb0001Mask & 0x4) == 0 {
+			z.Unit = ""
 		}
 	}
 	o = bts
@@ -1236,13 +1726,34 @@ func (z *Range) Msgsize() (s int) {
 // MarshalMsg implements msgp.Marshaler
 func (z Ratio) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
-	// map header, size 2
-	// string "V"
-	o = append(o, 0x82, 0xa1, 0x56)
-	o = msgp.AppendFloat64(o, z.V)
-	// string "Known"
-	o = append(o, 0xa5, 0x4b, 0x6e, 0x6f, 0x77, 0x6e)
-	o = msgp.AppendBool(o, z.Known)
+	// check for omitted fields
+	zb0001Len := uint32(2)
+	var zb0001Mask uint8 /* 2 bits */
+	_ = zb0001Mask
+	if z.V == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x1
+	}
+	if z.Known == false {
+		zb0001Len--
+		zb0001Mask |= 0x2
+	}
+	// variable map header, size zb0001Len
+	o = append(o, 0x80|uint8(zb0001Len))
+
+	// skip if no fields are to be emitted
+	if zb0001Len != 0 {
+		if (zb0001Mask & 0x1) == 0 { // if not omitted
+			// string "V"
+			o = append(o, 0xa1, 0x56)
+			o = msgp.AppendFloat64(o, z.V)
+		}
+		if (zb0001Mask & 0x2) == 0 { // if not omitted
+			// string "Known"
+			o = append(o, 0xa5, 0x4b, 0x6e, 0x6f, 0x77, 0x6e)
+			o = msgp.AppendBool(o, z.Known)
+		}
+	}
 	return
 }
 
@@ -1256,6 +1767,8 @@ func (z *Ratio) UnmarshalMsg(bts []byte) (o []byte, err error) {
 		err = msgp.WrapError(err)
 		return
 	}
+	var zb0001Mask uint8 /* 2 bits */
+	_ = zb0001Mask
 	for zb0001 > 0 {
 		zb0001--
 		field, bts, err = msgp.ReadMapKeyZC(bts)
@@ -1270,18 +1783,29 @@ func (z *Ratio) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				err = msgp.WrapError(err, "V")
 				return
 			}
+			zb0001Mask |= 0x1
 		case "Known":
 			z.Known, bts, err = msgp.ReadBoolBytes(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "Known")
 				return
 			}
+			zb0001Mask |= 0x2
 		default:
 			bts, err = msgp.Skip(bts)
 			if err != nil {
 				err = msgp.WrapError(err)
 				return
 			}
+		}
+	}
+	// Clear omitted fields.
+	if zb0001Mask != 0x3 {
+		if (zb0001Mask & 0x1) == 0 {
+			z.V = 0
+		}
+		if (zb0001Mask & 0x2) == 0 {
+			z.Known = false
 		}
 	}
 	o = bts
@@ -1325,43 +1849,160 @@ func (z Risk) Msgsize() (s int) {
 // MarshalMsg implements msgp.Marshaler
 func (z *Sizes) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
-	// map header, size 4
-	// string "bytes"
-	o = append(o, 0x84, 0xa5, 0x62, 0x79, 0x74, 0x65, 0x73)
-	// map header, size 2
-	// string "N"
-	o = append(o, 0x82, 0xa1, 0x4e)
-	o = msgp.AppendUint64(o, z.Bytes.N)
-	// string "Known"
-	o = append(o, 0xa5, 0x4b, 0x6e, 0x6f, 0x77, 0x6e)
-	o = msgp.AppendBool(o, z.Bytes.Known)
-	// string "chars"
-	o = append(o, 0xa5, 0x63, 0x68, 0x61, 0x72, 0x73)
-	// map header, size 2
-	// string "N"
-	o = append(o, 0x82, 0xa1, 0x4e)
-	o = msgp.AppendUint64(o, z.Chars.N)
-	// string "Known"
-	o = append(o, 0xa5, 0x4b, 0x6e, 0x6f, 0x77, 0x6e)
-	o = msgp.AppendBool(o, z.Chars.Known)
-	// string "lines"
-	o = append(o, 0xa5, 0x6c, 0x69, 0x6e, 0x65, 0x73)
-	// map header, size 2
-	// string "N"
-	o = append(o, 0x82, 0xa1, 0x4e)
-	o = msgp.AppendUint64(o, z.Lines.N)
-	// string "Known"
-	o = append(o, 0xa5, 0x4b, 0x6e, 0x6f, 0x77, 0x6e)
-	o = msgp.AppendBool(o, z.Lines.Known)
-	// string "tokens"
-	o = append(o, 0xa6, 0x74, 0x6f, 0x6b, 0x65, 0x6e, 0x73)
-	// map header, size 2
-	// string "N"
-	o = append(o, 0x82, 0xa1, 0x4e)
-	o = msgp.AppendUint64(o, z.Tokens.N)
-	// string "Known"
-	o = append(o, 0xa5, 0x4b, 0x6e, 0x6f, 0x77, 0x6e)
-	o = msgp.AppendBool(o, z.Tokens.Known)
+	// check for omitted fields
+	zb0001Len := uint32(4)
+	var zb0001Mask uint8 /* 4 bits */
+	_ = zb0001Mask
+	if z.Bytes == (Count{}) {
+		zb0001Len--
+		zb0001Mask |= 0x1
+	}
+	if z.Chars == (Count{}) {
+		zb0001Len--
+		zb0001Mask |= 0x2
+	}
+	if z.Lines == (Count{}) {
+		zb0001Len--
+		zb0001Mask |= 0x4
+	}
+	if z.Tokens == (Count{}) {
+		zb0001Len--
+		zb0001Mask |= 0x8
+	}
+	// variable map header, size zb0001Len
+	o = append(o, 0x80|uint8(zb0001Len))
+
+	// skip if no fields are to be emitted
+	if zb0001Len != 0 {
+		if (zb0001Mask & 0x1) == 0 { // if not omitted
+			// string "bytes"
+			o = append(o, 0xa5, 0x62, 0x79, 0x74, 0x65, 0x73)
+			// check for omitted fields
+			zb0002Len := uint32(2)
+			var zb0002Mask uint8 /* 2 bits */
+			_ = zb0002Mask
+			if z.Bytes.N == 0 {
+				zb0002Len--
+				zb0002Mask |= 0x1
+			}
+			if z.Bytes.Known == false {
+				zb0002Len--
+				zb0002Mask |= 0x2
+			}
+			// variable map header, size zb0002Len
+			o = append(o, 0x80|uint8(zb0002Len))
+
+			// skip if no fields are to be emitted
+			if zb0002Len != 0 {
+				if (zb0002Mask & 0x1) == 0 { // if not omitted
+					// string "N"
+					o = append(o, 0xa1, 0x4e)
+					o = msgp.AppendUint64(o, z.Bytes.N)
+				}
+				if (zb0002Mask & 0x2) == 0 { // if not omitted
+					// string "Known"
+					o = append(o, 0xa5, 0x4b, 0x6e, 0x6f, 0x77, 0x6e)
+					o = msgp.AppendBool(o, z.Bytes.Known)
+				}
+			}
+		}
+		if (zb0001Mask & 0x2) == 0 { // if not omitted
+			// string "chars"
+			o = append(o, 0xa5, 0x63, 0x68, 0x61, 0x72, 0x73)
+			// check for omitted fields
+			zb0003Len := uint32(2)
+			var zb0003Mask uint8 /* 2 bits */
+			_ = zb0003Mask
+			if z.Chars.N == 0 {
+				zb0003Len--
+				zb0003Mask |= 0x1
+			}
+			if z.Chars.Known == false {
+				zb0003Len--
+				zb0003Mask |= 0x2
+			}
+			// variable map header, size zb0003Len
+			o = append(o, 0x80|uint8(zb0003Len))
+
+			// skip if no fields are to be emitted
+			if zb0003Len != 0 {
+				if (zb0003Mask & 0x1) == 0 { // if not omitted
+					// string "N"
+					o = append(o, 0xa1, 0x4e)
+					o = msgp.AppendUint64(o, z.Chars.N)
+				}
+				if (zb0003Mask & 0x2) == 0 { // if not omitted
+					// string "Known"
+					o = append(o, 0xa5, 0x4b, 0x6e, 0x6f, 0x77, 0x6e)
+					o = msgp.AppendBool(o, z.Chars.Known)
+				}
+			}
+		}
+		if (zb0001Mask & 0x4) == 0 { // if not omitted
+			// string "lines"
+			o = append(o, 0xa5, 0x6c, 0x69, 0x6e, 0x65, 0x73)
+			// check for omitted fields
+			zb0004Len := uint32(2)
+			var zb0004Mask uint8 /* 2 bits */
+			_ = zb0004Mask
+			if z.Lines.N == 0 {
+				zb0004Len--
+				zb0004Mask |= 0x1
+			}
+			if z.Lines.Known == false {
+				zb0004Len--
+				zb0004Mask |= 0x2
+			}
+			// variable map header, size zb0004Len
+			o = append(o, 0x80|uint8(zb0004Len))
+
+			// skip if no fields are to be emitted
+			if zb0004Len != 0 {
+				if (zb0004Mask & 0x1) == 0 { // if not omitted
+					// string "N"
+					o = append(o, 0xa1, 0x4e)
+					o = msgp.AppendUint64(o, z.Lines.N)
+				}
+				if (zb0004Mask & 0x2) == 0 { // if not omitted
+					// string "Known"
+					o = append(o, 0xa5, 0x4b, 0x6e, 0x6f, 0x77, 0x6e)
+					o = msgp.AppendBool(o, z.Lines.Known)
+				}
+			}
+		}
+		if (zb0001Mask & 0x8) == 0 { // if not omitted
+			// string "tokens"
+			o = append(o, 0xa6, 0x74, 0x6f, 0x6b, 0x65, 0x6e, 0x73)
+			// check for omitted fields
+			zb0005Len := uint32(2)
+			var zb0005Mask uint8 /* 2 bits */
+			_ = zb0005Mask
+			if z.Tokens.N == 0 {
+				zb0005Len--
+				zb0005Mask |= 0x1
+			}
+			if z.Tokens.Known == false {
+				zb0005Len--
+				zb0005Mask |= 0x2
+			}
+			// variable map header, size zb0005Len
+			o = append(o, 0x80|uint8(zb0005Len))
+
+			// skip if no fields are to be emitted
+			if zb0005Len != 0 {
+				if (zb0005Mask & 0x1) == 0 { // if not omitted
+					// string "N"
+					o = append(o, 0xa1, 0x4e)
+					o = msgp.AppendUint64(o, z.Tokens.N)
+				}
+				if (zb0005Mask & 0x2) == 0 { // if not omitted
+					// string "Known"
+					o = append(o, 0xa5, 0x4b, 0x6e, 0x6f, 0x77, 0x6e)
+					o = msgp.AppendBool(o, z.Tokens.Known)
+				}
+			}
+		}
+	}
 	return
 }
 
@@ -1375,6 +2016,8 @@ func (z *Sizes) UnmarshalMsg(bts []byte) (o []byte, err error) {
 		err = msgp.WrapError(err)
 		return
 	}
+	var zb0001Mask uint8 /* 4 bits */
+	_ = zb0001Mask
 	for zb0001 > 0 {
 		zb0001--
 		field, bts, err = msgp.ReadMapKeyZC(bts)
@@ -1390,6 +2033,8 @@ func (z *Sizes) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				err = msgp.WrapError(err, "Bytes")
 				return
 			}
+			var zb0002Mask uint8 /* 2 bits */
+			_ = zb0002Mask
 			for zb0002 > 0 {
 				zb0002--
 				field, bts, err = msgp.ReadMapKeyZC(bts)
@@ -1404,12 +2049,14 @@ func (z *Sizes) UnmarshalMsg(bts []byte) (o []byte, err error) {
 						err = msgp.WrapError(err, "Bytes", "N")
 						return
 					}
+					zb0002Mask |= 0x1
 				case "Known":
 					z.Bytes.Known, bts, err = msgp.ReadBoolBytes(bts)
 					if err != nil {
 						err = msgp.WrapError(err, "Bytes", "Known")
 						return
 					}
+					zb0002Mask |= 0x2
 				default:
 					bts, err = msgp.Skip(bts)
 					if err != nil {
@@ -1418,6 +2065,16 @@ func (z *Sizes) UnmarshalMsg(bts []byte) (o []byte, err error) {
 					}
 				}
 			}
+			// Clear omitted fields.
+			if zb0002Mask != 0x3 {
+				if (zb0002Mask & 0x1) == 0 {
+					z.Bytes.N = 0
+				}
+				if (zb0002Mask & 0x2) == 0 {
+					z.Bytes.Known = false
+				}
+			}
+			zb0001Mask |= 0x1
 		case "chars":
 			var zb0003 uint32
 			zb0003, bts, err = msgp.ReadMapHeaderBytes(bts)
@@ -1425,6 +2082,8 @@ func (z *Sizes) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				err = msgp.WrapError(err, "Chars")
 				return
 			}
+			var zb0003Mask uint8 /* 2 bits */
+			_ = zb0003Mask
 			for zb0003 > 0 {
 				zb0003--
 				field, bts, err = msgp.ReadMapKeyZC(bts)
@@ -1439,12 +2098,14 @@ func (z *Sizes) UnmarshalMsg(bts []byte) (o []byte, err error) {
 						err = msgp.WrapError(err, "Chars", "N")
 						return
 					}
+					zb0003Mask |= 0x1
 				case "Known":
 					z.Chars.Known, bts, err = msgp.ReadBoolBytes(bts)
 					if err != nil {
 						err = msgp.WrapError(err, "Chars", "Known")
 						return
 					}
+					zb0003Mask |= 0x2
 				default:
 					bts, err = msgp.Skip(bts)
 					if err != nil {
@@ -1453,6 +2114,16 @@ func (z *Sizes) UnmarshalMsg(bts []byte) (o []byte, err error) {
 					}
 				}
 			}
+			// Clear omitted fields.
+			if zb0003Mask != 0x3 {
+				if (zb0003Mask & 0x1) == 0 {
+					z.Chars.N = 0
+				}
+				if (zb0003Mask & 0x2) == 0 {
+					z.Chars.Known = false
+				}
+			}
+			zb0001Mask |= 0x2
 		case "lines":
 			var zb0004 uint32
 			zb0004, bts, err = msgp.ReadMapHeaderBytes(bts)
@@ -1460,6 +2131,8 @@ func (z *Sizes) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				err = msgp.WrapError(err, "Lines")
 				return
 			}
+			var zb0004Mask uint8 /* 2 bits */
+			_ = zb0004Mask
 			for zb0004 > 0 {
 				zb0004--
 				field, bts, err = msgp.ReadMapKeyZC(bts)
@@ -1474,12 +2147,14 @@ func (z *Sizes) UnmarshalMsg(bts []byte) (o []byte, err error) {
 						err = msgp.WrapError(err, "Lines", "N")
 						return
 					}
+					zb0004Mask |= 0x1
 				case "Known":
 					z.Lines.Known, bts, err = msgp.ReadBoolBytes(bts)
 					if err != nil {
 						err = msgp.WrapError(err, "Lines", "Known")
 						return
 					}
+					zb0004Mask |= 0x2
 				default:
 					bts, err = msgp.Skip(bts)
 					if err != nil {
@@ -1488,6 +2163,16 @@ func (z *Sizes) UnmarshalMsg(bts []byte) (o []byte, err error) {
 					}
 				}
 			}
+			// Clear omitted fields.
+			if zb0004Mask != 0x3 {
+				if (zb0004Mask & 0x1) == 0 {
+					z.Lines.N = 0
+				}
+				if (zb0004Mask & 0x2) == 0 {
+					z.Lines.Known = false
+				}
+			}
+			zb0001Mask |= 0x4
 		case "tokens":
 			var zb0005 uint32
 			zb0005, bts, err = msgp.ReadMapHeaderBytes(bts)
@@ -1495,6 +2180,8 @@ func (z *Sizes) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				err = msgp.WrapError(err, "Tokens")
 				return
 			}
+			var zb0005Mask uint8 /* 2 bits */
+			_ = zb0005Mask
 			for zb0005 > 0 {
 				zb0005--
 				field, bts, err = msgp.ReadMapKeyZC(bts)
@@ -1509,12 +2196,14 @@ func (z *Sizes) UnmarshalMsg(bts []byte) (o []byte, err error) {
 						err = msgp.WrapError(err, "Tokens", "N")
 						return
 					}
+					zb0005Mask |= 0x1
 				case "Known":
 					z.Tokens.Known, bts, err = msgp.ReadBoolBytes(bts)
 					if err != nil {
 						err = msgp.WrapError(err, "Tokens", "Known")
 						return
 					}
+					zb0005Mask |= 0x2
 				default:
 					bts, err = msgp.Skip(bts)
 					if err != nil {
@@ -1523,12 +2212,37 @@ func (z *Sizes) UnmarshalMsg(bts []byte) (o []byte, err error) {
 					}
 				}
 			}
+			// Clear omitted fields.
+			if zb0005Mask != 0x3 {
+				if (zb0005Mask & 0x1) == 0 {
+					z.Tokens.N = 0
+				}
+				if (zb0005Mask & 0x2) == 0 {
+					z.Tokens.Known = false
+				}
+			}
+			zb0001Mask |= 0x8
 		default:
 			bts, err = msgp.Skip(bts)
 			if err != nil {
 				err = msgp.WrapError(err)
 				return
 			}
+		}
+	}
+	// Clear omitted fields.
+	if zb0001Mask != 0xf {
+		if (zb0001Mask & 0x1) == 0 {
+			z.Bytes = (Count{})
+		}
+		if (zb0001Mask & 0x2) == 0 {
+			z.Chars = (Count{})
+		}
+		if (zb0001Mask & 0x4) == 0 {
+			z.Lines = (Count{})
+		}
+		if (zb0001Mask & 0x8) == 0 {
+			z.Tokens = (Count{})
 		}
 	}
 	o = bts
@@ -1576,6 +2290,94 @@ func (z *ToolCall) MarshalMsg(b []byte) (o []byte, err error) {
 	zb0001Len := uint32(28)
 	var zb0001Mask uint32 /* 28 bits */
 	_ = zb0001Mask
+	if z.SessionID == "" {
+		zb0001Len--
+		zb0001Mask |= 0x1
+	}
+	if z.CallID == "" {
+		zb0001Len--
+		zb0001Mask |= 0x2
+	}
+	if z.Tool == "" {
+		zb0001Len--
+		zb0001Mask |= 0x4
+	}
+	if z.Source == "" {
+		zb0001Len--
+		zb0001Mask |= 0x10
+	}
+	if z.HarnessVersion == "" {
+		zb0001Len--
+		zb0001Mask |= 0x20
+	}
+	if z.Model == "" {
+		zb0001Len--
+		zb0001Mask |= 0x40
+	}
+	if z.Project == "" {
+		zb0001Len--
+		zb0001Mask |= 0x80
+	}
+	if z.Cwd == "" {
+		zb0001Len--
+		zb0001Mask |= 0x100
+	}
+	if z.GitBranch == "" {
+		zb0001Len--
+		zb0001Mask |= 0x200
+	}
+	if z.AgentID == "" {
+		zb0001Len--
+		zb0001Mask |= 0x400
+	}
+	if z.Sidechain == false {
+		zb0001Len--
+		zb0001Mask |= 0x800
+	}
+	if z.Turn == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x1000
+	}
+	if z.MessageID == "" {
+		zb0001Len--
+		zb0001Mask |= 0x2000
+	}
+	if z.Arguments == "" {
+		zb0001Len--
+		zb0001Mask |= 0x4000
+	}
+	if z.Target == "" {
+		zb0001Len--
+		zb0001Mask |= 0x8000
+	}
+	if z.IsError == false {
+		zb0001Len--
+		zb0001Mask |= 0x10000
+	}
+	if z.FollowedUp == false {
+		zb0001Len--
+		zb0001Mask |= 0x40000
+	}
+	if z.ContinuationOf == "" {
+		zb0001Len--
+		zb0001Mask |= 0x80000
+	}
+	if z.SessionCoverage == (Ratio{}) {
+		zb0001Len--
+		zb0001Mask |= 0x100000
+	}
+	if z.CoverageUpperBound == false {
+		zb0001Len--
+		zb0001Mask |= 0x200000
+	}
+	if z.CoverageMixedVersions == false {
+		zb0001Len--
+		zb0001Mask |= 0x400000
+	}
+	if z.Searched == false {
+		zb0001Len--
+		zb0001Mask |= 0x800000
+	}
 	if z.OriginalSHA256 == "" {
 		zb0001Len--
 		zb0001Mask |= 0x1000000
@@ -1597,57 +2399,89 @@ func (z *ToolCall) MarshalMsg(b []byte) (o []byte, err error) {
 
 	// skip if no fields are to be emitted
 	if zb0001Len != 0 {
-		// string "session_id"
-		o = append(o, 0xaa, 0x73, 0x65, 0x73, 0x73, 0x69, 0x6f, 0x6e, 0x5f, 0x69, 0x64)
-		o = msgp.AppendString(o, z.SessionID)
-		// string "call_id"
-		o = append(o, 0xa7, 0x63, 0x61, 0x6c, 0x6c, 0x5f, 0x69, 0x64)
-		o = msgp.AppendString(o, z.CallID)
-		// string "tool"
-		o = append(o, 0xa4, 0x74, 0x6f, 0x6f, 0x6c)
-		o = msgp.AppendString(o, z.Tool)
+		if (zb0001Mask & 0x1) == 0 { // if not omitted
+			// string "session_id"
+			o = append(o, 0xaa, 0x73, 0x65, 0x73, 0x73, 0x69, 0x6f, 0x6e, 0x5f, 0x69, 0x64)
+			o = msgp.AppendString(o, z.SessionID)
+		}
+		if (zb0001Mask & 0x2) == 0 { // if not omitted
+			// string "call_id"
+			o = append(o, 0xa7, 0x63, 0x61, 0x6c, 0x6c, 0x5f, 0x69, 0x64)
+			o = msgp.AppendString(o, z.CallID)
+		}
+		if (zb0001Mask & 0x4) == 0 { // if not omitted
+			// string "tool"
+			o = append(o, 0xa4, 0x74, 0x6f, 0x6f, 0x6c)
+			o = msgp.AppendString(o, z.Tool)
+		}
 		// string "timestamp"
 		o = append(o, 0xa9, 0x74, 0x69, 0x6d, 0x65, 0x73, 0x74, 0x61, 0x6d, 0x70)
 		o = msgp.AppendTime(o, z.Timestamp)
-		// string "source"
-		o = append(o, 0xa6, 0x73, 0x6f, 0x75, 0x72, 0x63, 0x65)
-		o = msgp.AppendString(o, string(z.Source))
-		// string "harness_version"
-		o = append(o, 0xaf, 0x68, 0x61, 0x72, 0x6e, 0x65, 0x73, 0x73, 0x5f, 0x76, 0x65, 0x72, 0x73, 0x69, 0x6f, 0x6e)
-		o = msgp.AppendString(o, z.HarnessVersion)
-		// string "model"
-		o = append(o, 0xa5, 0x6d, 0x6f, 0x64, 0x65, 0x6c)
-		o = msgp.AppendString(o, z.Model)
-		// string "project"
-		o = append(o, 0xa7, 0x70, 0x72, 0x6f, 0x6a, 0x65, 0x63, 0x74)
-		o = msgp.AppendString(o, z.Project)
-		// string "cwd"
-		o = append(o, 0xa3, 0x63, 0x77, 0x64)
-		o = msgp.AppendString(o, z.Cwd)
-		// string "git_branch"
-		o = append(o, 0xaa, 0x67, 0x69, 0x74, 0x5f, 0x62, 0x72, 0x61, 0x6e, 0x63, 0x68)
-		o = msgp.AppendString(o, z.GitBranch)
-		// string "agent_id"
-		o = append(o, 0xa8, 0x61, 0x67, 0x65, 0x6e, 0x74, 0x5f, 0x69, 0x64)
-		o = msgp.AppendString(o, z.AgentID)
-		// string "sidechain"
-		o = append(o, 0xa9, 0x73, 0x69, 0x64, 0x65, 0x63, 0x68, 0x61, 0x69, 0x6e)
-		o = msgp.AppendBool(o, z.Sidechain)
-		// string "turn"
-		o = append(o, 0xa4, 0x74, 0x75, 0x72, 0x6e)
-		o = msgp.AppendInt(o, z.Turn)
-		// string "message_id"
-		o = append(o, 0xaa, 0x6d, 0x65, 0x73, 0x73, 0x61, 0x67, 0x65, 0x5f, 0x69, 0x64)
-		o = msgp.AppendString(o, z.MessageID)
-		// string "arguments"
-		o = append(o, 0xa9, 0x61, 0x72, 0x67, 0x75, 0x6d, 0x65, 0x6e, 0x74, 0x73)
-		o = msgp.AppendString(o, z.Arguments)
-		// string "target"
-		o = append(o, 0xa6, 0x74, 0x61, 0x72, 0x67, 0x65, 0x74)
-		o = msgp.AppendString(o, z.Target)
-		// string "is_error"
-		o = append(o, 0xa8, 0x69, 0x73, 0x5f, 0x65, 0x72, 0x72, 0x6f, 0x72)
-		o = msgp.AppendBool(o, z.IsError)
+		if (zb0001Mask & 0x10) == 0 { // if not omitted
+			// string "source"
+			o = append(o, 0xa6, 0x73, 0x6f, 0x75, 0x72, 0x63, 0x65)
+			o = msgp.AppendString(o, string(z.Source))
+		}
+		if (zb0001Mask & 0x20) == 0 { // if not omitted
+			// string "harness_version"
+			o = append(o, 0xaf, 0x68, 0x61, 0x72, 0x6e, 0x65, 0x73, 0x73, 0x5f, 0x76, 0x65, 0x72, 0x73, 0x69, 0x6f, 0x6e)
+			o = msgp.AppendString(o, z.HarnessVersion)
+		}
+		if (zb0001Mask & 0x40) == 0 { // if not omitted
+			// string "model"
+			o = append(o, 0xa5, 0x6d, 0x6f, 0x64, 0x65, 0x6c)
+			o = msgp.AppendString(o, z.Model)
+		}
+		if (zb0001Mask & 0x80) == 0 { // if not omitted
+			// string "project"
+			o = append(o, 0xa7, 0x70, 0x72, 0x6f, 0x6a, 0x65, 0x63, 0x74)
+			o = msgp.AppendString(o, z.Project)
+		}
+		if (zb0001Mask & 0x100) == 0 { // if not omitted
+			// string "cwd"
+			o = append(o, 0xa3, 0x63, 0x77, 0x64)
+			o = msgp.AppendString(o, z.Cwd)
+		}
+		if (zb0001Mask & 0x200) == 0 { // if not omitted
+			// string "git_branch"
+			o = append(o, 0xaa, 0x67, 0x69, 0x74, 0x5f, 0x62, 0x72, 0x61, 0x6e, 0x63, 0x68)
+			o = msgp.AppendString(o, z.GitBranch)
+		}
+		if (zb0001Mask & 0x400) == 0 { // if not omitted
+			// string "agent_id"
+			o = append(o, 0xa8, 0x61, 0x67, 0x65, 0x6e, 0x74, 0x5f, 0x69, 0x64)
+			o = msgp.AppendString(o, z.AgentID)
+		}
+		if (zb0001Mask & 0x800) == 0 { // if not omitted
+			// string "sidechain"
+			o = append(o, 0xa9, 0x73, 0x69, 0x64, 0x65, 0x63, 0x68, 0x61, 0x69, 0x6e)
+			o = msgp.AppendBool(o, z.Sidechain)
+		}
+		if (zb0001Mask & 0x1000) == 0 { // if not omitted
+			// string "turn"
+			o = append(o, 0xa4, 0x74, 0x75, 0x72, 0x6e)
+			o = msgp.AppendInt(o, z.Turn)
+		}
+		if (zb0001Mask & 0x2000) == 0 { // if not omitted
+			// string "message_id"
+			o = append(o, 0xaa, 0x6d, 0x65, 0x73, 0x73, 0x61, 0x67, 0x65, 0x5f, 0x69, 0x64)
+			o = msgp.AppendString(o, z.MessageID)
+		}
+		if (zb0001Mask & 0x4000) == 0 { // if not omitted
+			// string "arguments"
+			o = append(o, 0xa9, 0x61, 0x72, 0x67, 0x75, 0x6d, 0x65, 0x6e, 0x74, 0x73)
+			o = msgp.AppendString(o, z.Arguments)
+		}
+		if (zb0001Mask & 0x8000) == 0 { // if not omitted
+			// string "target"
+			o = append(o, 0xa6, 0x74, 0x61, 0x72, 0x67, 0x65, 0x74)
+			o = msgp.AppendString(o, z.Target)
+		}
+		if (zb0001Mask & 0x10000) == 0 { // if not omitted
+			// string "is_error"
+			o = append(o, 0xa8, 0x69, 0x73, 0x5f, 0x65, 0x72, 0x72, 0x6f, 0x72)
+			o = msgp.AppendBool(o, z.IsError)
+		}
 		// string "Forensics"
 		o = append(o, 0xa9, 0x46, 0x6f, 0x72, 0x65, 0x6e, 0x73, 0x69, 0x63, 0x73)
 		o, err = z.Forensics.MarshalMsg(o)
@@ -1655,30 +2489,63 @@ func (z *ToolCall) MarshalMsg(b []byte) (o []byte, err error) {
 			err = msgp.WrapError(err, "Forensics")
 			return
 		}
-		// string "followed_up"
-		o = append(o, 0xab, 0x66, 0x6f, 0x6c, 0x6c, 0x6f, 0x77, 0x65, 0x64, 0x5f, 0x75, 0x70)
-		o = msgp.AppendBool(o, z.FollowedUp)
-		// string "continuation_of"
-		o = append(o, 0xaf, 0x63, 0x6f, 0x6e, 0x74, 0x69, 0x6e, 0x75, 0x61, 0x74, 0x69, 0x6f, 0x6e, 0x5f, 0x6f, 0x66)
-		o = msgp.AppendString(o, z.ContinuationOf)
-		// string "session_coverage"
-		o = append(o, 0xb0, 0x73, 0x65, 0x73, 0x73, 0x69, 0x6f, 0x6e, 0x5f, 0x63, 0x6f, 0x76, 0x65, 0x72, 0x61, 0x67, 0x65)
-		// map header, size 2
-		// string "V"
-		o = append(o, 0x82, 0xa1, 0x56)
-		o = msgp.AppendFloat64(o, z.SessionCoverage.V)
-		// string "Known"
-		o = append(o, 0xa5, 0x4b, 0x6e, 0x6f, 0x77, 0x6e)
-		o = msgp.AppendBool(o, z.SessionCoverage.Known)
-		// string "coverage_upper_bound"
-		o = append(o, 0xb4, 0x63, 0x6f, 0x76, 0x65, 0x72, 0x61, 0x67, 0x65, 0x5f, 0x75, 0x70, 0x70, 0x65, 0x72, 0x5f, 0x62, 0x6f, 0x75, 0x6e, 0x64)
-		o = msgp.AppendBool(o, z.CoverageUpperBound)
-		// string "coverage_mixed_versions"
-		o = append(o, 0xb7, 0x63, 0x6f, 0x76, 0x65, 0x72, 0x61, 0x67, 0x65, 0x5f, 0x6d, 0x69, 0x78, 0x65, 0x64, 0x5f, 0x76, 0x65, 0x72, 0x73, 0x69, 0x6f, 0x6e, 0x73)
-		o = msgp.AppendBool(o, z.CoverageMixedVersions)
-		// string "searched"
-		o = append(o, 0xa8, 0x73, 0x65, 0x61, 0x72, 0x63, 0x68, 0x65, 0x64)
-		o = msgp.AppendBool(o, z.Searched)
+		if (zb0001Mask & 0x40000) == 0 { // if not omitted
+			// string "followed_up"
+			o = append(o, 0xab, 0x66, 0x6f, 0x6c, 0x6c, 0x6f, 0x77, 0x65, 0x64, 0x5f, 0x75, 0x70)
+			o = msgp.AppendBool(o, z.FollowedUp)
+		}
+		if (zb0001Mask & 0x80000) == 0 { // if not omitted
+			// string "continuation_of"
+			o = append(o, 0xaf, 0x63, 0x6f, 0x6e, 0x74, 0x69, 0x6e, 0x75, 0x61, 0x74, 0x69, 0x6f, 0x6e, 0x5f, 0x6f, 0x66)
+			o = msgp.AppendString(o, z.ContinuationOf)
+		}
+		if (zb0001Mask & 0x100000) == 0 { // if not omitted
+			// string "session_coverage"
+			o = append(o, 0xb0, 0x73, 0x65, 0x73, 0x73, 0x69, 0x6f, 0x6e, 0x5f, 0x63, 0x6f, 0x76, 0x65, 0x72, 0x61, 0x67, 0x65)
+			// check for omitted fields
+			zb0002Len := uint32(2)
+			var zb0002Mask uint8 /* 2 bits */
+			_ = zb0002Mask
+			if z.SessionCoverage.V == 0 {
+				zb0002Len--
+				zb0002Mask |= 0x1
+			}
+			if z.SessionCoverage.Known == false {
+				zb0002Len--
+				zb0002Mask |= 0x2
+			}
+			// variable map header, size zb0002Len
+			o = append(o, 0x80|uint8(zb0002Len))
+
+			// skip if no fields are to be emitted
+			if zb0002Len != 0 {
+				if (zb0002Mask & 0x1) == 0 { // if not omitted
+					// string "V"
+					o = append(o, 0xa1, 0x56)
+					o = msgp.AppendFloat64(o, z.SessionCoverage.V)
+				}
+				if (zb0002Mask & 0x2) == 0 { // if not omitted
+					// string "Known"
+					o = append(o, 0xa5, 0x4b, 0x6e, 0x6f, 0x77, 0x6e)
+					o = msgp.AppendBool(o, z.SessionCoverage.Known)
+				}
+			}
+		}
+		if (zb0001Mask & 0x200000) == 0 { // if not omitted
+			// string "coverage_upper_bound"
+			o = append(o, 0xb4, 0x63, 0x6f, 0x76, 0x65, 0x72, 0x61, 0x67, 0x65, 0x5f, 0x75, 0x70, 0x70, 0x65, 0x72, 0x5f, 0x62, 0x6f, 0x75, 0x6e, 0x64)
+			o = msgp.AppendBool(o, z.CoverageUpperBound)
+		}
+		if (zb0001Mask & 0x400000) == 0 { // if not omitted
+			// string "coverage_mixed_versions"
+			o = append(o, 0xb7, 0x63, 0x6f, 0x76, 0x65, 0x72, 0x61, 0x67, 0x65, 0x5f, 0x6d, 0x69, 0x78, 0x65, 0x64, 0x5f, 0x76, 0x65, 0x72, 0x73, 0x69, 0x6f, 0x6e, 0x73)
+			o = msgp.AppendBool(o, z.CoverageMixedVersions)
+		}
+		if (zb0001Mask & 0x800000) == 0 { // if not omitted
+			// string "searched"
+			o = append(o, 0xa8, 0x73, 0x65, 0x61, 0x72, 0x63, 0x68, 0x65, 0x64)
+			o = msgp.AppendBool(o, z.Searched)
+		}
 		if (zb0001Mask & 0x1000000) == 0 { // if not omitted
 			// string "original_sha256"
 			o = append(o, 0xaf, 0x6f, 0x72, 0x69, 0x67, 0x69, 0x6e, 0x61, 0x6c, 0x5f, 0x73, 0x68, 0x61, 0x32, 0x35, 0x36)
@@ -1713,6 +2580,8 @@ func (z *ToolCall) UnmarshalMsg(bts []byte) (o []byte, err error) {
 		err = msgp.WrapError(err)
 		return
 	}
+	var zb0001Mask uint32 /* 26 bits */
+	_ = zb0001Mask
 	for zb0001 > 0 {
 		zb0001--
 		field, bts, err = msgp.ReadMapKeyZC(bts)
@@ -1727,18 +2596,21 @@ func (z *ToolCall) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				err = msgp.WrapError(err, "SessionID")
 				return
 			}
+			zb0001Mask |= 0x1
 		case "call_id":
 			z.CallID, bts, err = msgp.ReadStringBytes(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "CallID")
 				return
 			}
+			zb0001Mask |= 0x2
 		case "tool":
 			z.Tool, bts, err = msgp.ReadStringBytes(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "Tool")
 				return
 			}
+			zb0001Mask |= 0x4
 		case "timestamp":
 			z.Timestamp, bts, err = msgp.ReadTimeUTCBytes(bts)
 			if err != nil {
@@ -1755,78 +2627,91 @@ func (z *ToolCall) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				}
 				z.Source = Harness(zb0002)
 			}
+			zb0001Mask |= 0x8
 		case "harness_version":
 			z.HarnessVersion, bts, err = msgp.ReadStringBytes(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "HarnessVersion")
 				return
 			}
+			zb0001Mask |= 0x10
 		case "model":
 			z.Model, bts, err = msgp.ReadStringBytes(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "Model")
 				return
 			}
+			zb0001Mask |= 0x20
 		case "project":
 			z.Project, bts, err = msgp.ReadStringBytes(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "Project")
 				return
 			}
+			zb0001Mask |= 0x40
 		case "cwd":
 			z.Cwd, bts, err = msgp.ReadStringBytes(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "Cwd")
 				return
 			}
+			zb0001Mask |= 0x80
 		case "git_branch":
 			z.GitBranch, bts, err = msgp.ReadStringBytes(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "GitBranch")
 				return
 			}
+			zb0001Mask |= 0x100
 		case "agent_id":
 			z.AgentID, bts, err = msgp.ReadStringBytes(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "AgentID")
 				return
 			}
+			zb0001Mask |= 0x200
 		case "sidechain":
 			z.Sidechain, bts, err = msgp.ReadBoolBytes(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "Sidechain")
 				return
 			}
+			zb0001Mask |= 0x400
 		case "turn":
 			z.Turn, bts, err = msgp.ReadIntBytes(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "Turn")
 				return
 			}
+			zb0001Mask |= 0x800
 		case "message_id":
 			z.MessageID, bts, err = msgp.ReadStringBytes(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "MessageID")
 				return
 			}
+			zb0001Mask |= 0x1000
 		case "arguments":
 			z.Arguments, bts, err = msgp.ReadStringBytes(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "Arguments")
 				return
 			}
+			zb0001Mask |= 0x2000
 		case "target":
 			z.Target, bts, err = msgp.ReadStringBytes(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "Target")
 				return
 			}
+			zb0001Mask |= 0x4000
 		case "is_error":
 			z.IsError, bts, err = msgp.ReadBoolBytes(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "IsError")
 				return
 			}
+			zb0001Mask |= 0x8000
 		case "Forensics":
 			bts, err = z.Forensics.UnmarshalMsg(bts)
 			if err != nil {
@@ -1839,12 +2724,14 @@ func (z *ToolCall) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				err = msgp.WrapError(err, "FollowedUp")
 				return
 			}
+			zb0001Mask |= 0x10000
 		case "continuation_of":
 			z.ContinuationOf, bts, err = msgp.ReadStringBytes(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "ContinuationOf")
 				return
 			}
+			zb0001Mask |= 0x20000
 		case "session_coverage":
 			var zb0003 uint32
 			zb0003, bts, err = msgp.ReadMapHeaderBytes(bts)
@@ -1852,6 +2739,8 @@ func (z *ToolCall) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				err = msgp.WrapError(err, "SessionCoverage")
 				return
 			}
+			var zb0003Mask uint8 /* 2 bits */
+			_ = zb0003Mask
 			for zb0003 > 0 {
 				zb0003--
 				field, bts, err = msgp.ReadMapKeyZC(bts)
@@ -1866,12 +2755,14 @@ func (z *ToolCall) UnmarshalMsg(bts []byte) (o []byte, err error) {
 						err = msgp.WrapError(err, "SessionCoverage", "V")
 						return
 					}
+					zb0003Mask |= 0x1
 				case "Known":
 					z.SessionCoverage.Known, bts, err = msgp.ReadBoolBytes(bts)
 					if err != nil {
 						err = msgp.WrapError(err, "SessionCoverage", "Known")
 						return
 					}
+					zb0003Mask |= 0x2
 				default:
 					bts, err = msgp.Skip(bts)
 					if err != nil {
@@ -1880,54 +2771,152 @@ func (z *ToolCall) UnmarshalMsg(bts []byte) (o []byte, err error) {
 					}
 				}
 			}
+			// Clear omitted fields.
+			if zb0003Mask != 0x3 {
+				if (zb0003Mask & 0x1) == 0 {
+					z.SessionCoverage.V = 0
+				}
+				if (zb0003Mask & 0x2) == 0 {
+					z.SessionCoverage.Known = false
+				}
+			}
+			zb0001Mask |= 0x40000
 		case "coverage_upper_bound":
 			z.CoverageUpperBound, bts, err = msgp.ReadBoolBytes(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "CoverageUpperBound")
 				return
 			}
+			zb0001Mask |= 0x80000
 		case "coverage_mixed_versions":
 			z.CoverageMixedVersions, bts, err = msgp.ReadBoolBytes(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "CoverageMixedVersions")
 				return
 			}
+			zb0001Mask |= 0x100000
 		case "searched":
 			z.Searched, bts, err = msgp.ReadBoolBytes(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "Searched")
 				return
 			}
+			zb0001Mask |= 0x200000
 		case "original_sha256":
 			z.OriginalSHA256, bts, err = msgp.ReadStringBytes(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "OriginalSHA256")
 				return
 			}
+			zb0001Mask |= 0x400000
 		case "context_sha256":
 			z.ContextSHA256, bts, err = msgp.ReadStringBytes(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "ContextSHA256")
 				return
 			}
+			zb0001Mask |= 0x800000
 		case "source_file":
 			z.SourceFile, bts, err = msgp.ReadStringBytes(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "SourceFile")
 				return
 			}
+			zb0001Mask |= 0x1000000
 		case "source_line":
 			z.SourceLine, bts, err = msgp.ReadInt64Bytes(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "SourceLine")
 				return
 			}
+			zb0001Mask |= 0x2000000
 		default:
 			bts, err = msgp.Skip(bts)
 			if err != nil {
 				err = msgp.WrapError(err)
 				return
 			}
+		}
+	}
+	// Clear omitted fields.
+	if zb0001Mask != 0x3ffffff {
+		if (zb0001Mask & 0x1) == 0 {
+			z.SessionID = ""
+		}
+		if (zb0001Mask & 0x2) == 0 {
+			z.CallID = ""
+		}
+		if (zb0001Mask & 0x4) == 0 {
+			z.Tool = ""
+		}
+		if (zb0001Mask & 0x8) == 0 {
+			z.Source = ""
+		}
+		if (zb0001Mask & 0x10) == 0 {
+			z.HarnessVersion = ""
+		}
+		if (zb0001Mask & 0x20) == 0 {
+			z.Model = ""
+		}
+		if (zb0001Mask & 0x40) == 0 {
+			z.Project = ""
+		}
+		if (zb0001Mask & 0x80) == 0 {
+			z.Cwd = ""
+		}
+		if (zb0001Mask & 0x100) == 0 {
+			z.GitBranch = ""
+		}
+		if (zb0001Mask & 0x200) == 0 {
+			z.AgentID = ""
+		}
+		if (zb0001Mask & 0x400) == 0 {
+			z.Sidechain = false
+		}
+		if (zb0001Mask & 0x800) == 0 {
+			z.Turn = 0
+		}
+		if (zb0001Mask & 0x1000) == 0 {
+			z.MessageID = ""
+		}
+		if (zb0001Mask & 0x2000) == 0 {
+			z.Arguments = ""
+		}
+		if (zb0001Mask & 0x4000) == 0 {
+			z.Target = ""
+		}
+		if (zb0001Mask & 0x8000) == 0 {
+			z.IsError = false
+		}
+		if (zb0001Mask & 0x10000) == 0 {
+			z.FollowedUp = false
+		}
+		if (zb0001Mask & 0x20000) == 0 {
+			z.ContinuationOf = ""
+		}
+		if (zb0001Mask & 0x40000) == 0 {
+			z.SessionCoverage = (Ratio{})
+		}
+		if (zb0001Mask & 0x80000) == 0 {
+			z.CoverageUpperBound = false
+		}
+		if (zb0001Mask & 0x100000) == 0 {
+			z.CoverageMixedVersions = false
+		}
+		if (zb0001Mask & 0x200000) == 0 {
+			z.Searched = false
+		}
+		if (zb0001Mask & 0x400000) == 0 {
+			z.OriginalSHA256 = ""
+		}
+		if (zb0001Mask & 0x800000) == 0 {
+			z.ContextSHA256 = ""
+		}
+		if (zb0001Mask & 0x1000000) == 0 {
+			z.SourceFile = ""
+		}
+		if (zb0001Mask & 0x2000000) == 0 {
+			z.SourceLine = 0
 		}
 	}
 	o = bts

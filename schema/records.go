@@ -16,10 +16,10 @@ import (
 // Sizes are the four measures of a text (docs/design.md §4.1). Tokens are an estimate
 // (ceil(bytes/4)) unless a source gives a count.
 type Sizes struct {
-	Bytes  Count `json:"bytes"`
-	Chars  Count `json:"chars"`
-	Lines  Count `json:"lines"`
-	Tokens Count `json:"tokens"`
+	Bytes  Count `json:"bytes" msg:"bytes,omitempty"`
+	Chars  Count `json:"chars" msg:"chars,omitempty"`
+	Lines  Count `json:"lines" msg:"lines,omitempty"`
+	Tokens Count `json:"tokens" msg:"tokens,omitempty"`
 }
 
 // TokenEstimate is the token estimate of docs/design.md §3.3, ceil(bytes/4).
@@ -71,8 +71,8 @@ func SizesIn(u Unit, n Count) Sizes {
 // figure is an estimate unless a source counted it: Sizes.TokensEstimated).
 type Original struct {
 	Sizes
-	Source    OriginalSource `json:"source"`
-	Precision Precision      `json:"precision"`
+	Source    OriginalSource `json:"source" msg:"source,omitempty"`
+	Precision Precision      `json:"precision" msg:"precision,omitempty"`
 }
 
 // Range is the part of the original that was shown, in Unit. Lines are
@@ -80,17 +80,17 @@ type Original struct {
 // 1–2000 of 5000). Every other unit is an offset: 0-based, End exclusive
 // (chars 0–100000 of 156000). Coverage arithmetic depends on this convention.
 type Range struct {
-	Start Count `json:"start"`
-	End   Count `json:"end"`
-	Unit  Unit  `json:"unit"`
+	Start Count `json:"start" msg:"start,omitempty"`
+	End   Count `json:"end" msg:"end,omitempty"`
+	Unit  Unit  `json:"unit" msg:"unit,omitempty"`
 }
 
 // Disclosure says which of the three things a complete truncation notice
 // tells were present in what the model saw: where, why, and how to continue.
 type Disclosure struct {
-	Range  bool `json:"range"`
-	Reason bool `json:"reason"`
-	Next   bool `json:"next"`
+	Range  bool `json:"range" msg:"range,omitempty"`
+	Reason bool `json:"reason" msg:"reason,omitempty"`
+	Next   bool `json:"next" msg:"next,omitempty"`
 }
 
 // Score is the number of things disclosed, 0–3.
@@ -107,51 +107,51 @@ func (d Disclosure) Score() int {
 // Forensics is the verdict of truncation detection on one tool result: how
 // complete the output that entered the model's context was (docs/design.md §4).
 type Forensics struct {
-	Original Original `json:"original"`
-	Context  Sizes    `json:"context"`
+	Original Original `json:"original" msg:"original,omitempty"`
+	Context  Sizes    `json:"context" msg:"context,omitempty"`
 
-	Truncated bool           `json:"truncated"`
-	Kind      TruncationKind `json:"truncation_kind"`
-	Strategy  Strategy       `json:"strategy"`
+	Truncated bool           `json:"truncated" msg:"truncated,omitempty"`
+	Kind      TruncationKind `json:"truncation_kind" msg:"truncation_kind,omitempty"`
+	Strategy  Strategy       `json:"strategy" msg:"strategy,omitempty"`
 	// PartialByRequest marks a call that itself asked for part of its target
 	// (Read offset/limit, fetch start_index) and got that part: not truncated,
 	// but its Shown range counts toward the target's coverage.
-	PartialByRequest bool `json:"partial_by_request"`
+	PartialByRequest bool `json:"partial_by_request" msg:"partial_by_request,omitempty"`
 
-	Shown Range `json:"shown"`
-	Total Count `json:"total"`
+	Shown Range `json:"shown" msg:"shown,omitempty"`
+	Total Count `json:"total" msg:"total,omitempty"`
 	// ShownTail is the second kept range of a head+tail cut (Shown is then
 	// the head), in Shown's unit; its Start and End are unknown when there
 	// is no second range.
-	ShownTail Range `json:"shown_tail"`
+	ShownTail Range `json:"shown_tail" msg:"shown_tail,omitempty"`
 	// ShownTailIsEnd: ShownTail is known to end where the original ends.
 	// False when there is no tail, and when the tail is the end of only
 	// what the harness received (Claude Code's Bash failure path keeps the
 	// tail of the first 30,000 chars, not of the output).
-	ShownTailIsEnd bool `json:"shown_tail_is_end"`
+	ShownTailIsEnd bool `json:"shown_tail_is_end" msg:"shown_tail_is_end,omitempty"`
 	// RefetchedSource: this call continues an earlier one by fetching its
 	// source again (WebFetch with offset, an MCP fetch with start_index)
 	// rather than reading a saved copy, so its piece may come from a
 	// different version of the source than the earlier pieces.
-	RefetchedSource bool `json:"refetched_source"`
+	RefetchedSource bool `json:"refetched_source" msg:"refetched_source,omitempty"`
 
 	// Reason is a machine word for why the output was cut: cap_bytes,
 	// cap_chars, cap_lines, cap_tokens, cap_items, pagination, summarised,
 	// too_large, timeout, cleared, unsupported_media.
-	Reason     string     `json:"reason"`
-	Disclosure Disclosure `json:"disclosure"`
+	Reason     string     `json:"reason" msg:"reason,omitempty"`
+	Disclosure Disclosure `json:"disclosure" msg:"disclosure,omitempty"`
 	// NextHint is the verbatim "how to continue" text of the notice, if any.
-	NextHint string `json:"next_hint"`
+	NextHint string `json:"next_hint" msg:"next_hint,omitempty"`
 	// SavedRef is the path or URL of the full output, when the harness kept one.
-	SavedRef   string `json:"saved_ref"`
-	RefVersion string `json:"ref_version"`
+	SavedRef   string `json:"saved_ref" msg:"saved_ref,omitempty"`
+	RefVersion string `json:"ref_version" msg:"ref_version,omitempty"`
 	// Marker is the verbatim truncation notice the model saw.
-	Marker string `json:"marker"`
+	Marker string `json:"marker" msg:"marker,omitempty"`
 	// MarkerUnderstated: the notice claims fewer units dropped than really were.
-	MarkerUnderstated bool `json:"marker_understated"`
+	MarkerUnderstated bool `json:"marker_understated" msg:"marker_understated,omitempty"`
 	// Detector names the rule that decided (e.g. "claude_code.persisted_output"),
 	// for debugging and for per-rule dashboards.
-	Detector string `json:"detector"`
+	Detector string `json:"detector" msg:"detector,omitempty"`
 }
 
 // DisclosureScore is Disclosure.Score, exposed for JSON consumers.
@@ -160,55 +160,55 @@ func (f Forensics) DisclosureScore() int { return f.Disclosure.Score() }
 // ToolCall is one tool invocation and the forensics of its result: one row of
 // ctxaudit.tool_calls.
 type ToolCall struct {
-	SessionID string    `json:"session_id"`
-	CallID    string    `json:"call_id"`
-	Tool      string    `json:"tool"`
+	SessionID string    `json:"session_id" msg:"session_id,omitempty"`
+	CallID    string    `json:"call_id" msg:"call_id,omitempty"`
+	Tool      string    `json:"tool" msg:"tool,omitempty"`
 	Timestamp time.Time `json:"timestamp"`
 
-	Source         Harness `json:"source"`
-	HarnessVersion string  `json:"harness_version"`
-	Model          string  `json:"model"`
-	Project        string  `json:"project"`
-	Cwd            string  `json:"cwd"`
-	GitBranch      string  `json:"git_branch"`
+	Source         Harness `json:"source" msg:"source,omitempty"`
+	HarnessVersion string  `json:"harness_version" msg:"harness_version,omitempty"`
+	Model          string  `json:"model" msg:"model,omitempty"`
+	Project        string  `json:"project" msg:"project,omitempty"`
+	Cwd            string  `json:"cwd" msg:"cwd,omitempty"`
+	GitBranch      string  `json:"git_branch" msg:"git_branch,omitempty"`
 	// AgentID is set for sub-agent (sidechain) threads.
-	AgentID   string `json:"agent_id"`
-	Sidechain bool   `json:"sidechain"`
+	AgentID   string `json:"agent_id" msg:"agent_id,omitempty"`
+	Sidechain bool   `json:"sidechain" msg:"sidechain,omitempty"`
 	// Turn is the 0-based index of the user prompt this call belongs to.
-	Turn int `json:"turn"`
+	Turn int `json:"turn" msg:"turn,omitempty"`
 	// MessageID is the assistant message that issued the call.
-	MessageID string `json:"message_id"`
+	MessageID string `json:"message_id" msg:"message_id,omitempty"`
 
 	// Arguments is the call's input as JSON text.
-	Arguments string `json:"arguments"`
+	Arguments string `json:"arguments" msg:"arguments,omitempty"`
 	// Target is what the call read: a file path, URL, search, or command.
-	Target  string `json:"target"`
-	IsError bool   `json:"is_error"`
+	Target  string `json:"target" msg:"target,omitempty"`
+	IsError bool   `json:"is_error" msg:"is_error,omitempty"`
 
 	Forensics
 
 	// Follow-through, filled by session analysis.
-	FollowedUp      bool   `json:"followed_up"`
-	ContinuationOf  string `json:"continuation_of"`
-	SessionCoverage Ratio  `json:"session_coverage"`
+	FollowedUp      bool   `json:"followed_up" msg:"followed_up,omitempty"`
+	ContinuationOf  string `json:"continuation_of" msg:"continuation_of,omitempty"`
+	SessionCoverage Ratio  `json:"session_coverage" msg:"session_coverage,omitempty"`
 	// CoverageUpperBound: SessionCoverage was computed against a
 	// lower-bound original, so it is at most the share seen, and it is
 	// never 1 (full coverage is never claimed from a lower bound).
-	CoverageUpperBound bool `json:"coverage_upper_bound"`
+	CoverageUpperBound bool `json:"coverage_upper_bound" msg:"coverage_upper_bound,omitempty"`
 	// CoverageMixedVersions: the pieces counted in SessionCoverage came
 	// from separate fetches of a source that may have changed between them.
-	CoverageMixedVersions bool `json:"coverage_mixed_versions"`
+	CoverageMixedVersions bool `json:"coverage_mixed_versions" msg:"coverage_mixed_versions,omitempty"`
 	// Searched: a later search ran over the whole saved original, so it was
 	// searched though not necessarily read.
-	Searched bool `json:"searched"`
+	Searched bool `json:"searched" msg:"searched,omitempty"`
 
 	// Content hashes (SHA-256, hex) of the stored texts in tool_outputs, empty if not stored.
-	OriginalSHA256 string `json:"original_sha256,omitempty"`
-	ContextSHA256  string `json:"context_sha256,omitempty"`
+	OriginalSHA256 string `json:"original_sha256,omitempty" msg:"original_sha256,omitempty"`
+	ContextSHA256  string `json:"context_sha256,omitempty" msg:"context_sha256,omitempty"`
 
 	// Where the call was read from, for error reports and re-ingestion.
-	SourceFile string `json:"source_file,omitempty"`
-	SourceLine int64  `json:"source_line,omitempty"`
+	SourceFile string `json:"source_file,omitempty" msg:"source_file,omitempty"`
+	SourceLine int64  `json:"source_line,omitempty" msg:"source_line,omitempty"`
 
 	// Analysis is what session analysis this row reflects (see Analysis).
 	Analysis Analysis `json:"-"`

@@ -56,8 +56,15 @@ func TestCallStoreKeepsEveryField(t *testing.T) {
 	var want []schema.ToolCall
 	for i := range 300 {
 		c := filled(i)
-		if i == 150 {
+		switch i {
+		case 150:
 			c.Arguments = strings.Repeat("x", 2*maxCallChunk) // its own chunk
+		case 151:
+			c = schema.ToolCall{} // every field zero: none is written
+		case 152:
+			// Known zeros are not unknowns.
+			c = schema.ToolCall{CallID: "zeros", Timestamp: c.Timestamp, SessionCoverage: schema.KnownRatio(0),
+				Forensics: schema.Forensics{Original: schema.Original{Sizes: schema.Sizes{Bytes: schema.Known(0)}}}}
 		}
 		if got := s.add(&c); got != i {
 			t.Fatalf("add #%d returned index %d", i, got)

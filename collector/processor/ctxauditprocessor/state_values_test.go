@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
 	"reflect"
 	"slices"
 	"testing"
@@ -161,6 +162,63 @@ func TestStoredRecordsReadBack(t *testing.T) {
 	}
 	if got.Calls[0].Analysis != (schema.Analysis{}) {
 		t.Errorf("Analysis was stored: %+v", got.Calls[0].Analysis)
+	}
+}
+
+// TestStoredRecordsOfEveryKeyReadBack: records stored before zero fields
+// were left out of the encoding (every key written, zeros included) read
+// back as they were. testdata/stored-records-every-key.bin is such a value,
+// written by that version from sampleRecords plus a call whose only figures
+// are known zeros (a context of 0 bytes, a coverage of 0), and .json is
+// what its records were, as JSON, written at the same time.
+func TestStoredRecordsOfEveryKeyReadBack(t *testing.T) {
+	stored, err := os.ReadFile("testdata/stored-records-every-key.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantJSON, err := os.ReadFile("testdata/stored-records-every-key.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got storedRecords
+	if err := decodeValue(stored, &got); err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	if err := json.Compact(&want, wantJSON); err != nil {
+		t.Fatal(err)
+	}
+	asJSON := func(r storedRecords) string {
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	if asJSON(got) != want.String() {
+		t.Errorf("reads back differently\n got %s\nwant %s", asJSON(got), want.String())
+	}
+	zero := got.Calls[len(got.Calls)-1]
+	if zero.CallID != "known-zero" || zero.Context.Bytes != schema.Known(0) || zero.SessionCoverage != schema.KnownRatio(0) {
+		t.Errorf("known zeros read back as %+v, %+v", zero.Context.Bytes, zero.SessionCoverage)
+	}
+	// The same records stored now read back the same, in fewer bytes: a
+	// zero field is not written.
+	now, err := encodeValue(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var again storedRecords
+	if err := decodeValue(now, &again); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(again, got) {
+		t.Errorf("stored again, reads back differently\n got %+v\nwant %+v", again, got)
+	}
+	_, before, _ := valuePayload(stored)
+	_, after, _ := valuePayload(now)
+	if len(after) >= len(before) {
+		t.Errorf("stored again in %d bytes of MessagePack, not fewer than every key's %d", len(after), len(before))
 	}
 }
 
