@@ -107,7 +107,7 @@ func (s *heldStore) write(ctx context.Context, ops []*storage.Operation) error {
 
 // A stored value starts with a tag byte saying how it is encoded. Both
 // tagged forms are S2-compressed: a request's records repeat the same keys
-// call after call, so a value shrinks about 14 times
+// call after call, so a value shrinks about 17 times
 // (TestStoredValuesAreSmall), and with it the storage file, the bytes each
 // request fsyncs before it is answered and the file pages the collector
 // keeps mapped. A value with neither tag is plain JSON, as the first
