@@ -17,8 +17,9 @@ import (
 // session is held. The collector holds tens of thousands of calls at once
 // (up to max_sessions sessions waiting for session_idle), and marking them
 // was the largest share of its GC work. Bytes hold no pointers, so the GC
-// skips them; a call is decoded only when its session is analysed
-// (BenchmarkCallStore compares the two forms).
+// skips them; a call is decoded only when its session is analysed.
+// BenchmarkHeldCallsGC compares a collection with either form held, and
+// BenchmarkCallStore measures what encoding and decoding cost instead.
 //
 // The encoding keeps a time as its instant in UTC and leaves out Analysis
 // (json:"-"), so the store keeps each call's Timestamp and Analysis beside
@@ -38,9 +39,9 @@ type callStore struct {
 type callLoc struct{ chunk, off, n uint32 }
 
 // Chunks double from firstCallChunk to maxCallChunk bytes (a call of the
-// benchmark load is about 1 KB encoded), so that a session of a few calls
-// costs a few KB and a long one an allocation per 64 calls or so, instead of
-// the dozen a call's struct and strings took.
+// benchmark load is 460 bytes encoded), so that a session of a few calls
+// costs a few KB and a long one an allocation per hundred calls or so,
+// instead of the dozen a call's struct and strings took.
 const (
 	firstCallChunk = 4 << 10
 	maxCallChunk   = 64 << 10
