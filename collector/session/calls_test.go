@@ -9,44 +9,13 @@ import (
 	"time"
 
 	"github.com/ctxaudit/ctxaudit/schema"
+	"github.com/ctxaudit/ctxaudit/schema/schematest"
 )
 
-// filled is a call with every field set to a value of its own, found by
-// reflection, so that a field added to schema.ToolCall that the store would
-// not keep fails TestCallStoreKeepsEveryField instead of going unnoticed.
-// Its time is in a zone other than UTC, with nanoseconds.
-func filled(seed int) schema.ToolCall {
-	var c schema.ToolCall
-	n := seed * 1000
-	var fill func(v reflect.Value, path string)
-	fill = func(v reflect.Value, path string) {
-		n++
-		switch v.Kind() {
-		case reflect.String:
-			v.SetString(fmt.Sprintf("%s-%d", path, n))
-		case reflect.Bool:
-			v.SetBool(true)
-		case reflect.Int, reflect.Int64:
-			v.SetInt(int64(n))
-		case reflect.Uint64:
-			v.SetUint(uint64(n))
-		case reflect.Float64:
-			v.SetFloat(float64(n) + 0.25)
-		case reflect.Struct:
-			if v.Type() == reflect.TypeFor[time.Time]() {
-				v.Set(reflect.ValueOf(time.Date(2026, 5, 1, 9, 0, n%60, 123456789, time.FixedZone("X", 2*3600))))
-				return
-			}
-			for i := range v.NumField() {
-				fill(v.Field(i), path+"."+v.Type().Field(i).Name)
-			}
-		default:
-			panic("filled: no value for " + path + " of kind " + v.Kind().String())
-		}
-	}
-	fill(reflect.ValueOf(&c).Elem(), "call")
-	return c
-}
+// filled is a call with every field set to a value of its own, so that a
+// field added to schema.ToolCall that the store would not keep fails
+// TestCallStoreKeepsEveryField instead of going unnoticed.
+func filled(seed int) schema.ToolCall { return schematest.Filled[schema.ToolCall](seed) }
 
 // TestCallStoreKeepsEveryField: every call comes back exactly as it was
 // added, in order — every field set, its time's zone included — across

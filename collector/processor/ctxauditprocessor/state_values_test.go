@@ -13,59 +13,8 @@ import (
 	"github.com/klauspost/compress/s2"
 
 	"github.com/ctxaudit/ctxaudit/schema"
+	"github.com/ctxaudit/ctxaudit/schema/schematest"
 )
-
-// fillAll sets every exported field reachable from v to a value other than
-// its zero value, with strings that need escaping (quotes, control and HTML
-// characters, U+2028, non-ASCII), so that comparing encodings covers every
-// field a record has now or gets later.
-func fillAll(v reflect.Value, n int) {
-	switch v.Kind() {
-	case reflect.String:
-		v.SetString(fmt.Sprintf("v%d \"<a&b>\"\n\t\u2028 Größe 大小 \x01", n))
-	case reflect.Bool:
-		v.SetBool(true)
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		v.SetInt(int64(n + 1))
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		v.SetUint(uint64(n + 1))
-	case reflect.Float32, reflect.Float64:
-		v.SetFloat(float64(n) + 0.25)
-	case reflect.Pointer:
-		v.Set(reflect.New(v.Type().Elem()))
-		fillAll(v.Elem(), n+1)
-	case reflect.Slice:
-		v.Set(reflect.MakeSlice(v.Type(), 2, 2))
-		for i := range 2 {
-			fillAll(v.Index(i), n+i+1)
-		}
-	case reflect.Map:
-		m := reflect.MakeMap(v.Type())
-		for i := range 3 {
-			k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
-			fillAll(k, n+10*i+1)
-			fillAll(e, n+i+1)
-			m.SetMapIndex(k, e)
-		}
-		v.Set(m)
-	case reflect.Struct:
-		if v.Type() == reflect.TypeOf(time.Time{}) {
-			v.Set(reflect.ValueOf(time.Date(2026, 5, 1, 9, 0, n%60, 123456789, time.FixedZone("x", 3600))))
-			return
-		}
-		for i := 0; i < v.NumField(); i++ {
-			if v.Type().Field(i).IsExported() {
-				fillAll(v.Field(i), n+i+1)
-			}
-		}
-	}
-}
-
-func filled[T any]() T {
-	var x T
-	fillAll(reflect.ValueOf(&x).Elem(), 0)
-	return x
-}
 
 // asStored is r as storing it keeps it: times in UTC, and no Analysis
 // (which JSON leaves out too).
@@ -90,12 +39,12 @@ func asStored(r storedRecords) storedRecords {
 // that needs escaping and text that is not UTF-8 included), an empty call
 // and answer, and a nil call.
 func sampleRecords() storedRecords {
-	odd := filled[schema.ToolCall]()
+	odd := schematest.Filled[schema.ToolCall](0)
 	odd.Marker = "cut <here> & \xff there"
 	odd.Arguments = "{\"a\":\"\x80\"}"
 	return storedRecords{At: time.Date(2026, 5, 1, 9, 0, 0, 0, time.FixedZone("x", 3600)),
-		Calls:   []*schema.ToolCall{ptr(filled[schema.ToolCall]()), {}, &odd, nil},
-		Answers: []schema.Answer{filled[schema.Answer](), {}}}
+		Calls:   []*schema.ToolCall{ptr(schematest.Filled[schema.ToolCall](0)), {}, &odd, nil},
+		Answers: []schema.Answer{schematest.Filled[schema.Answer](0), {}}}
 }
 
 // TestStoredRecordsReadBack: records stored as MessagePack read back as
@@ -148,7 +97,7 @@ func TestStoredRecordsReadBack(t *testing.T) {
 	}
 	// A record call with Analysis filled (never held, but the field exists)
 	// loses it, as its JSON does.
-	c := filled[schema.ToolCall]()
+	c := schematest.Filled[schema.ToolCall](0)
 	if !c.Analysis.Done {
 		t.Fatal("filled left Analysis empty")
 	}
@@ -225,7 +174,7 @@ func TestStoredRecordsOfEveryKeyReadBack(t *testing.T) {
 // TestStoredMetaReadBack: a buffer's meta is stored as compressed JSON and
 // reads back as its JSON would; plain JSON (earlier versions) still reads.
 func TestStoredMetaReadBack(t *testing.T) {
-	meta := filled[storedMeta]()
+	meta := schematest.Filled[storedMeta](0)
 	plain, err := json.Marshal(meta)
 	if err != nil {
 		t.Fatal(err)
@@ -293,8 +242,8 @@ func TestStoredValuesAreSmall(t *testing.T) {
 func TestValueEncoderIsEncodeValue(t *testing.T) {
 	e := new(valueEncoder)
 	big := sampleRecords()
-	for i, v := range []any{big, storedRecords{}, filled[storedMeta](), &big,
-		storedRecords{Answers: []schema.Answer{filled[schema.Answer]()}}} {
+	for i, v := range []any{big, storedRecords{}, schematest.Filled[storedMeta](0), &big,
+		storedRecords{Answers: []schema.Answer{schematest.Filled[schema.Answer](0)}}} {
 		got, err := e.encode(v)
 		if err != nil {
 			t.Fatal(err)
