@@ -31,7 +31,7 @@ type callStore struct {
 	locs     []callLoc
 	times    []time.Time
 	analyses []schema.Analysis
-	// scratch is the encoding of a call compared with a held one (same).
+	// scratch is the encoding of a call compared with a held one (update).
 	scratch []byte
 }
 
@@ -65,16 +65,23 @@ func (s *callStore) set(i int, c *schema.ToolCall) {
 	s.analyses[i] = c.Analysis
 }
 
-// same reports whether call i equals *c, field for field (what
-// reflect.DeepEqual of the two structs reports).
-func (s *callStore) same(i int, c *schema.ToolCall) bool {
+// update replaces call i with a copy of *c unless the two are the same,
+// field for field (what reflect.DeepEqual of the two structs reports), and
+// reports whether it did. The encoding it compares is the one it keeps.
+func (s *callStore) update(i int, c *schema.ToolCall) bool {
 	var err error
 	s.scratch, err = c.MarshalMsg(s.scratch[:0])
 	if err != nil {
 		panic(fmt.Sprintf("session: encoding call %q: %v", c.CallID, err))
 	}
-	return bytes.Equal(s.bytes(i), s.scratch) &&
-		reflect.DeepEqual(s.times[i], c.Timestamp) && s.analyses[i] == c.Analysis
+	if bytes.Equal(s.bytes(i), s.scratch) &&
+		reflect.DeepEqual(s.times[i], c.Timestamp) && s.analyses[i] == c.Analysis {
+		return false
+	}
+	s.locs[i] = s.place(s.scratch)
+	s.times[i] = c.Timestamp
+	s.analyses[i] = c.Analysis
+	return true
 }
 
 // all decodes every call, in order, into a new slice.
@@ -103,16 +110,7 @@ func (s *callStore) bytes(i int) []byte {
 // encode appends c's encoding to the last chunk, or to a new one when it
 // would not fit (MarshalMsg would otherwise grow the chunk by copying it).
 func (s *callStore) encode(c *schema.ToolCall) callLoc {
-	size := c.Msgsize() // an upper bound
-	last := len(s.chunks) - 1
-	if last < 0 || cap(s.chunks[last])-len(s.chunks[last]) < size {
-		next := firstCallChunk
-		if last >= 0 {
-			next = min(2*cap(s.chunks[last]), maxCallChunk)
-		}
-		s.chunks = append(s.chunks, make([]byte, 0, max(next, size)))
-		last++
-	}
+	last := s.room(c.Msgsize()) // an upper bound
 	buf := s.chunks[last]
 	off := len(buf)
 	buf, err := c.MarshalMsg(buf)
@@ -123,4 +121,27 @@ func (s *callStore) encode(c *schema.ToolCall) callLoc {
 	}
 	s.chunks[last] = buf
 	return callLoc{chunk: uint32(last), off: uint32(off), n: uint32(len(buf) - off)}
+}
+
+// place appends an encoding made elsewhere (update's).
+func (s *callStore) place(enc []byte) callLoc {
+	last := s.room(len(enc))
+	off := len(s.chunks[last])
+	s.chunks[last] = append(s.chunks[last], enc...)
+	return callLoc{chunk: uint32(last), off: uint32(off), n: uint32(len(enc))}
+}
+
+// room is the chunk that has room for size more bytes: the last one, or a
+// new one.
+func (s *callStore) room(size int) int {
+	last := len(s.chunks) - 1
+	if last >= 0 && cap(s.chunks[last])-len(s.chunks[last]) >= size {
+		return last
+	}
+	next := firstCallChunk
+	if last >= 0 {
+		next = min(2*cap(s.chunks[last]), maxCallChunk)
+	}
+	s.chunks = append(s.chunks, make([]byte, 0, max(next, size)))
+	return last + 1
 }

@@ -70,15 +70,18 @@ func TestCallStoreKeepsEveryField(t *testing.T) {
 	}
 }
 
-// TestCallStoreSame: same reports a call equal to the held one only when
-// every field is equal — the zone of its time and its analysis included,
-// which the encoding does not carry.
-func TestCallStoreSame(t *testing.T) {
-	var s callStore
+// TestCallStoreUpdate: update keeps a call equal to the held one as it is,
+// and replaces one that differs in any field — the zone of its time and its
+// analysis included, which the encoding does not carry — with that call.
+func TestCallStoreUpdate(t *testing.T) {
 	c := filled(1)
+	var s callStore
 	s.add(&c)
-	if !s.same(0, &c) {
-		t.Fatal("a call is not the same as itself")
+	if s.update(0, &c) {
+		t.Fatal("a call replaced the same call")
+	}
+	if len(s.chunks[0]) != len(s.bytes(0)) {
+		t.Fatal("keeping the same call wrote its encoding again")
 	}
 	for name, change := range map[string]func(*schema.ToolCall){
 		"marker":        func(c *schema.ToolCall) { c.Marker += "!" },
@@ -88,10 +91,15 @@ func TestCallStoreSame(t *testing.T) {
 		"analysis":      func(c *schema.ToolCall) { c.Analysis.Records++ },
 		"coverage":      func(c *schema.ToolCall) { c.SessionCoverage.V /= 2 },
 	} {
+		var s callStore
+		s.add(&c)
 		d := c
 		change(&d)
-		if s.same(0, &d) {
-			t.Errorf("a call with another %s is the same", name)
+		if !s.update(0, &d) {
+			t.Errorf("a call with another %s did not replace the held one", name)
+		}
+		if got := s.all(); !reflect.DeepEqual(got[0], d) {
+			t.Errorf("after a call with another %s, the store holds\n%+v\nwant\n%+v", name, got[0], d)
 		}
 	}
 }

@@ -158,9 +158,8 @@ func (b *Builder) AddCall(c schema.ToolCall, spawnedAgentID string, emitted bool
 func (b *Builder) HoldCall(c *schema.ToolCall) {
 	b.NotAnswer(c.MessageID)
 	if i, ok := b.callIdx[c.CallID]; ok {
-		if !b.calls.same(i, c) {
+		if b.calls.update(i, c) {
 			delete(b.sentCall, c.CallID)
-			b.calls.set(i, c)
 		}
 		return
 	}
