@@ -112,7 +112,9 @@ bench:
 ##   CTXAUDIT_BENCH_CLICKHOUSE, else a dev server started and stopped here.
 ##   BENCH_FLAGS=-outage adds a run with ClickHouse stopped (peak RSS vs limit);
 ##   BENCH_FLAGS=-rounds=5 measures both pipelines 5 times, alternating, and
-##   reports the median round (single runs move with the machine).
+##   reports the median round (single runs move with the machine);
+##   BENCH_FLAGS='-set processors::ctxaudit::analyze_sessions=false' measures
+##   a variant of COLLECTOR_CONFIG (collector --set, the floor unchanged).
 BENCH_SPANS ?= 200000
 BENCH_FLAGS ?=
 bench-collector: build

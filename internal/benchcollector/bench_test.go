@@ -53,6 +53,9 @@ func TestRunEndToEnd(t *testing.T) {
 	t.Setenv(loadEnv, "1")
 	t.Setenv("HOME", t.TempDir())
 	const spans = 500
+	// One --set, as a variant would give it, that the run reports back:
+	// memory_limiter's limit as the collector logged it at start.
+	const setLimit = "processors::memory_limiter::limit_mib=447"
 	rep, err := Run(context.Background(), Options{
 		Binary:        bin,
 		DefaultConfig: "../../examples/collector.yaml",
@@ -67,6 +70,7 @@ func TestRunEndToEnd(t *testing.T) {
 		Outage:        true,
 		OutageLoad:    time.Minute,
 		Rounds:        2,
+		Set:           []string{setLimit},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -105,6 +109,9 @@ func TestRunEndToEnd(t *testing.T) {
 	if d.MemLimitMiB <= 0 || d.GoMemLimit != ExampleGoMemLimit || d.GoGC != ExampleGoGC || rep.Floor.MemLimitMiB != 0 || rep.Floor.GoGC != "" {
 		t.Errorf("default: limit_mib %d, GOMEMLIMIT %q, GOGC %q; floor limit_mib %d, GOGC %q; want the example's limiter, %s and %s, none on the floor",
 			d.MemLimitMiB, d.GoMemLimit, d.GoGC, rep.Floor.MemLimitMiB, rep.Floor.GoGC, ExampleGoMemLimit, ExampleGoGC)
+	}
+	if d.MemLimitMiB != 447 || !reflect.DeepEqual(d.Set, []string{setLimit}) || rep.Floor.Set != nil {
+		t.Errorf("default: limit_mib %d, set %q; floor set %q; want %s applied to the default only", d.MemLimitMiB, d.Set, rep.Floor.Set, setLimit)
 	}
 	o := rep.Outage
 	if o == nil {

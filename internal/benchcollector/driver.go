@@ -75,7 +75,13 @@ type Options struct {
 	// machine moves single runs by more than many changes do; the report's
 	// pipelines are the median round's (Report.Rounds).
 	Rounds int
-	Log    io.Writer
+	// Set are collector --set values (key::path=value) for the default
+	// pipeline's collector and the outage run, never the floor's: they
+	// measure a variant of DefaultConfig, e.g. with
+	// processors::ctxaudit::analyze_sessions=false, what one stage costs.
+	// The report lists them beside the figures.
+	Set []string
+	Log io.Writer
 }
 
 // Pipeline is the measurement of one configuration.
@@ -109,6 +115,8 @@ type Pipeline struct {
 	CollectorPeakAnon int64  `json:"collector_peak_anon_rss_bytes"`
 	GoMemLimit        string `json:"gomemlimit,omitempty"`
 	GoGC              string `json:"gogc,omitempty"`
+	// Set: the --set values the collector ran with (Options.Set).
+	Set []string `json:"set,omitempty"`
 	// MemLimitMiB: memory_limiter's limit_mib as the collector logged it; 0
 	// when the pipeline has no memory limiter.
 	MemLimitMiB int64 `json:"memory_limit_mib"`
@@ -225,7 +233,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return rep, err
 	}
 	down := fmt.Sprintf("clickhouse://default@127.0.0.1:%d/%s", ports[0], db)
-	out, err := o.measure(ctx, "outage", o.DefaultConfig, runID+"o", nil, db, down, o.goEnv())
+	out, err := o.measure(ctx, "outage", o.DefaultConfig, runID+"o", nil, db, down, o.defaultSettings())
 	rep.Outage = &out
 	return rep, err
 }
@@ -257,10 +265,10 @@ func (o Options) round(ctx context.Context, u url.URL, db string, ownDB bool, ru
 			_ = store.Conn().Exec(dctx, "DROP DATABASE IF EXISTS "+db)
 		}()
 	}
-	if r.Floor, err = o.measure(ctx, "floor", o.FloorConfig, runID+"f", nil, db, "", goEnv{}); err != nil {
+	if r.Floor, err = o.measure(ctx, "floor", o.FloorConfig, runID+"f", nil, db, "", runSettings{}); err != nil {
 		return r, err
 	}
-	r.Default, err = o.measure(ctx, "default", o.DefaultConfig, runID+"d", store, db, addr, o.goEnv())
+	r.Default, err = o.measure(ctx, "default", o.DefaultConfig, runID+"d", store, db, addr, o.defaultSettings())
 	return r, err
 }
 
@@ -269,14 +277,21 @@ func (o Options) round(ctx context.Context, u url.URL, db string, ownDB bool, ru
 // An empty chAddr is a pipeline that writes nowhere (the floor); a chAddr
 // without a store is one whose ClickHouse is down (the outage): its load is
 // bounded by OutageLoad and nothing is drained.
-// goEnv is the Go runtime's settings a collector runs with (empty: unset).
-type goEnv struct{ memLimit, gc string }
+// runSettings is what a collector runs with beyond its configuration
+// file: the Go runtime's settings (empty: unset) and --set values.
+type runSettings struct {
+	memLimit, gc string
+	set          []string
+}
 
-// goEnv is how examples/collector.yaml says to run the default pipeline.
-func (o Options) goEnv() goEnv { return goEnv{memLimit: o.GoMemLimit, gc: o.GoGC} }
+// defaultSettings is how examples/collector.yaml says to run the default
+// pipeline, with the variant's --set values.
+func (o Options) defaultSettings() runSettings {
+	return runSettings{memLimit: o.GoMemLimit, gc: o.GoGC, set: o.Set}
+}
 
-func (o Options) measure(ctx context.Context, name, cfg, runID string, store *chstore.Store, db, chAddr string, env goEnv) (Pipeline, error) {
-	p := Pipeline{Name: name, Config: cfg, Landed: -1, GoMemLimit: env.memLimit, GoGC: env.gc}
+func (o Options) measure(ctx context.Context, name, cfg, runID string, store *chstore.Store, db, chAddr string, env runSettings) (Pipeline, error) {
+	p := Pipeline{Name: name, Config: cfg, Landed: -1, GoMemLimit: env.memLimit, GoGC: env.gc, Set: env.set}
 	outage := store == nil && chAddr != ""
 	dir, err := os.MkdirTemp(o.WorkDir, name+"-")
 	if err != nil {
@@ -317,6 +332,9 @@ receivers:
 		return p, err
 	}
 	args := []string{"collector", "--config", cfg, "--config", overlayPath}
+	for _, kv := range env.set {
+		args = append(args, "--set="+kv)
+	}
 	empty := filepath.Join(dir, "no-transcripts")
 	home := filepath.Join(dir, "home")
 	for _, d := range []string{empty, home} {

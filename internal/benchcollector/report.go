@@ -3,12 +3,17 @@ package benchcollector
 import (
 	"fmt"
 	"io"
+	"strings"
 )
 
 // WriteText prints the report as the table docs/performance.md shows.
 func (r *Report) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "collector benchmark, %s: %d execute_tool spans per pipeline from %d clients, ClickHouse %s (pid %d)\n\n",
 		r.Date, r.Spans, r.Clients, r.ClickHouseVersion, r.ClickHousePID)
+	if set := r.Default.Set; len(set) > 0 {
+		// A variant is never to be read as the default configuration.
+		fmt.Fprintf(w, "default pipeline: %s with --set=%s\n\n", r.Default.Config, strings.Join(set, " --set="))
+	}
 	fmt.Fprintf(w, "%-34s %14s %14s %8s\n", "", "default", "floor", "ratio")
 	row := func(name string, d, f float64, format string) {
 		ratio := "-"

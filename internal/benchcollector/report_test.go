@@ -36,3 +36,17 @@ func TestWriteTextRatios(t *testing.T) {
 		t.Errorf("no %q row in:\n%s", name, b.String())
 	}
 }
+
+// A variant's report says so above its figures; the default's does not.
+func TestWriteTextNamesVariant(t *testing.T) {
+	variant := "processors::ctxaudit::analyze_sessions=false"
+	for _, set := range [][]string{nil, {variant, "processors::memory_limiter::limit_mib=512"}} {
+		r := Report{Default: Pipeline{Config: "examples/collector.yaml", Set: set}}
+		var b bytes.Buffer
+		r.WriteText(&b)
+		named := strings.Contains(b.String(), "default pipeline: examples/collector.yaml with --set="+variant+" --set=processors::memory_limiter::limit_mib=512\n")
+		if named != (set != nil) {
+			t.Errorf("set %q: variant named %v in:\n%s", set, named, b.String())
+		}
+	}
+}

@@ -55,6 +55,13 @@ func run(ctx context.Context) error {
 	flag.StringVar(&o.GoGC, "gogc", benchcollector.ExampleGoGC, "GOGC of the default pipeline's collector (examples/collector.yaml says how it is run); empty: unset")
 	flag.BoolVar(&o.Outage, "outage", false, "also run the default pipeline with ClickHouse stopped and report peak RSS against the memory limit")
 	flag.DurationVar(&o.OutageLoad, "outage-load", 2*time.Minute, "how long the load runs against the outage")
+	flag.Func("set", "a collector --set value (key::path=value) for the default pipeline, not the floor; repeatable. Measures a variant, e.g. -set processors::ctxaudit::analyze_sessions=false", func(kv string) error {
+		if !strings.Contains(kv, "=") {
+			return fmt.Errorf("want key::path=value, got %q", kv)
+		}
+		o.Set = append(o.Set, kv)
+		return nil
+	})
 	flag.IntVar(&o.Rounds, "rounds", 1, "measure the floor and the default pipeline this many times, alternating, and report the median round")
 	flag.Parse()
 
