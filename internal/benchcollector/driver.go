@@ -365,8 +365,7 @@ receivers:
 	if err := cmd.Start(); err != nil {
 		return p, fmt.Errorf("bench %s: start %s: %w", name, o.Binary, err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	exit := watchExit(cmd)
 	stopped := false
 	stop := func() {
 		if stopped {
@@ -375,15 +374,15 @@ receivers:
 		stopped = true
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
-		case <-exited:
+		case <-exit.done:
 		case <-time.After(30 * time.Second):
 			_ = cmd.Process.Kill()
-			<-exited
+			<-exit.done
 		}
 	}
 	defer stop()
 	fmt.Fprintf(o.Log, "%s: collector pid %d (%s), log %s\n", name, cmd.Process.Pid, cfg, logf.Name())
-	if err := waitHealthy(ctx, healthPort, exited, 2*time.Minute); err != nil {
+	if err := waitHealthy(ctx, healthPort, exit, 2*time.Minute); err != nil {
 		return p, fmt.Errorf("bench %s: collector not ready (log %s): %w", name, logf.Name(), err)
 	}
 
@@ -570,13 +569,31 @@ func distinctCalls(ctx context.Context, store *chstore.Store, db string) (int64,
 	return int64(n), nil
 }
 
-func waitHealthy(ctx context.Context, port int, exited <-chan error, limit time.Duration) error {
+// exitWatch is the end of a started process, which any number of waits
+// may see: done is closed once the process is gone, and err is then its
+// exit status. (A channel that carries the status once let the collector's
+// early exit, seen by waitHealthy, hang the stop that waited for it again.)
+type exitWatch struct {
+	done chan struct{}
+	err  error
+}
+
+func watchExit(cmd *exec.Cmd) *exitWatch {
+	w := &exitWatch{done: make(chan struct{})}
+	go func() {
+		w.err = cmd.Wait()
+		close(w.done)
+	}()
+	return w
+}
+
+func waitHealthy(ctx context.Context, port int, exit *exitWatch, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	client := &http.Client{Timeout: 2 * time.Second}
 	for time.Now().Before(deadline) {
 		select {
-		case err := <-exited:
-			return fmt.Errorf("collector exited: %v", err)
+		case <-exit.done:
+			return fmt.Errorf("collector exited: %v", exit.err)
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(200 * time.Millisecond):

@@ -1,6 +1,14 @@
 package benchcollector
 
-import "testing"
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
 
 // TestRetryableStatus: the refusals an OTLP client retries count as
 // retryable, the ones it drops do not.
@@ -38,5 +46,31 @@ func TestMedianRound(t *testing.T) {
 		if got := medianRound(tc.rounds); got != tc.want {
 			t.Errorf("%s: median round %d, want %d", tc.name, got, tc.want)
 		}
+	}
+}
+
+// A collector that exits before it is healthy (a configuration it refuses)
+// ends the run with the reason, and measure returns: the stop that follows
+// waits for an exit that was already seen.
+func TestCollectorExitingAtStartEndsTheRun(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "collector")
+	script := "#!/bin/sh\necho 'failed to build pipelines' >&2\nexit 1\n"
+	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	o := Options{Binary: bin, WorkDir: dir, Timeout: time.Minute, Log: io.Discard}
+	done := make(chan error, 1)
+	go func() {
+		_, err := o.measure(context.Background(), "default", "collector.yaml", "run", nil, "", "", runSettings{})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "collector exited: exit status 1") {
+			t.Errorf("measure: %v; want the collector's exit", err)
+		}
+	case <-time.After(2 * time.Minute): // a bound on a hang, not a timing
+		t.Fatal("measure did not return after the collector exited")
 	}
 }
