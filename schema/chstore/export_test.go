@@ -19,3 +19,9 @@ type ReadShape struct {
 func (s *Store) SessionToolCallsShaped(ctx context.Context, sp SessionSpan, f CallFilter, shape ReadShape) ([]schema.ToolCall, error) {
 	return s.sessionToolCalls(ctx, sp, f, readVariant{final: shape.Final, noSpan: shape.NoSpan})
 }
+
+// OmittableColumns is the set of table's columns an INSERT leaves out when
+// a batch holds only zeros there (sparse.go).
+func (s *Store) OmittableColumns(ctx context.Context, table string) (map[string]bool, error) {
+	return s.omittableColumns(ctx, table)
+}

@@ -41,6 +41,9 @@ type Store struct {
 	// outputsStored: tool_outputs was seen holding a text (see
 	// anyStoredOutputs).
 	outputsStored atomic.Bool
+	// omit: per table, the columns an INSERT may leave out when a batch
+	// holds only zeros there (see sparse.go).
+	omit omittable
 }
 
 // Options tune Open. The zero value is sensible.

@@ -355,20 +355,35 @@ func insert[T any](ctx context.Context, s *Store, t table[T], rows []T) error {
 		return nil
 	}
 	rows = bestPerKey(rows, t.key, t.rank)
-	query := "INSERT INTO " + s.table(t.name) + " (" + columnNames(t.cols) + ")"
-	batch, err := s.conn.PrepareBatch(ctx, query)
+	omittable, err := s.omittableColumns(ctx, t.name)
 	if err != nil {
-		return fmt.Errorf("insert into %s.%s: prepare: %w", s.database, t.name, err)
+		return fmt.Errorf("insert into %s.%s: %w", s.database, t.name, err)
 	}
 	clock := s.clock.tick()
 	vals := batchValues{versions: make([]uint64, len(rows)), redact: s.redactor.String}
 	for i := range rows {
 		vals.versions[i] = version(t.rank(&rows[i]), clock)
 	}
-	for j, c := range t.cols {
-		if err := batch.Column(j).Append(c.values(rows, &vals)); err != nil {
+	// The columns this batch sends: all but those holding only their
+	// default (sparse.go).
+	names := make([]string, 0, len(t.cols))
+	values := make([]any, 0, len(t.cols))
+	for _, c := range t.cols {
+		v := c.values(rows, &vals)
+		if omittable[c.name] && allZero(v) {
+			continue
+		}
+		names, values = append(names, c.name), append(values, v)
+	}
+	query := "INSERT INTO " + s.table(t.name) + " (" + strings.Join(names, ", ") + ")"
+	batch, err := s.conn.PrepareBatch(ctx, query)
+	if err != nil {
+		return fmt.Errorf("insert into %s.%s: prepare: %w", s.database, t.name, err)
+	}
+	for j, v := range values {
+		if err := batch.Column(j).Append(v); err != nil {
 			_ = batch.Abort()
-			return fmt.Errorf("insert into %s.%s: column %s: %w", s.database, t.name, c.name, err)
+			return fmt.Errorf("insert into %s.%s: column %s: %w", s.database, t.name, names[j], err)
 		}
 	}
 	if err := batch.Send(); err != nil {
