@@ -66,7 +66,7 @@ func (s *Store) omittableColumns(ctx context.Context, table string) (map[string]
 
 // zeroIsTypeDefault reports whether a column of ClickHouse type typ, left
 // out of an INSERT and without a default expression, gets the value the
-// writer sends for a Go zero: ” for strings, 0 for numbers (and booleans,
+// writer sends for a Go zero: the empty string, 0 for numbers (and booleans,
 // UInt8), NULL for a Nullable (the writer's nil), [] for an array.
 func zeroIsTypeDefault(typ string) bool {
 	for _, wrapper := range []string{"LowCardinality(", "Nullable(", "Array("} {
