@@ -85,7 +85,8 @@ func zeroIsTypeDefault(typ string) bool {
 }
 
 // allZero reports whether every value of a column, as a column's values
-// builds it, is its Go zero: "" , 0, a nil pointer (NULL), an empty slice.
+// builds it, is its Go zero: an empty string, 0, a nil pointer (NULL), an
+// empty slice.
 // Types it does not know are never zero, so they are always sent.
 func allZero(values any) bool {
 	switch v := values.(type) {
