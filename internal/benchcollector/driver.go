@@ -272,11 +272,6 @@ func (o Options) round(ctx context.Context, u url.URL, db string, ownDB bool, ru
 	return r, err
 }
 
-// measure runs one collector with cfg, the load generator against it and,
-// with a store, waits for the rows.
-// An empty chAddr is a pipeline that writes nowhere (the floor); a chAddr
-// without a store is one whose ClickHouse is down (the outage): its load is
-// bounded by OutageLoad and nothing is drained.
 // runSettings is what a collector runs with beyond its configuration
 // file: the Go runtime's settings (empty: unset) and --set values.
 type runSettings struct {
@@ -290,6 +285,11 @@ func (o Options) defaultSettings() runSettings {
 	return runSettings{memLimit: o.GoMemLimit, gc: o.GoGC, set: o.Set}
 }
 
+// measure runs one collector with cfg, the load generator against it and,
+// with a store, waits for the rows. An empty chAddr is a pipeline that
+// writes nowhere (the floor); a chAddr without a store is one whose
+// ClickHouse is down (the outage): its load is bounded by OutageLoad and
+// nothing is drained.
 func (o Options) measure(ctx context.Context, name, cfg, runID string, store *chstore.Store, db, chAddr string, env runSettings) (Pipeline, error) {
 	p := Pipeline{Name: name, Config: cfg, Landed: -1, GoMemLimit: env.memLimit, GoGC: env.gc, Set: env.set}
 	outage := store == nil && chAddr != ""
