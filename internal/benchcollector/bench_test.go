@@ -95,6 +95,13 @@ func TestRunEndToEnd(t *testing.T) {
 		if p.CollectorPeak <= 0 || p.CollectorCPU <= 0 {
 			t.Errorf("%s: collector peak RSS %d, CPU %.2fs; want both measured", p.Name, p.CollectorPeak, p.CollectorCPU)
 		}
+		// The generator's process and the machine as a whole were measured
+		// too: a generator sending 500 spans uses some CPU, and the machine
+		// cannot be more than wholly busy.
+		if p.LoadGenCPU <= 0 || p.LoadGenPer <= 0 || p.MachineBusy <= 0 || p.MachineBusy > 1 {
+			t.Errorf("%s: load generator CPU %.3fs (%.3f per 100k), machine busy %.3f; want the generator's CPU and a share in (0, 1]",
+				p.Name, p.LoadGenCPU, p.LoadGenPer, p.MachineBusy)
+		}
 	}
 	d := rep.Default
 	if d.Refused == 0 && d.Landed != d.Sent {

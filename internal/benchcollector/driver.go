@@ -82,6 +82,9 @@ type Options struct {
 	// The report lists them beside the figures.
 	Set []string
 	Log io.Writer
+
+	// proc reads /proc; Run sets it.
+	proc proc
 }
 
 // Pipeline is the measurement of one configuration.
@@ -109,7 +112,16 @@ type Pipeline struct {
 	ClickHouseCPU  float64 `json:"clickhouse_cpu_s"`
 	CollectorPer   float64 `json:"collector_cpu_s_per_100k"`
 	ClickHousePer  float64 `json:"clickhouse_cpu_s_per_100k"`
-	CollectorPeak  int64   `json:"collector_peak_rss_bytes"`
+	// LoadGenCPU: the load generator's own CPU time. It shares the machine
+	// with the collector and ClickHouse, so the accepted rate is bounded by
+	// what all three together can do (see MachineBusy).
+	LoadGenCPU float64 `json:"load_generator_cpu_s"`
+	LoadGenPer float64 `json:"load_generator_cpu_s_per_100k"`
+	// MachineBusy: the share of the machine's CPU (all cores) busy while the
+	// load ran, 0 to 1. Near 1, the accepted rate is what the machine can
+	// do for the load generator, the collector and ClickHouse together.
+	MachineBusy   float64 `json:"machine_cpu_busy_during_load"`
+	CollectorPeak int64   `json:"collector_peak_rss_bytes"`
 	// CollectorPeakAnon: the highest RssAnon sampled (heap, stacks; not the
 	// binary or the mapped storage files), every 100 ms.
 	CollectorPeakAnon int64  `json:"collector_peak_anon_rss_bytes"`
@@ -188,6 +200,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
+	var err error
+	if o.proc, err = newProc(); err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
 	u, err := url.Parse(o.ClickHouse)
 	if err != nil {
 		return nil, fmt.Errorf("bench: clickhouse address: %w", err)
@@ -203,7 +219,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		if err != nil {
 			return nil, fmt.Errorf("bench: clickhouse address %q has no port", o.ClickHouse)
 		}
-		if o.ClickHousePID, err = pidListening(port); err != nil {
+		if o.ClickHousePID, err = o.proc.pidListening(port); err != nil {
 			return nil, fmt.Errorf("bench: clickhouse server pid: %w", err)
 		}
 	}
@@ -389,16 +405,16 @@ receivers:
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	pid := cmd.Process.Pid
-	col0, err := cpuSeconds(pid)
+	col0, err := o.proc.cpuSeconds(pid)
 	if err != nil {
 		return p, err
 	}
-	ch0, err := cpuSeconds(o.ClickHousePID)
+	ch0, err := o.proc.cpuSeconds(o.ClickHousePID)
 	if err != nil {
 		return p, err
 	}
 	stopSampling := make(chan struct{})
-	anonPeak := peakAnon(pid, 100*time.Millisecond, stopSampling)
+	anonPeak := o.proc.peakAnon(pid, 100*time.Millisecond, stopSampling)
 	stopSample := sync.OnceFunc(func() { close(stopSampling) })
 	defer stopSample()
 	t0 := time.Now()
@@ -409,12 +425,22 @@ receivers:
 			loadTimeout = 2 * time.Minute
 		}
 	}
+	machine0, err := o.proc.machineCPU()
+	if err != nil {
+		return p, err
+	}
 	load, err := o.runLoad(ctx, grpcPort, runID, loadTimeout)
 	if err != nil && !(outage && load.Sent > 0) {
 		// An outage's load is expected to stop at its time bound.
 		return p, fmt.Errorf("bench %s: %w", name, err)
 	}
+	machine1, err := o.proc.machineCPU()
+	if err != nil {
+		return p, err
+	}
+	p.MachineBusy = machine0.busyShare(machine1)
 	p.Sent, p.Accepted, p.Refused, p.LoadSecs, p.LoadLastError = load.Sent, load.Accepted, load.Refused, load.Seconds, load.LastErr
+	p.LoadGenCPU = load.cpuSeconds
 	if load.Seconds > 0 {
 		p.AcceptedPerSec = float64(load.Accepted) / load.Seconds
 	}
@@ -438,15 +464,15 @@ receivers:
 		}
 	}
 	p.measureSeconds = end.Sub(t0).Seconds()
-	col1, err := cpuSeconds(pid)
+	col1, err := o.proc.cpuSeconds(pid)
 	if err != nil {
 		return p, err
 	}
-	ch1, err := cpuSeconds(o.ClickHousePID)
+	ch1, err := o.proc.cpuSeconds(o.ClickHousePID)
 	if err != nil {
 		return p, err
 	}
-	if p.CollectorPeak, err = peakRSSBytes(pid); err != nil {
+	if p.CollectorPeak, err = o.proc.peakRSSBytes(pid); err != nil {
 		return p, err
 	}
 	stopSample()
@@ -457,14 +483,22 @@ receivers:
 	if p.Accepted > 0 {
 		p.CollectorPer = p.CollectorCPU / float64(p.Accepted) * 100_000
 		p.ClickHousePer = p.ClickHouseCPU / float64(p.Accepted) * 100_000
+		p.LoadGenPer = p.LoadGenCPU / float64(p.Accepted) * 100_000
 	}
 	stop()
 	return p, nil
 }
 
-func (o Options) runLoad(ctx context.Context, grpcPort int, runID string, timeout time.Duration) (LoadResult, error) {
+// loadRun is what one run of the load generator reported, and the CPU time
+// the generator's process used.
+type loadRun struct {
+	LoadResult
+	cpuSeconds float64
+}
+
+func (o Options) runLoad(ctx context.Context, grpcPort int, runID string, timeout time.Duration) (loadRun, error) {
 	if len(o.LoadCommand) == 0 {
-		return LoadResult{}, errors.New("no load generator command")
+		return loadRun{}, errors.New("no load generator command")
 	}
 	args := append(append([]string{}, o.LoadCommand[1:]...),
 		"-endpoint", fmt.Sprintf("127.0.0.1:%d", grpcPort),
@@ -474,8 +508,11 @@ func (o Options) runLoad(ctx context.Context, grpcPort int, runID string, timeou
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	runErr := cmd.Run()
-	var res LoadResult
-	if err := json.Unmarshal(bytes.TrimSpace(stdout.Bytes()), &res); err != nil {
+	var res loadRun
+	if ps := cmd.ProcessState; ps != nil {
+		res.cpuSeconds = (ps.UserTime() + ps.SystemTime()).Seconds()
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(stdout.Bytes()), &res.LoadResult); err != nil {
 		return res, fmt.Errorf("load generator: %v; output %q, stderr %q", runErr, stdout.String(), stderr.String())
 	}
 	if runErr != nil {

@@ -3,6 +3,8 @@ package benchcollector
 import (
 	"context"
 	"io"
+	"math"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -72,5 +74,43 @@ func TestCollectorExitingAtStartEndsTheRun(t *testing.T) {
 		}
 	case <-time.After(2 * time.Minute): // a bound on a hang, not a timing
 		t.Fatal("measure did not return after the collector exited")
+	}
+}
+
+// The share of the machine busy between two readings: busy time over all
+// time, all cores summed; nothing when no time passed.
+func TestBusyShare(t *testing.T) {
+	for _, c := range []struct {
+		a, b machineCPU
+		want float64
+	}{
+		{machineCPU{busy: 10, total: 40}, machineCPU{busy: 28, total: 60}, 0.9},
+		{machineCPU{busy: 10, total: 40}, machineCPU{busy: 10, total: 50}, 0},
+		{machineCPU{busy: 10, total: 40}, machineCPU{busy: 10, total: 40}, 0},
+	} {
+		if got := c.a.busyShare(c.b); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("%+v then %+v: %.3f busy, want %.3f", c.a, c.b, got, c.want)
+		}
+	}
+}
+
+// pidListening finds this test's own listener, and only a listener.
+func TestPIDListening(t *testing.T) {
+	pr, err := newProc()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	pid, err := pr.pidListening(port)
+	if err != nil || pid != os.Getpid() {
+		t.Errorf("port %d: pid %d, %v; want this process, %d", port, pid, err, os.Getpid())
+	}
+	l.Close()
+	if pid, err := pr.pidListening(port); err == nil {
+		t.Errorf("port %d closed: pid %d, want an error", port, pid)
 	}
 }

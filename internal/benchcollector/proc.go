@@ -1,149 +1,142 @@
 package benchcollector
 
 import (
-	"bufio"
 	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
-	"strings"
 	"time"
+
+	"github.com/prometheus/procfs"
 )
 
-// clockTicks is USER_HZ, the unit of utime and stime in /proc/<pid>/stat. It
-// is 100 on every Linux architecture Go supports (the kernel's ABI, not
-// CONFIG_HZ).
-const clockTicks = 100
+// proc reads the kernel's process and machine figures (/proc) through
+// procfs, the Prometheus node exporter's parser.
+type proc struct{ fs procfs.FS }
 
-// cpuSeconds returns utime+stime of pid, in seconds, from /proc/<pid>/stat.
-func cpuSeconds(pid int) (float64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+func newProc() (proc, error) {
+	fs, err := procfs.NewDefaultFS()
+	if err != nil {
+		return proc{}, fmt.Errorf("procfs: %w", err)
+	}
+	return proc{fs}, nil
+}
+
+// cpuSeconds returns the user plus system CPU time pid has used.
+func (pr proc) cpuSeconds(pid int) (float64, error) {
+	p, err := pr.fs.Proc(pid)
 	if err != nil {
 		return 0, fmt.Errorf("cpu of pid %d: %w", pid, err)
 	}
-	// The command name (field 2) is in parentheses and may hold spaces:
-	// fields are counted after its closing parenthesis.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("cpu of pid %d: unexpected /proc/%d/stat", pid, pid)
-	}
-	f := strings.Fields(s[i+1:])
-	// f[0] is field 3 (state); utime and stime are fields 14 and 15.
-	if len(f) < 13 {
-		return 0, fmt.Errorf("cpu of pid %d: short /proc/%d/stat", pid, pid)
-	}
-	ut, err1 := strconv.ParseUint(f[11], 10, 64)
-	st, err2 := strconv.ParseUint(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("cpu of pid %d: bad utime/stime in /proc/%d/stat", pid, pid)
-	}
-	return float64(ut+st) / clockTicks, nil
-}
-
-// peakRSSBytes returns VmHWM of pid (the peak resident set since it started).
-func peakRSSBytes(pid int) (int64, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	st, err := p.Stat()
 	if err != nil {
-		return 0, fmt.Errorf("peak RSS of pid %d: %w", pid, err)
+		return 0, fmt.Errorf("cpu of pid %d: %w", pid, err)
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			if err != nil {
-				return 0, fmt.Errorf("peak RSS of pid %d: %q: %w", pid, line, err)
-			}
-			return kb << 10, nil
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return 0, fmt.Errorf("peak RSS of pid %d: %w", pid, err)
-	}
-	return 0, fmt.Errorf("peak RSS of pid %d: no VmHWM in /proc/%d/status", pid, pid)
+	return st.CPUTime(), nil
 }
 
-// pidListening finds the process that listens on 127.0.0.1:port (or any
-// address) over TCP: the socket's inode from /proc/net/tcp{,6}, then the
-// process holding that inode among /proc/*/fd. It reads only what the
+// status is pid's /proc/<pid>/status: VmHWM (peak resident set since it
+// started), VmRSS (all resident memory) and RssAnon (the heap, stacks and
+// other anonymous memory, without the binary and mapped files such as the
+// storage files), in bytes.
+func (pr proc) status(pid int) (procfs.ProcStatus, error) {
+	p, err := pr.fs.Proc(pid)
+	if err != nil {
+		return procfs.ProcStatus{}, fmt.Errorf("status of pid %d: %w", pid, err)
+	}
+	st, err := p.NewStatus()
+	if err != nil {
+		return procfs.ProcStatus{}, fmt.Errorf("status of pid %d: %w", pid, err)
+	}
+	return st, nil
+}
+
+// peakRSSBytes returns VmHWM of pid.
+func (pr proc) peakRSSBytes(pid int) (int64, error) {
+	st, err := pr.status(pid)
+	if err != nil {
+		return 0, err
+	}
+	if st.VmHWM == 0 {
+		return 0, fmt.Errorf("peak RSS of pid %d: no VmHWM in /proc/%d/status", pid, pid)
+	}
+	return int64(st.VmHWM), nil
+}
+
+// machineCPU is the machine's CPU time so far, all cores summed, busy and
+// in all; busy is everything but idle and waiting for I/O.
+type machineCPU struct{ busy, total float64 }
+
+func (pr proc) machineCPU() (machineCPU, error) {
+	st, err := pr.fs.Stat()
+	if err != nil {
+		return machineCPU{}, fmt.Errorf("machine cpu: %w", err)
+	}
+	c := st.CPUTotal
+	total := c.User + c.Nice + c.System + c.Idle + c.Iowait + c.IRQ + c.SoftIRQ + c.Steal
+	return machineCPU{busy: total - c.Idle - c.Iowait, total: total}, nil
+}
+
+// busyShare is the share of the machine's CPU time between m and later
+// that was busy (0 to 1); 0 when no time passed.
+func (m machineCPU) busyShare(later machineCPU) float64 {
+	if later.total <= m.total {
+		return 0
+	}
+	return (later.busy - m.busy) / (later.total - m.total)
+}
+
+// pidListening finds the process that listens on port (any address) over
+// TCP: the socket's inode from /proc/net/tcp{,6}, then the process holding
+// that inode among the processes' file descriptors. It reads only what the
 // current user may read, so it finds a server run by another user only
 // when running as root.
-func pidListening(port int) (int, error) {
+func (pr proc) pidListening(port int) (int, error) {
+	const listen = 0x0A // TCP_LISTEN, the st column of /proc/net/tcp
 	inodes := map[string]bool{}
-	hexPort := fmt.Sprintf(":%04X", port)
-	for _, name := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
-		b, err := os.ReadFile(name)
+	for _, read := range []func() (procfs.NetTCP, error){pr.fs.NetTCP, pr.fs.NetTCP6} {
+		lines, err := read()
 		if err != nil {
-			continue
+			continue // no IPv6, say
 		}
-		for _, line := range strings.Split(string(b), "\n")[1:] {
-			f := strings.Fields(line)
-			// local_address, state 0A = LISTEN, inode is field 10.
-			if len(f) > 9 && strings.HasSuffix(f[1], hexPort) && f[3] == "0A" {
-				inodes["socket:["+f[9]+"]"] = true
+		for _, l := range lines {
+			if l.LocalPort == uint64(port) && l.St == listen {
+				inodes[fmt.Sprintf("socket:[%d]", l.Inode)] = true
 			}
 		}
 	}
 	if len(inodes) == 0 {
 		return 0, fmt.Errorf("no process listens on TCP port %d", port)
 	}
-	procs, err := filepath.Glob("/proc/[0-9]*")
+	procs, err := pr.fs.AllProcs()
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("listing processes: %w", err)
 	}
 	for _, p := range procs {
-		fds, err := os.ReadDir(filepath.Join(p, "fd"))
+		targets, err := p.FileDescriptorTargets()
 		if err != nil {
-			continue
+			continue // another user's, or gone
 		}
-		for _, fd := range fds {
-			if l, err := os.Readlink(filepath.Join(p, "fd", fd.Name())); err == nil && inodes[l] {
-				return strconv.Atoi(filepath.Base(p))
+		for _, t := range targets {
+			if inodes[t] {
+				return p.PID, nil
 			}
 		}
 	}
 	return 0, fmt.Errorf("the process listening on TCP port %d is not readable in /proc", port)
 }
 
-// rssBytes returns VmRSS (all resident memory) and RssAnon (the heap, stacks
-// and other anonymous memory, without the binary and mapped files such as
-// the storage files) of pid, from /proc/<pid>/status.
-func rssBytes(pid int) (rss, anon int64, err error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, 0, fmt.Errorf("RSS of pid %d: %w", pid, err)
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		for _, f := range []struct {
-			prefix string
-			into   *int64
-		}{{"VmRSS:", &rss}, {"RssAnon:", &anon}} {
-			if v, ok := strings.CutPrefix(line, f.prefix); ok {
-				kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-				if err != nil {
-					return 0, 0, fmt.Errorf("RSS of pid %d: %q: %w", pid, line, err)
-				}
-				*f.into = kb << 10
-			}
-		}
-	}
-	return rss, anon, nil
-}
-
 // peakAnon samples RssAnon of pid every interval until stop is closed and
 // returns the highest value seen (VmHWM has no anonymous-only peak).
-func peakAnon(pid int, interval time.Duration, stop <-chan struct{}) <-chan int64 {
+func (pr proc) peakAnon(pid int, interval time.Duration, stop <-chan struct{}) <-chan int64 {
 	out := make(chan int64, 1)
 	go func() {
 		var peak int64
 		t := time.NewTicker(interval)
 		defer t.Stop()
 		for {
-			if _, anon, err := rssBytes(pid); err == nil {
-				peak = max(peak, anon)
+			if st, err := pr.status(pid); err == nil {
+				peak = max(peak, int64(st.RssAnon))
 			}
 			select {
 			case <-stop:

@@ -35,6 +35,11 @@ func (r *Report) WriteText(w io.Writer) {
 	// The floor writes nothing to ClickHouse: its figure is the server's
 	// background work (merges of earlier rounds), not a base to divide by.
 	fmt.Fprintf(w, "%-34s %14.2f %14.2f %8s\n", "ClickHouse CPU-s per 100k spans", d.ClickHousePer, f.ClickHousePer, "-")
+	// The load generator shares the machine: with every core busy during
+	// the load, accepted spans/s is what the three processes could do
+	// together, not the collector alone.
+	fmt.Fprintf(w, "%-34s %14.2f %14.2f %8s\n", "load generator CPU-s per 100k", d.LoadGenPer, f.LoadGenPer, "-")
+	fmt.Fprintf(w, "%-34s %14.0f %14.0f %8s\n", "machine CPU busy during load (%)", 100*d.MachineBusy, 100*f.MachineBusy, "-")
 	row("collector peak RSS (MiB)", float64(d.CollectorPeak)/(1<<20), float64(f.CollectorPeak)/(1<<20), "%.0f")
 	row("collector peak anonymous RSS (MiB)", float64(d.CollectorPeakAnon)/(1<<20), float64(f.CollectorPeakAnon)/(1<<20), "%.0f")
 	fmt.Fprintf(w, "%-34s %14d %14s %8s\n", "memory_limiter limit_mib", d.MemLimitMiB, "-", "-")

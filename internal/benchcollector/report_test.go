@@ -11,8 +11,8 @@ import (
 // work.
 func TestWriteTextRatios(t *testing.T) {
 	r := Report{
-		Default: Pipeline{CollectorPer: 4.0, ClickHousePer: 1.2, AcceptedPerSec: 30000},
-		Floor:   Pipeline{CollectorPer: 1.0, ClickHousePer: 0.01, AcceptedPerSec: 60000},
+		Default: Pipeline{CollectorPer: 4.0, ClickHousePer: 1.2, AcceptedPerSec: 30000, LoadGenPer: 1.1, MachineBusy: 0.974},
+		Floor:   Pipeline{CollectorPer: 1.0, ClickHousePer: 0.01, AcceptedPerSec: 60000, LoadGenPer: 1.3, MachineBusy: 0.9},
 	}
 	var b bytes.Buffer
 	r.WriteText(&b)
@@ -20,6 +20,9 @@ func TestWriteTextRatios(t *testing.T) {
 		"collector CPU-s per 100k spans":  {"4.00", "1.00", "4.00"},
 		"ClickHouse CPU-s per 100k spans": {"1.20", "0.01", "-"},
 		"accepted spans/s":                {"30000", "60000", "0.50"},
+		// Context for the rates, not a cost of the pipeline: no ratio.
+		"load generator CPU-s per 100k":    {"1.10", "1.30", "-"},
+		"machine CPU busy during load (%)": {"97", "90", "-"},
 	}
 	for _, line := range strings.Split(b.String(), "\n") {
 		for name, fields := range want {
