@@ -1092,10 +1092,21 @@ func TestDroppedRunsKeepSessionOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Two sessions, each dropped twice: one buffer per run.
-	runs := [][]*sessionBuffer{{buffer("a", 1)}, {buffer("a", 2)}, {buffer("b", 1)}, {buffer("b", 2)}}
+	// Two sessions, each dropped twice, queued in that order: one buffer
+	// per run.
+	p.retry = []*sessionBuffer{buffer("a", 1), buffer("a", 2), buffer("b", 1), buffer("b", 2)}
+	oneByOne := func() []*sessionBuffer {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if len(p.retry) == 0 {
+			return nil
+		}
+		b := p.retry[0]
+		p.retry = slices.Clone(p.retry[1:])
+		return []*sessionBuffer{b}
+	}
 	errc := make(chan error, 1)
-	go func() { errc <- p.emitRuns(ctx, runs) }()
+	go func() { errc <- p.emitRuns(ctx, oneByOne) }()
 	defer func() {
 		for _, c := range release {
 			select {
@@ -1135,5 +1146,77 @@ func TestDroppedRunsKeepSessionOrder(t *testing.T) {
 	}
 	if want := []string{"b-g1", "b-g2"}; !slices.Equal(back, want) {
 		t.Errorf("queued again: %v; want %v", back, want)
+	}
+}
+
+// TestDroppedRunsStartWhileOthersAreWritten: a run dropped while another is
+// being written goes out on the free lane at once, not after the one under
+// way ends; and the emission returns only once both are written.
+func TestDroppedRunsStartWhileOthersAreWritten(t *testing.T) {
+	ctx := context.Background()
+	cfg := createDefaultConfig().(*Config)
+	cfg.SessionIdle = time.Hour
+	at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+	buffer := func(sid string) *sessionBuffer {
+		b := newSessionBuffer(sid, schema.HarnessCodex, false, 1)
+		b.addCall(&schema.ToolCall{SessionID: sid, CallID: sid + "-c", Tool: "shell", Source: schema.HarnessCodex,
+			Timestamp: at, Forensics: schema.Forensics{Kind: schema.KindNone}})
+		b.dirty, b.retired = true, true
+		return b
+	}
+	var mu sync.Mutex
+	var started []string
+	release := map[string]chan error{"x-c": make(chan error, 1), "y-c": make(chan error, 1)}
+	next := consumerFunc(func(ctx context.Context, td ptrace.Traces) error {
+		var id string
+		otelconv.EachSpan(td, func(_ pcommon.Map, _ string, sp ptrace.Span) {
+			if v, ok := sp.Attributes().Get(otelconv.AttrToolCallID); ok {
+				id = v.Str()
+			}
+		})
+		mu.Lock()
+		started = append(started, id)
+		mu.Unlock()
+		return <-release[id]
+	})
+	startedNow := func() []string { mu.Lock(); defer mu.Unlock(); return slices.Clone(started) }
+	p, err := newTracesProcessor(processortest.NewNopSettings(metadata.Type), cfg, next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, c := range release {
+			select {
+			case c <- nil:
+			default:
+			}
+		}
+	}()
+	p.retry = []*sessionBuffer{buffer("x")}
+	errc := make(chan error, 1)
+	go func() { errc <- p.emitDroppedRuns(ctx, false, nil) }()
+	waitUntil(t, "x under way", func() bool { return slices.Equal(startedNow(), []string{"x-c"}) })
+	// y is dropped while x is written.
+	p.evict([]*sessionBuffer{buffer("y")})
+	waitUntil(t, "y under way beside x", func() bool { return slices.Equal(startedNow(), []string{"x-c", "y-c"}) })
+	release["y-c"] <- nil
+	select {
+	case err := <-errc:
+		t.Fatalf("emission returned (%v) with x still being written", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	release["x-c"] <- nil
+	select {
+	case err := <-errc:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second): // ends a hung test; no assertion on time
+		t.Fatal("emission did not return once x and y were written")
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.retry) != 0 || p.waiting != 0 {
+		t.Errorf("after both were written: %d buffers queued, %d calls waiting; want none", len(p.retry), p.waiting)
 	}
 }
