@@ -1220,3 +1220,55 @@ func TestDroppedRunsStartWhileOthersAreWritten(t *testing.T) {
 		t.Errorf("after both were written: %d buffers queued, %d calls waiting; want none", len(p.retry), p.waiting)
 	}
 }
+
+// TestFlushKeepsAHeldSessionBehindItsQueuedBuffer: a flush whose dropped
+// buffers were cut short (the loop's next tick was due) emits the held
+// sessions picked, but not one whose older, dropped buffer is still queued:
+// that one is written first, by a later flush.
+func TestFlushKeepsAHeldSessionBehindItsQueuedBuffer(t *testing.T) {
+	ctx := context.Background()
+	cfg := createDefaultConfig().(*Config)
+	cfg.SessionIdle = time.Hour
+	at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
+	var order []string
+	next := consumerFunc(func(_ context.Context, td ptrace.Traces) error {
+		mu.Lock()
+		defer mu.Unlock()
+		otelconv.EachSpan(td, func(_ pcommon.Map, _ string, sp ptrace.Span) {
+			if v, ok := sp.Attributes().Get(otelconv.AttrToolCallID); ok {
+				order = append(order, v.Str())
+			}
+		})
+		return nil
+	})
+	written := func() []string { mu.Lock(); defer mu.Unlock(); return slices.Clone(order) }
+	p, err := newTracesProcessor(processortest.NewNopSettings(metadata.Type), cfg, next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sid := range []string{"s", "u"} {
+		if _, err := process(ctx, p, sessionSpans(sid, 1, 1, at)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// s's first buffer was dropped earlier and waits in the queue.
+	old := newSessionBuffer("s", schema.HarnessCodex, false, 0)
+	old.addCall(&schema.ToolCall{SessionID: "s", CallID: "s-c000", Tool: "shell", Source: schema.HarnessCodex,
+		Timestamp: at, Forensics: schema.Forensics{Kind: schema.KindNone}})
+	old.dirty, old.retired = true, true
+	p.retry = []*sessionBuffer{old}
+	all := func(*sessionBuffer) bool { return true }
+	if err := p.flushWithin(ctx, all, func() bool { return false }); err != nil {
+		t.Fatal(err)
+	}
+	if got := written(); !slices.Equal(got, []string{"u-c001"}) {
+		t.Fatalf("cut-short flush wrote %v; want only u-c001 (s waits behind its queued buffer)", got)
+	}
+	if err := p.flushWithin(ctx, all, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := written(); !slices.Equal(got, []string{"u-c001", "s-c000", "s-c001"}) {
+		t.Errorf("wrote %v; want s's queued buffer before its held one", got)
+	}
+}
