@@ -818,14 +818,16 @@ func callsOf(bufs []*sessionBuffer) int {
 	return n
 }
 
-// emitCalls bounds the calls of one emission: 7 MB and more of analysed
-// spans (1.2 KB a call of the benchmark's load, more for calls with
-// arguments and places), between the example's batch.min_size and
-// max_size, so that an emission is one INSERT of its own, sent at once (a
-// session holding more goes alone; TestFullEmissionIsOneExportBatch).
-// Half as many calls per INSERT cost ClickHouse 28% more CPU in the
-// collector benchmark (docs/performance.md).
-const emitCalls = 6000
+// emitCalls bounds the calls of one emission: 14 MB of analysed spans at
+// 1.2 KB a call of the benchmark's load, between the example's
+// batch.min_size and max_size, so that an emission is one INSERT of its
+// own, sent at once (a session holding more goes alone;
+// TestFullEmissionIsOneExportBatch). Calls with long arguments and places
+// make a larger emission, which the exporter's batcher splits at max_size:
+// still few, large INSERTs. Half as many calls per INSERT cost ClickHouse
+// 50 % more CPU in the collector benchmark, and with both emission lanes
+// busy the collector a little more too (docs/performance.md).
+const emitCalls = 12000
 
 // chunks splits bufs, in order, into runs holding at most limit calls
 // (a buffer over the limit forms a run of its own).
