@@ -5,6 +5,7 @@ import (
 	"os"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/procfs"
@@ -90,18 +91,21 @@ func (m machineCPU) busyShare(later machineCPU) float64 {
 // TCP: the socket's inode from /proc/net/tcp{,6}, then the process holding
 // that inode among the processes' file descriptors. It reads only what the
 // current user may read, so it finds a server run by another user only
-// when running as root.
+// when running as root. (procfs parses /proc/net/tcp too, but deprecates
+// that for netlink's sock_diag; the file is all this needs.)
 func (pr proc) pidListening(port int) (int, error) {
-	const listen = 0x0A // TCP_LISTEN, the st column of /proc/net/tcp
 	inodes := map[string]bool{}
-	for _, read := range []func() (procfs.NetTCP, error){pr.fs.NetTCP, pr.fs.NetTCP6} {
-		lines, err := read()
+	hexPort := fmt.Sprintf(":%04X", port)
+	for _, name := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		b, err := os.ReadFile(name)
 		if err != nil {
 			continue // no IPv6, say
 		}
-		for _, l := range lines {
-			if l.LocalPort == uint64(port) && l.St == listen {
-				inodes[fmt.Sprintf("socket:[%d]", l.Inode)] = true
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			f := strings.Fields(line)
+			// local_address, st 0A = LISTEN, inode is field 10.
+			if len(f) > 9 && strings.HasSuffix(f[1], hexPort) && f[3] == "0A" {
+				inodes["socket:["+f[9]+"]"] = true
 			}
 		}
 	}
