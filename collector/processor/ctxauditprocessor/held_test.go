@@ -1063,32 +1063,11 @@ func TestDroppedRunsKeepSessionOrder(t *testing.T) {
 	cfg.SessionIdle = time.Hour
 	at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
 	buffer := func(sid string, gen uint64) *sessionBuffer {
-		b := newSessionBuffer(sid, schema.HarnessCodex, gen > 1, gen)
-		b.addCall(&schema.ToolCall{SessionID: sid, CallID: fmt.Sprintf("%s-g%d", sid, gen), Tool: "shell", Source: schema.HarnessCodex,
-			Timestamp: at, Forensics: schema.Forensics{Kind: schema.KindNone}})
-		b.dirty, b.retired = true, true
-		return b
+		return droppedBuffer(sid, fmt.Sprintf("%s-g%d", sid, gen), gen, at)
 	}
-	var mu sync.Mutex
-	var started []string
-	release := map[string]chan error{}
-	for _, id := range []string{"a-g1", "b-g1", "a-g2", "b-g2"} {
-		release[id] = make(chan error, 1)
-	}
-	next := consumerFunc(func(ctx context.Context, td ptrace.Traces) error {
-		var id string
-		otelconv.EachSpan(td, func(_ pcommon.Map, _ string, sp ptrace.Span) {
-			if v, ok := sp.Attributes().Get(otelconv.AttrToolCallID); ok {
-				id = v.Str()
-			}
-		})
-		mu.Lock()
-		started = append(started, id)
-		mu.Unlock()
-		return <-release[id]
-	})
-	startedNow := func() []string { mu.Lock(); defer mu.Unlock(); return slices.Clone(started) }
-	p, err := newTracesProcessor(processortest.NewNopSettings(metadata.Type), cfg, next)
+	gate := newGatedConsumer("a-g1", "b-g1", "a-g2", "b-g2")
+	release, startedNow := gate.release, gate.startedNow
+	p, err := newTracesProcessor(processortest.NewNopSettings(metadata.Type), cfg, gate)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1107,14 +1086,7 @@ func TestDroppedRunsKeepSessionOrder(t *testing.T) {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- p.emitRuns(ctx, oneByOne) }()
-	defer func() {
-		for _, c := range release {
-			select {
-			case c <- nil: // ends a run the test did not
-			default:
-			}
-		}
-	}()
+	defer gate.releaseRest()
 	waitUntil(t, "a-g1 under way", func() bool { return len(startedNow()) == 1 })
 	time.Sleep(50 * time.Millisecond) // a lane is free: a-g2 must still wait for a-g1
 	if got := startedNow(); !slices.Equal(got, []string{"a-g1"}) {
@@ -1157,41 +1129,14 @@ func TestDroppedRunsStartWhileOthersAreWritten(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
 	cfg.SessionIdle = time.Hour
 	at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
-	buffer := func(sid string) *sessionBuffer {
-		b := newSessionBuffer(sid, schema.HarnessCodex, false, 1)
-		b.addCall(&schema.ToolCall{SessionID: sid, CallID: sid + "-c", Tool: "shell", Source: schema.HarnessCodex,
-			Timestamp: at, Forensics: schema.Forensics{Kind: schema.KindNone}})
-		b.dirty, b.retired = true, true
-		return b
-	}
-	var mu sync.Mutex
-	var started []string
-	release := map[string]chan error{"x-c": make(chan error, 1), "y-c": make(chan error, 1)}
-	next := consumerFunc(func(ctx context.Context, td ptrace.Traces) error {
-		var id string
-		otelconv.EachSpan(td, func(_ pcommon.Map, _ string, sp ptrace.Span) {
-			if v, ok := sp.Attributes().Get(otelconv.AttrToolCallID); ok {
-				id = v.Str()
-			}
-		})
-		mu.Lock()
-		started = append(started, id)
-		mu.Unlock()
-		return <-release[id]
-	})
-	startedNow := func() []string { mu.Lock(); defer mu.Unlock(); return slices.Clone(started) }
-	p, err := newTracesProcessor(processortest.NewNopSettings(metadata.Type), cfg, next)
+	buffer := func(sid string) *sessionBuffer { return droppedBuffer(sid, sid+"-c", 1, at) }
+	gate := newGatedConsumer("x-c", "y-c")
+	release, startedNow := gate.release, gate.startedNow
+	p, err := newTracesProcessor(processortest.NewNopSettings(metadata.Type), cfg, gate)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
-		for _, c := range release {
-			select {
-			case c <- nil:
-			default:
-			}
-		}
-	}()
+	defer gate.releaseRest()
 	p.retry = []*sessionBuffer{buffer("x")}
 	errc := make(chan error, 1)
 	go func() { errc <- p.emitDroppedRuns(ctx, false, nil) }()
@@ -1253,11 +1198,7 @@ func TestFlushKeepsAHeldSessionBehindItsQueuedBuffer(t *testing.T) {
 		}
 	}
 	// s's first buffer was dropped earlier and waits in the queue.
-	old := newSessionBuffer("s", schema.HarnessCodex, false, 0)
-	old.addCall(&schema.ToolCall{SessionID: "s", CallID: "s-c000", Tool: "shell", Source: schema.HarnessCodex,
-		Timestamp: at, Forensics: schema.Forensics{Kind: schema.KindNone}})
-	old.dirty, old.retired = true, true
-	p.retry = []*sessionBuffer{old}
+	p.retry = []*sessionBuffer{droppedBuffer("s", "s-c000", 0, at)}
 	all := func(*sessionBuffer) bool { return true }
 	if err := p.flushWithin(ctx, all, func() bool { return false }); err != nil {
 		t.Fatal(err)
@@ -1270,5 +1211,63 @@ func TestFlushKeepsAHeldSessionBehindItsQueuedBuffer(t *testing.T) {
 	}
 	if got := written(); !slices.Equal(got, []string{"u-c001", "s-c000", "s-c001"}) {
 		t.Errorf("wrote %v; want s's queued buffer before its held one", got)
+	}
+}
+
+// droppedBuffer is a buffer dropped from the held set with one codex call,
+// callID, ready to be emitted.
+func droppedBuffer(sid, callID string, gen uint64, at time.Time) *sessionBuffer {
+	b := newSessionBuffer(sid, schema.HarnessCodex, gen > 1, gen)
+	b.addCall(&schema.ToolCall{SessionID: sid, CallID: callID, Tool: "shell", Source: schema.HarnessCodex,
+		Timestamp: at, Forensics: schema.Forensics{Kind: schema.KindNone}})
+	b.dirty, b.retired = true, true
+	return b
+}
+
+// gatedConsumer takes emissions of one call each, records the call id of
+// each as it starts, and answers it only once the test releases that id.
+type gatedConsumer struct {
+	mu      sync.Mutex
+	started []string
+	release map[string]chan error
+}
+
+func newGatedConsumer(ids ...string) *gatedConsumer {
+	g := &gatedConsumer{release: map[string]chan error{}}
+	for _, id := range ids {
+		g.release[id] = make(chan error, 1)
+	}
+	return g
+}
+
+func (g *gatedConsumer) ConsumeTraces(_ context.Context, td ptrace.Traces) error {
+	var id string
+	otelconv.EachSpan(td, func(_ pcommon.Map, _ string, sp ptrace.Span) {
+		if v, ok := sp.Attributes().Get(otelconv.AttrToolCallID); ok {
+			id = v.Str()
+		}
+	})
+	g.mu.Lock()
+	g.started = append(g.started, id)
+	g.mu.Unlock()
+	return <-g.release[id]
+}
+
+func (g *gatedConsumer) Capabilities() consumer.Capabilities { return consumer.Capabilities{} }
+
+func (g *gatedConsumer) startedNow() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return slices.Clone(g.started)
+}
+
+// releaseRest answers every emission the test did not, so none is left
+// blocked when it ends.
+func (g *gatedConsumer) releaseRest() {
+	for _, c := range g.release {
+		select {
+		case c <- nil:
+		default:
+		}
 	}
 }
