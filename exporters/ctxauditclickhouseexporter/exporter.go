@@ -187,8 +187,8 @@ func (e *chExporter) pushTraces(ctx context.Context, td ptrace.Traces) error {
 
 // takeCalls is an empty slice with room for n calls. Most spans of a batch
 // are calls: room for all of them at once spares the slice of ~800-byte
-// records its regrowth and copies, and reusing it (an emission's 12,000
-// calls are 10 MB) spares the allocation, about 3 % of the collector's
+// records its regrowth and copies, and reusing it (an emission's 6,000
+// calls are 5 MB) spares the allocation, about 3 % of the collector's
 // under the benchmark's load. Nothing refers to the rows once they are
 // written (write) or refused.
 func (e *chExporter) takeCalls(n int) []schema.ToolCall {

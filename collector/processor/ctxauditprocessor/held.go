@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -338,19 +337,6 @@ func (p *tracesProcessor) loop(ctx context.Context) {
 	defer t.Stop()
 	// rest fires p.dropWait after a wake-up left dropped buffers unemitted.
 	var rest <-chan time.Time
-	// more lets an emission of dropped buffers take those dropped meanwhile
-	// until the processor stops or, while requests keep dropping more, the
-	// next tick's flush of idle and long-held sessions is due.
-	more := func(until time.Time) func() bool {
-		return func() bool {
-			select {
-			case <-p.stop:
-				return false
-			default:
-				return time.Now().Before(until)
-			}
-		}
-	}
 	for {
 		// Stopping wins over a tick or wake-up that is ready too: shutdown
 		// emits what is left itself.
@@ -364,22 +350,22 @@ func (p *tracesProcessor) loop(ctx context.Context) {
 			return
 		case <-t.C:
 		case <-p.wake:
-			p.emitDropped(ctx, true, more(time.Now().Add(tick)))
+			p.emitDropped(ctx, true)
 			if rest == nil && p.hasDropped() {
 				rest = time.After(p.dropWait)
 			}
 			continue
 		case <-rest:
 			rest = nil
-			p.emitDropped(ctx, false, more(time.Now().Add(tick)))
+			p.emitDropped(ctx, false)
 			continue
 		}
 		rest = nil // the flush emits them all
 		now := p.now()
 		idle, hold := now.Add(-p.cfg.SessionIdle), now.Add(-p.cfg.MaxHold)
-		if err := p.flushWithin(ctx, func(b *sessionBuffer) bool {
+		if err := p.flush(ctx, func(b *sessionBuffer) bool {
 			return b.lastSeen.Before(idle) || (!b.pendingSince.IsZero() && b.pendingSince.Before(hold))
-		}, more(time.Now().Add(tick))); err != nil && ctx.Err() == nil {
+		}); err != nil && ctx.Err() == nil {
 			p.logger.Warn("emitting analysed session failed; will retry", zap.Error(err))
 		}
 	}
@@ -606,12 +592,6 @@ func (p *tracesProcessor) persist(ctx context.Context, add *added) error {
 // flush analyses and emits every dirty held session that pick selects,
 // and every dropped session not emitted yet.
 func (p *tracesProcessor) flush(ctx context.Context, pick func(*sessionBuffer) bool) error {
-	return p.flushWithin(ctx, pick, nil)
-}
-
-// flushWithin is flush, taking dropped buffers only while more (nil:
-// always) says so; the held ones picked are emitted in any case.
-func (p *tracesProcessor) flushWithin(ctx context.Context, pick func(*sessionBuffer) bool, more func() bool) error {
 	// Dropped buffers first: a session's older buffer goes before its
 	// newer one. Each emission carries at most about emitCalls calls, so
 	// that what is built, encoded and queued at once stays the size of an
@@ -619,19 +599,13 @@ func (p *tracesProcessor) flushWithin(ctx context.Context, pick func(*sessionBuf
 	// refusal ends the flush: the rest would be refused too (a full queue)
 	// and is emitted on a later one — dropped buffers, in order, before
 	// any dropped since; held ones simply stay dirty.
-	if err := p.emitDroppedRuns(ctx, false, more); err != nil {
+	if err := p.emitDroppedRuns(ctx, false); err != nil {
 		return err
 	}
 	p.mu.Lock()
-	// A session with an older buffer still queued (more stopped the
-	// dropped ones) waits for a later flush.
-	queued := map[string]bool{}
-	for _, b := range p.retry {
-		queued[b.id] = true
-	}
 	var ready []*sessionBuffer
 	for el := p.lru.Front(); el != nil; el = el.Next() {
-		if b := el.Value.(*sessionBuffer); b.dirty && pick(b) && !queued[b.id] {
+		if b := el.Value.(*sessionBuffer); b.dirty && pick(b) {
 			ready = append(ready, b)
 		}
 	}
@@ -652,11 +626,11 @@ const defaultDropWait = time.Second
 // last run if it holds fewer than emitCalls calls (or max_waiting_calls,
 // if lower, which the requests waiting on it need written), for a later
 // wake-up or p.dropWait: an emission smaller than the exporter's
-// batch.min_size would wait there for its flush_timeout, and a lane with
-// it. Buffers dropped while it emits are taken too, until more says stop.
-// A failure is logged; the buffers stay queued.
-func (p *tracesProcessor) emitDropped(ctx context.Context, whole bool, more func() bool) {
-	if err := p.emitDroppedRuns(ctx, whole, more); err != nil && ctx.Err() == nil {
+// batch.min_size would wait there for its flush_timeout, and the loop,
+// which emits one at a time, with it. A failure is logged; the buffers
+// stay queued.
+func (p *tracesProcessor) emitDropped(ctx context.Context, whole bool) {
+	if err := p.emitDroppedRuns(ctx, whole); err != nil && ctx.Err() == nil {
 		p.logger.Warn("emitting analysed session failed; will retry", zap.Error(err))
 	}
 }
@@ -667,32 +641,17 @@ func (p *tracesProcessor) hasDropped() bool {
 	return len(p.retry) > 0
 }
 
-// emitDroppedRuns emits the dropped buffers in runs of about emitCalls
-// calls (see chunks), emitLanes at a time, taking the next run from the
-// front of the queue whenever a lane is free. Taking runs one by one, not
-// all that are queued at the start, keeps both lanes busy while requests
-// keep dropping buffers: an emission of everything queued at one moment
-// was mostly a single run, and the next could start only once it was
-// written, so requests waited (max_waiting_calls) with the machine idle.
-// It stops taking runs when none is left (with whole, a last one short of
-// a full emission stays queued), after a failure, or when more (nil:
-// never) reports false.
-func (p *tracesProcessor) emitDroppedRuns(ctx context.Context, whole bool, more func() bool) error {
+func (p *tracesProcessor) emitDroppedRuns(ctx context.Context, whole bool) error {
 	full := min(emitCalls, p.cfg.MaxWaitingCalls)
-	return p.emitRuns(ctx, func() []*sessionBuffer {
-		if more != nil && !more() {
-			return nil
-		}
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		n := firstRun(p.retry, emitCalls)
-		if n == 0 || (whole && n == len(p.retry) && callsOf(p.retry) < full) {
-			return nil
-		}
-		run := slices.Clone(p.retry[:n])
-		p.retry = slices.Clone(p.retry[n:])
-		return run
-	})
+	p.mu.Lock()
+	runs := chunks(p.retry, emitCalls)
+	if n := len(runs); whole && n > 0 && callsOf(runs[n-1]) < full {
+		runs = runs[:n-1]
+	}
+	now := slices.Concat(runs...)
+	p.retry = slices.Clone(p.retry[len(now):])
+	p.mu.Unlock()
+	return p.emitRuns(ctx, runs)
 }
 
 // emitLanes is how many emissions of dropped buffers are under way at
@@ -700,101 +659,58 @@ func (p *tracesProcessor) emitDroppedRuns(ctx context.Context, whole bool, more 
 // (the example's exporter has num_consumers: 2 for that).
 const emitLanes = 2
 
-// emitRuns emits the runs next gives, up to emitLanes at once, taking each
-// only when a lane is free. While runs are under way and next has none, it
-// waits for one of them to end, or for more buffers to be dropped (p.wake),
-// and asks again: buffers dropped meanwhile go out as soon as they fill a
-// run, not after everything under way is written. It returns once next has
-// none and nothing is under way.
-//
-// A run that shares a session with an earlier one waits for it, and is not
-// emitted if it failed: a session's older buffer is written first. After a
-// failure no run starts; the runs not emitted go back, in order, before any
-// dropped since.
-func (p *tracesProcessor) emitRuns(ctx context.Context, next func() []*sessionBuffer) error {
-	type run struct {
-		bufs []*sessionBuffer
-		err  error // under p.mu
-		done chan struct{}
-	}
-	var runs []*run
+// emitRuns emits dropped runs, up to emitLanes at once. A run that shares a
+// session with an earlier one waits for it, and is not emitted if it
+// failed: a session's older buffer is written first. After a failure no
+// run starts; the runs not emitted go back, in order, before any dropped
+// since.
+func (p *tracesProcessor) emitRuns(ctx context.Context, runs [][]*sessionBuffer) error {
+	errs := make([]error, len(runs))
+	done := make([]chan struct{}, len(runs))
 	lanes := make(chan struct{}, emitLanes)
-	var (
-		wg       sync.WaitGroup
-		underWay atomic.Int32
-		ended    = make(chan struct{}, 1) // a run ended since it was last read
-	)
+	var wg sync.WaitGroup
 	failed := func() bool {
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		return slices.ContainsFunc(runs, func(r *run) bool { return r.err != nil })
+		return slices.ContainsFunc(errs, func(err error) bool { return err != nil })
 	}
-	last := map[string]*run{} // session id -> the last run holding it
-take:
-	for {
+	last := map[string]int{} // session id -> the last run holding it
+	for i, run := range runs {
+		done[i] = make(chan struct{})
+		for _, b := range run {
+			if j, ok := last[b.id]; ok && j < i {
+				<-done[j]
+			}
+			last[b.id] = i
+		}
 		lanes <- struct{}{}
 		if failed() {
 			<-lanes
-			break
-		}
-		bufs := next()
-		if bufs == nil {
-			<-lanes
-			if underWay.Load() == 0 {
-				break
-			}
-			select {
-			case <-ended:
-			case <-p.wake:
-			case <-ctx.Done():
-				break take // the runs under way end too: their emission sees ctx
-			}
+			close(done[i])
+			p.mu.Lock()
+			errs[i] = errNotEmitted
+			p.mu.Unlock()
 			continue
 		}
-		r := &run{bufs: bufs, done: make(chan struct{})}
-		runs = append(runs, r)
-		for _, b := range bufs {
-			if prev, ok := last[b.id]; ok && prev != r {
-				<-prev.done
-			}
-			last[b.id] = r
-		}
-		if failed() {
-			p.mu.Lock()
-			r.err = errNotEmitted
-			p.mu.Unlock()
-			close(r.done)
-			<-lanes
-			break
-		}
-		underWay.Add(1)
 		wg.Go(func() {
-			defer func() {
-				<-lanes
-				close(r.done)
-				underWay.Add(-1)
-				select {
-				case ended <- struct{}{}:
-				default: // one is pending already
-				}
-			}()
-			err := p.emit(ctx, r.bufs, true)
+			defer func() { <-lanes; close(done[i]) }()
+			err := p.emit(ctx, run, true)
 			p.mu.Lock()
 			defer p.mu.Unlock()
-			r.err = err
+			errs[i] = err
 			if err == nil {
-				p.wroteDropped(r.bufs)
+				p.wroteDropped(run)
 			}
 		})
 	}
 	wg.Wait()
 	var back []*sessionBuffer
 	var first error
-	for _, r := range runs {
-		if r.err != nil {
-			back = append(back, r.bufs...)
+	for i, err := range errs {
+		if err != nil {
+			back = append(back, runs[i]...)
 			if first == nil || first == errNotEmitted {
-				first = r.err
+				first = err
 			}
 		}
 	}
@@ -818,16 +734,14 @@ func callsOf(bufs []*sessionBuffer) int {
 	return n
 }
 
-// emitCalls bounds the calls of one emission: 14 MB of analysed spans at
-// 1.2 KB a call of the benchmark's load, between the example's
-// batch.min_size and max_size, so that an emission is one INSERT of its
-// own, sent at once (a session holding more goes alone;
-// TestFullEmissionIsOneExportBatch). Calls with long arguments and places
-// make a larger emission, which the exporter's batcher splits at max_size:
-// still few, large INSERTs. Half as many calls per INSERT cost ClickHouse
-// 50 % more CPU in the collector benchmark, and with both emission lanes
-// busy the collector a little more too (docs/performance.md).
-const emitCalls = 12000
+// emitCalls bounds the calls of one emission: 7 MB and more of analysed
+// spans (1.2 KB a call of the benchmark's load, more for calls with
+// arguments and places), between the example's batch.min_size and
+// max_size, so that an emission is one INSERT of its own, sent at once (a
+// session holding more goes alone; TestFullEmissionIsOneExportBatch).
+// Half as many calls per INSERT cost ClickHouse 28% more CPU in the
+// collector benchmark (docs/performance.md).
+const emitCalls = 6000
 
 // chunks splits bufs, in order, into runs holding at most limit calls
 // (a buffer over the limit forms a run of its own).
@@ -846,20 +760,6 @@ func chunks(bufs []*sessionBuffer, limit int) [][]*sessionBuffer {
 		out = append(out, bufs[start:])
 	}
 	return out
-}
-
-// firstRun is how many buffers of bufs the first of chunks(bufs, limit)
-// holds.
-func firstRun(bufs []*sessionBuffer, limit int) int {
-	n := 0
-	for i, b := range bufs {
-		c := b.b.Calls()
-		if i > 0 && n+c > limit {
-			return i
-		}
-		n += c
-	}
-	return len(bufs)
 }
 
 // emitted is one buffer's part of an emission: what was analysed, and what

@@ -1063,30 +1063,47 @@ func TestDroppedRunsKeepSessionOrder(t *testing.T) {
 	cfg.SessionIdle = time.Hour
 	at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
 	buffer := func(sid string, gen uint64) *sessionBuffer {
-		return droppedBuffer(sid, fmt.Sprintf("%s-g%d", sid, gen), gen, at)
+		b := newSessionBuffer(sid, schema.HarnessCodex, gen > 1, gen)
+		b.addCall(&schema.ToolCall{SessionID: sid, CallID: fmt.Sprintf("%s-g%d", sid, gen), Tool: "shell", Source: schema.HarnessCodex,
+			Timestamp: at, Forensics: schema.Forensics{Kind: schema.KindNone}})
+		b.dirty, b.retired = true, true
+		return b
 	}
-	gate := newGatedConsumer("a-g1", "b-g1", "a-g2", "b-g2")
-	release, startedNow := gate.release, gate.startedNow
-	p, err := newTracesProcessor(processortest.NewNopSettings(metadata.Type), cfg, gate)
+	var mu sync.Mutex
+	var started []string
+	release := map[string]chan error{}
+	for _, id := range []string{"a-g1", "b-g1", "a-g2", "b-g2"} {
+		release[id] = make(chan error, 1)
+	}
+	next := consumerFunc(func(ctx context.Context, td ptrace.Traces) error {
+		var id string
+		otelconv.EachSpan(td, func(_ pcommon.Map, _ string, sp ptrace.Span) {
+			if v, ok := sp.Attributes().Get(otelconv.AttrToolCallID); ok {
+				id = v.Str()
+			}
+		})
+		mu.Lock()
+		started = append(started, id)
+		mu.Unlock()
+		return <-release[id]
+	})
+	startedNow := func() []string { mu.Lock(); defer mu.Unlock(); return slices.Clone(started) }
+	p, err := newTracesProcessor(processortest.NewNopSettings(metadata.Type), cfg, next)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Two sessions, each dropped twice, queued in that order: one buffer
-	// per run.
-	p.retry = []*sessionBuffer{buffer("a", 1), buffer("a", 2), buffer("b", 1), buffer("b", 2)}
-	oneByOne := func() []*sessionBuffer {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		if len(p.retry) == 0 {
-			return nil
-		}
-		b := p.retry[0]
-		p.retry = slices.Clone(p.retry[1:])
-		return []*sessionBuffer{b}
-	}
+	// Two sessions, each dropped twice: one buffer per run.
+	runs := [][]*sessionBuffer{{buffer("a", 1)}, {buffer("a", 2)}, {buffer("b", 1)}, {buffer("b", 2)}}
 	errc := make(chan error, 1)
-	go func() { errc <- p.emitRuns(ctx, oneByOne) }()
-	defer gate.releaseRest()
+	go func() { errc <- p.emitRuns(ctx, runs) }()
+	defer func() {
+		for _, c := range release {
+			select {
+			case c <- nil: // ends a run the test did not
+			default:
+			}
+		}
+	}()
 	waitUntil(t, "a-g1 under way", func() bool { return len(startedNow()) == 1 })
 	time.Sleep(50 * time.Millisecond) // a lane is free: a-g2 must still wait for a-g1
 	if got := startedNow(); !slices.Equal(got, []string{"a-g1"}) {
@@ -1118,156 +1135,5 @@ func TestDroppedRunsKeepSessionOrder(t *testing.T) {
 	}
 	if want := []string{"b-g1", "b-g2"}; !slices.Equal(back, want) {
 		t.Errorf("queued again: %v; want %v", back, want)
-	}
-}
-
-// TestDroppedRunsStartWhileOthersAreWritten: a run dropped while another is
-// being written goes out on the free lane at once, not after the one under
-// way ends; and the emission returns only once both are written.
-func TestDroppedRunsStartWhileOthersAreWritten(t *testing.T) {
-	ctx := context.Background()
-	cfg := createDefaultConfig().(*Config)
-	cfg.SessionIdle = time.Hour
-	at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
-	buffer := func(sid string) *sessionBuffer { return droppedBuffer(sid, sid+"-c", 1, at) }
-	gate := newGatedConsumer("x-c", "y-c")
-	release, startedNow := gate.release, gate.startedNow
-	p, err := newTracesProcessor(processortest.NewNopSettings(metadata.Type), cfg, gate)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer gate.releaseRest()
-	p.retry = []*sessionBuffer{buffer("x")}
-	errc := make(chan error, 1)
-	go func() { errc <- p.emitDroppedRuns(ctx, false, nil) }()
-	waitUntil(t, "x under way", func() bool { return slices.Equal(startedNow(), []string{"x-c"}) })
-	// y is dropped while x is written.
-	p.evict([]*sessionBuffer{buffer("y")})
-	waitUntil(t, "y under way beside x", func() bool { return slices.Equal(startedNow(), []string{"x-c", "y-c"}) })
-	release["y-c"] <- nil
-	select {
-	case err := <-errc:
-		t.Fatalf("emission returned (%v) with x still being written", err)
-	case <-time.After(50 * time.Millisecond):
-	}
-	release["x-c"] <- nil
-	select {
-	case err := <-errc:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(10 * time.Second): // ends a hung test; no assertion on time
-		t.Fatal("emission did not return once x and y were written")
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if len(p.retry) != 0 || p.waiting != 0 {
-		t.Errorf("after both were written: %d buffers queued, %d calls waiting; want none", len(p.retry), p.waiting)
-	}
-}
-
-// TestFlushKeepsAHeldSessionBehindItsQueuedBuffer: a flush whose dropped
-// buffers were cut short (the loop's next tick was due) emits the held
-// sessions picked, but not one whose older, dropped buffer is still queued:
-// that one is written first, by a later flush.
-func TestFlushKeepsAHeldSessionBehindItsQueuedBuffer(t *testing.T) {
-	ctx := context.Background()
-	cfg := createDefaultConfig().(*Config)
-	cfg.SessionIdle = time.Hour
-	at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
-	var mu sync.Mutex
-	var order []string
-	next := consumerFunc(func(_ context.Context, td ptrace.Traces) error {
-		mu.Lock()
-		defer mu.Unlock()
-		otelconv.EachSpan(td, func(_ pcommon.Map, _ string, sp ptrace.Span) {
-			if v, ok := sp.Attributes().Get(otelconv.AttrToolCallID); ok {
-				order = append(order, v.Str())
-			}
-		})
-		return nil
-	})
-	written := func() []string { mu.Lock(); defer mu.Unlock(); return slices.Clone(order) }
-	p, err := newTracesProcessor(processortest.NewNopSettings(metadata.Type), cfg, next)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, sid := range []string{"s", "u"} {
-		if _, err := process(ctx, p, sessionSpans(sid, 1, 1, at)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// s's first buffer was dropped earlier and waits in the queue.
-	p.retry = []*sessionBuffer{droppedBuffer("s", "s-c000", 0, at)}
-	all := func(*sessionBuffer) bool { return true }
-	if err := p.flushWithin(ctx, all, func() bool { return false }); err != nil {
-		t.Fatal(err)
-	}
-	if got := written(); !slices.Equal(got, []string{"u-c001"}) {
-		t.Fatalf("cut-short flush wrote %v; want only u-c001 (s waits behind its queued buffer)", got)
-	}
-	if err := p.flushWithin(ctx, all, nil); err != nil {
-		t.Fatal(err)
-	}
-	if got := written(); !slices.Equal(got, []string{"u-c001", "s-c000", "s-c001"}) {
-		t.Errorf("wrote %v; want s's queued buffer before its held one", got)
-	}
-}
-
-// droppedBuffer is a buffer dropped from the held set with one codex call,
-// callID, ready to be emitted.
-func droppedBuffer(sid, callID string, gen uint64, at time.Time) *sessionBuffer {
-	b := newSessionBuffer(sid, schema.HarnessCodex, gen > 1, gen)
-	b.addCall(&schema.ToolCall{SessionID: sid, CallID: callID, Tool: "shell", Source: schema.HarnessCodex,
-		Timestamp: at, Forensics: schema.Forensics{Kind: schema.KindNone}})
-	b.dirty, b.retired = true, true
-	return b
-}
-
-// gatedConsumer takes emissions of one call each, records the call id of
-// each as it starts, and answers it only once the test releases that id.
-type gatedConsumer struct {
-	mu      sync.Mutex
-	started []string
-	release map[string]chan error
-}
-
-func newGatedConsumer(ids ...string) *gatedConsumer {
-	g := &gatedConsumer{release: map[string]chan error{}}
-	for _, id := range ids {
-		g.release[id] = make(chan error, 1)
-	}
-	return g
-}
-
-func (g *gatedConsumer) ConsumeTraces(_ context.Context, td ptrace.Traces) error {
-	var id string
-	otelconv.EachSpan(td, func(_ pcommon.Map, _ string, sp ptrace.Span) {
-		if v, ok := sp.Attributes().Get(otelconv.AttrToolCallID); ok {
-			id = v.Str()
-		}
-	})
-	g.mu.Lock()
-	g.started = append(g.started, id)
-	g.mu.Unlock()
-	return <-g.release[id]
-}
-
-func (g *gatedConsumer) Capabilities() consumer.Capabilities { return consumer.Capabilities{} }
-
-func (g *gatedConsumer) startedNow() []string {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return slices.Clone(g.started)
-}
-
-// releaseRest answers every emission the test did not, so none is left
-// blocked when it ends.
-func (g *gatedConsumer) releaseRest() {
-	for _, c := range g.release {
-		select {
-		case c <- nil:
-		default:
-		}
 	}
 }
