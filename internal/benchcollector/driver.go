@@ -27,7 +27,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -89,12 +88,18 @@ type Options struct {
 
 // Pipeline is the measurement of one configuration.
 type Pipeline struct {
-	Name     string  `json:"name"`
-	Config   string  `json:"config"`
-	Sent     int64   `json:"sent"`
-	Accepted int64   `json:"accepted"`
-	Refused  int64   `json:"refused"`
-	LoadSecs float64 `json:"load_seconds"`
+	Name     string `json:"name"`
+	Config   string `json:"config"`
+	Sent     int64  `json:"sent"`
+	Accepted int64  `json:"accepted"`
+	Refused  int64  `json:"refused"`
+	// RefusedRetryable, Unanswered: see LoadResult. NotOffered: spans the
+	// load generator still queued when a time-bounded load (the outage)
+	// stopped, which the collector never saw; 0 for a load that completed.
+	RefusedRetryable int64   `json:"refused_retryable"`
+	Unanswered       int64   `json:"unanswered"`
+	NotOffered       int64   `json:"not_offered"`
+	LoadSecs         float64 `json:"load_seconds"`
 	// AcceptedPerSec: spans the collector acknowledged per second of load.
 	AcceptedPerSec float64 `json:"accepted_spans_per_s"`
 	// Landed: distinct call ids in tool_calls after draining; -1 when the
@@ -132,8 +137,8 @@ type Pipeline struct {
 	// MemLimitMiB: memory_limiter's limit_mib as the collector logged it; 0
 	// when the pipeline has no memory limiter.
 	MemLimitMiB int64 `json:"memory_limit_mib"`
-	// Retryable: every refusal the load generator saw was a retryable gRPC
-	// status (UNAVAILABLE or RESOURCE_EXHAUSTED).
+	// Retryable: every refusal the load generator saw, each one judged,
+	// was a status an OTLP client retries (retryableCode).
 	Retryable      bool   `json:"refusals_retryable"`
 	LoadLastError  string `json:"load_last_error,omitempty"`
 	DrainTimedOut  bool   `json:"drain_timed_out"`
@@ -440,6 +445,8 @@ receivers:
 	}
 	p.MachineBusy = machine0.busyShare(machine1)
 	p.Sent, p.Accepted, p.Refused, p.LoadSecs, p.LoadLastError = load.Sent, load.Accepted, load.Refused, load.Seconds, load.LastErr
+	p.RefusedRetryable, p.Unanswered = load.RefusedRetryable, load.Unanswered
+	p.NotOffered = load.Sent - load.Accepted - load.Refused - load.Unanswered
 	p.LoadGenCPU = load.cpuSeconds
 	if load.Seconds > 0 {
 		p.AcceptedPerSec = float64(load.Accepted) / load.Seconds
@@ -478,7 +485,7 @@ receivers:
 	stopSample()
 	p.CollectorPeakAnon = <-anonPeak
 	p.MemLimitMiB = memoryLimitMiB(logf.Name())
-	p.Retryable = p.Refused == 0 || retryableStatus(p.LoadLastError)
+	p.Retryable = p.RefusedRetryable == p.Refused
 	p.CollectorCPU, p.ClickHouseCPU = col1-col0, ch1-ch0
 	if p.Accepted > 0 {
 		p.CollectorPer = p.CollectorCPU / float64(p.Accepted) * 100_000
@@ -519,20 +526,6 @@ func (o Options) runLoad(ctx context.Context, grpcPort int, runID string, timeou
 		return res, fmt.Errorf("load generator: %w: %s", runErr, stderr.String())
 	}
 	return res, nil
-}
-
-// retryableStatus: the export error the load generator last saw is a gRPC
-// status an OTLP client retries: UNAVAILABLE and RESOURCE_EXHAUSTED, the
-// collector's refusals, and DEADLINE_EXCEEDED, the client's own timeout
-// running out while it waited or backed off (the OTLP specification counts
-// it retryable: the data stays with the client).
-func retryableStatus(lastErr string) bool {
-	for _, code := range []string{"Unavailable", "ResourceExhausted", "DeadlineExceeded"} {
-		if strings.Contains(lastErr, "code = "+code) {
-			return true
-		}
-	}
-	return false
 }
 
 // drain polls tool_calls until every accepted span landed (as a distinct

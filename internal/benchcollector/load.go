@@ -18,6 +18,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/ctxaudit/ctxaudit/collector/otelconv"
 )
@@ -38,20 +40,80 @@ type LoadOptions struct {
 	Timeout time.Duration // bound on the whole run, flush included
 }
 
-// LoadResult is what the load generator prints as one JSON line.
+// LoadResult is what the load generator prints as one JSON line. A span the
+// generator sent ends in exactly one of accepted, refused or unanswered —
+// or, when the run's time bound stopped it, was still in its SDK's queue,
+// never offered to the collector (Sent minus the three).
 type LoadResult struct {
-	Sent     int64   `json:"sent"`     // spans handed to the exporter
-	Accepted int64   `json:"accepted"` // spans in export calls the collector answered with OK
-	Refused  int64   `json:"refused"`  // spans in export calls that failed after the exporter's retries
-	Seconds  float64 `json:"seconds"`  // first span started to last export answered
-	LastErr  string  `json:"last_error,omitempty"`
+	Sent     int64 `json:"sent"`     // spans the generator ended, handed to its SDK
+	Accepted int64 `json:"accepted"` // spans in export calls the collector answered with OK
+	// Refused: spans in export calls that failed after the exporter's
+	// retries, the collector's last answer an error status (or the call
+	// failing some other way, not through the run's own time bound).
+	Refused int64 `json:"refused"`
+	// RefusedRetryable: the refused spans whose last answer was a status an
+	// OTLP client retries (retryableCode). Every refusal is judged, not only
+	// the last one seen.
+	RefusedRetryable int64 `json:"refused_retryable"`
+	// Unanswered: spans in export calls the run's time bound cut short
+	// before any answer (a context error without a gRPC status).
+	Unanswered int64   `json:"unanswered"`
+	Seconds    float64 `json:"seconds"` // first span started to last export answered
+	LastErr    string  `json:"last_error,omitempty"`
 }
 
 // loadCounts counts spans per outcome of each export call, over every
 // client, so "accepted" means acknowledged by the collector, not merely sent.
 type loadCounts struct {
-	accepted, refused atomic.Int64
-	lastErr           atomic.Value
+	accepted, refused, refusedRetryable, unanswered atomic.Int64
+	lastErr                                         atomic.Value
+}
+
+// exportOutcome is how an export call that returned err ended.
+type exportOutcome int
+
+const (
+	exportAccepted exportOutcome = iota
+	exportRefusedRetryable
+	exportRefused
+	exportUnanswered
+)
+
+// classifyExport tells an export call's outcome from the error the SDK's
+// exporter returned. The exporter wraps the last gRPC status it got (after
+// its retries) in its own errors — "traces export: exporter export
+// timeout: rpc error: code = Unavailable ..." — and status.FromError finds
+// it through the wrapping. An error with no status at all and a context
+// error in it is the run's own time bound ending the call before the
+// collector answered; anything else counts as a refusal that is not
+// retryable, so the report never calls a failure retryable by accident.
+func classifyExport(err error) exportOutcome {
+	if err == nil {
+		return exportAccepted
+	}
+	if st, ok := status.FromError(err); ok && st.Code() != codes.Unknown {
+		if retryableCode(st.Code()) {
+			return exportRefusedRetryable
+		}
+		return exportRefused
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return exportUnanswered
+	}
+	return exportRefused
+}
+
+// retryableCode: a status an OTLP client retries — UNAVAILABLE and
+// RESOURCE_EXHAUSTED, the collector's refusals, and DEADLINE_EXCEEDED, the
+// client's own export timeout running out while it waited or backed off
+// (the OTLP specification counts it retryable: the data stays with the
+// client).
+func retryableCode(c codes.Code) bool {
+	switch c {
+	case codes.Unavailable, codes.ResourceExhausted, codes.DeadlineExceeded:
+		return true
+	}
+	return false
 }
 
 // clientExporter is one client's exporter, counted in the run's totals.
@@ -62,13 +124,26 @@ type clientExporter struct {
 
 func (e *clientExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
 	err := e.SpanExporter.ExportSpans(ctx, spans)
+	e.counts.add(classifyExport(err), int64(len(spans)))
 	if err != nil {
-		e.counts.refused.Add(int64(len(spans)))
 		e.counts.lastErr.Store(err.Error())
-		return err
 	}
-	e.counts.accepted.Add(int64(len(spans)))
-	return nil
+	return err
+}
+
+// add counts n spans of an export call that ended with outcome o.
+func (c *loadCounts) add(o exportOutcome, n int64) {
+	switch o {
+	case exportAccepted:
+		c.accepted.Add(n)
+	case exportRefusedRetryable:
+		c.refused.Add(n)
+		c.refusedRetryable.Add(n)
+	case exportRefused:
+		c.refused.Add(n)
+	case exportUnanswered:
+		c.unanswered.Add(n)
+	}
 }
 
 // RunLoad sends opts.Spans execute_tool spans with the OTel Go SDK over
@@ -76,7 +151,10 @@ func (e *clientExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadO
 // exporter and connection: the agents of a team, each sending its own
 // sessions. A conversation's spans all go through one client, in order. The
 // batch span processor blocks instead of dropping when its queue is full, so
-// every span is either accepted or refused, never lost in the generator.
+// a run that completes offers every span, and each is accepted or refused.
+// A run stopped by opts.Timeout (the outage's time bound) leaves what its
+// SDKs still queued unoffered, and an export call it cuts short unanswered
+// (LoadResult).
 func RunLoad(ctx context.Context, opts LoadOptions) (LoadResult, error) {
 	if opts.Spans <= 0 {
 		return LoadResult{}, errors.New("load: spans must be positive")
@@ -134,10 +212,12 @@ func RunLoad(ctx context.Context, opts LoadOptions) (LoadResult, error) {
 	}
 	wg.Wait()
 	out := LoadResult{
-		Sent:     sent.Load(),
-		Accepted: counting.accepted.Load(),
-		Refused:  counting.refused.Load(),
-		Seconds:  time.Since(start).Seconds(),
+		Sent:             sent.Load(),
+		Accepted:         counting.accepted.Load(),
+		Refused:          counting.refused.Load(),
+		RefusedRetryable: counting.refusedRetryable.Load(),
+		Unanswered:       counting.unanswered.Load(),
+		Seconds:          time.Since(start).Seconds(),
 	}
 	if s, ok := counting.lastErr.Load().(string); ok {
 		out.LastErr = s

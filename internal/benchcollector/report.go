@@ -70,7 +70,12 @@ func (r *Report) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "%-34s %14d\n", "spans sent", o.Sent)
 		fmt.Fprintf(w, "%-34s %14d\n", "spans accepted (held on disk)", o.Accepted)
 		fmt.Fprintf(w, "%-34s %14d\n", "spans refused", o.Refused)
+		fmt.Fprintf(w, "%-34s %14d\n", "  with a retryable status", o.RefusedRetryable)
 		fmt.Fprintf(w, "%-34s %14t\n", "every refusal retryable", o.Retryable)
+		fmt.Fprintf(w, "%-34s %14d\n", "spans unanswered at the stop", o.Unanswered)
+		// Spans the generator's SDK still queued when the time bound
+		// stopped it: the collector never saw them.
+		fmt.Fprintf(w, "%-34s %14d\n", "spans not offered (queued at stop)", o.NotOffered)
 		fmt.Fprintf(w, "%-34s %14.0f\n", "collector peak RSS (MiB)", float64(o.CollectorPeak)/(1<<20))
 		fmt.Fprintf(w, "%-34s %14.0f\n", "collector peak anonymous RSS (MiB)", float64(o.CollectorPeakAnon)/(1<<20))
 		fmt.Fprintf(w, "%-34s %14d\n", "memory_limiter limit_mib", o.MemLimitMiB)

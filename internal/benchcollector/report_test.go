@@ -53,3 +53,38 @@ func TestWriteTextNamesVariant(t *testing.T) {
 		}
 	}
 }
+
+// The outage section accounts for every span sent: accepted, refused (and
+// how many of those with a retryable status), cut short, never offered.
+func TestWriteTextOutageAccounts(t *testing.T) {
+	r := Report{Outage: &Pipeline{
+		Sent: 1000, Accepted: 600, Refused: 250, RefusedRetryable: 240, Unanswered: 10, NotOffered: 140,
+		Retryable: false, LoadSecs: 120,
+	}}
+	var b bytes.Buffer
+	r.WriteText(&b)
+	out := b.String()[strings.Index(b.String(), "outage:"):]
+	for _, row := range [][2]string{
+		{"spans sent", "1000"},
+		{"spans accepted (held on disk)", "600"},
+		{"spans refused", "250"},
+		{"  with a retryable status", "240"},
+		{"every refusal retryable", "false"},
+		{"spans unanswered at the stop", "10"},
+		{"spans not offered (queued at stop)", "140"},
+	} {
+		found := false
+		for line := range strings.SplitSeq(out, "\n") {
+			if rest, ok := strings.CutPrefix(line, row[0]+" "); ok && !strings.HasPrefix(rest, "(") {
+				found = strings.TrimSpace(rest) == row[1]
+				if !found {
+					t.Errorf("%s: %q, want %s", row[0], strings.TrimSpace(rest), row[1])
+				}
+				break
+			}
+		}
+		if !found {
+			t.Errorf("no %q row with %s in:\n%s", row[0], row[1], out)
+		}
+	}
+}

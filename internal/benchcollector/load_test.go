@@ -1,0 +1,114 @@
+package benchcollector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// answeringTraceService is an OTLP/gRPC trace service that answers every
+// export with err, or, with hang, not at all until the caller gives up.
+type answeringTraceService struct {
+	coltracepb.UnimplementedTraceServiceServer
+	err  error
+	hang bool
+}
+
+func (s *answeringTraceService) Export(ctx context.Context, _ *coltracepb.ExportTraceServiceRequest) (*coltracepb.ExportTraceServiceResponse, error) {
+	if s.hang {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	if s.err != nil {
+		return nil, s.err
+	}
+	return &coltracepb.ExportTraceServiceResponse{}, nil
+}
+
+// TestClassifyExportThroughTheSDK: the errors the load generator's own
+// exporter (otlptracegrpc, retries on, as in RunLoad) returns after a
+// server's answer are told apart as the report needs them — whatever the
+// exporter wraps around the status.
+func TestClassifyExportThroughTheSDK(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		svc  *answeringTraceService
+		want exportOutcome
+	}{
+		{"ok", &answeringTraceService{}, exportAccepted},
+		{"unavailable", &answeringTraceService{err: status.Error(codes.Unavailable, "data refused due to high memory usage")}, exportRefusedRetryable},
+		{"resource exhausted", &answeringTraceService{err: status.Error(codes.ResourceExhausted, "queue full")}, exportRefusedRetryable},
+		{"invalid argument", &answeringTraceService{err: status.Error(codes.InvalidArgument, "bad span")}, exportRefused},
+		{"internal", &answeringTraceService{err: status.Error(codes.Internal, "boom")}, exportRefused},
+		{"no answer before the export timeout", &answeringTraceService{hang: true}, exportRefusedRetryable},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lis, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := grpc.NewServer()
+			coltracepb.RegisterTraceServiceServer(srv, tc.svc)
+			go func() { _ = srv.Serve(lis) }()
+			t.Cleanup(srv.Stop)
+
+			ctx := t.Context()
+			exp, err := otlptracegrpc.New(ctx, otlptracegrpc.WithEndpoint(lis.Addr().String()), otlptracegrpc.WithInsecure(),
+				otlptracegrpc.WithTimeout(300*time.Millisecond),
+				otlptracegrpc.WithRetry(otlptracegrpc.RetryConfig{
+					Enabled: true, InitialInterval: 10 * time.Millisecond, MaxInterval: 20 * time.Millisecond, MaxElapsedTime: 200 * time.Millisecond,
+				}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = exp.Shutdown(context.Background()) })
+			err = exp.ExportSpans(ctx, tracetest.SpanStubs{{Name: "execute_tool Bash"}}.Snapshots())
+			if got := classifyExport(err); got != tc.want {
+				t.Errorf("classifyExport(%v) = %d, want %d", err, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestClassifyExportWithoutStatus: an error that carries no gRPC status is
+// the run's time bound when it is a context error, and otherwise a refusal
+// that is not called retryable.
+func TestClassifyExportWithoutStatus(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want exportOutcome
+	}{
+		{fmt.Errorf("traces export: %w", context.DeadlineExceeded), exportUnanswered},
+		{context.Canceled, exportUnanswered},
+		{fmt.Errorf("%w: %w", errors.New("exporter export timeout"), status.Error(codes.Unavailable, "refused")), exportRefusedRetryable},
+		{errors.New("the client is shutdown"), exportRefused},
+		{status.Error(codes.Unknown, "unknown"), exportRefused},
+	} {
+		if got := classifyExport(tc.err); got != tc.want {
+			t.Errorf("classifyExport(%v) = %d, want %d", tc.err, got, tc.want)
+		}
+	}
+}
+
+// TestLoadCountsAdd: each outcome lands in its own count; a retryable
+// refusal is a refusal too.
+func TestLoadCountsAdd(t *testing.T) {
+	var c loadCounts
+	c.add(exportAccepted, 5)
+	c.add(exportRefusedRetryable, 3)
+	c.add(exportRefused, 2)
+	c.add(exportUnanswered, 7)
+	if a, r, rr, u := c.accepted.Load(), c.refused.Load(), c.refusedRetryable.Load(), c.unanswered.Load(); a != 5 || r != 5 || rr != 3 || u != 7 {
+		t.Errorf("accepted %d, refused %d (retryable %d), unanswered %d; want 5, 5 (3), 7", a, r, rr, u)
+	}
+}
