@@ -45,7 +45,9 @@ func (s *Store) omittableColumns(ctx context.Context, table string) (map[string]
 	}
 	defer rows.Close()
 	cols := map[string]bool{}
+	found := false
 	for rows.Next() {
+		found = true
 		var name, typ, kind string
 		if err := rows.Scan(&name, &typ, &kind); err != nil {
 			return nil, fmt.Errorf("read the columns of %s.%s: %w", s.database, table, err)
@@ -56,6 +58,12 @@ func (s *Store) omittableColumns(ctx context.Context, table string) (map[string]
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read the columns of %s.%s: %w", s.database, table, err)
+	}
+	if !found {
+		// No such table yet (its INSERT will say so): asked again next
+		// time rather than remembered for the Store's life, so a table
+		// created later is read as it is.
+		return cols, nil
 	}
 	if s.omit.byTable == nil {
 		s.omit.byTable = map[string]map[string]bool{}
