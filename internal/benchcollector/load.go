@@ -55,8 +55,9 @@ type LoadResult struct {
 	// OTLP client retries (retryableCode). Every refusal is judged, not only
 	// the last one seen.
 	RefusedRetryable int64 `json:"refused_retryable"`
-	// Unanswered: spans in export calls the run's time bound cut short
-	// before any answer (a context error without a gRPC status).
+	// Unanswered: spans in export calls without the collector's answer
+	// when the run ended — still in flight when its time bound stopped it,
+	// or cut short by it (a context error without a gRPC status).
 	Unanswered int64   `json:"unanswered"`
 	Seconds    float64 `json:"seconds"` // first span started to last export answered
 	LastErr    string  `json:"last_error,omitempty"`
@@ -64,9 +65,13 @@ type LoadResult struct {
 
 // loadCounts counts spans per outcome of each export call, over every
 // client, so "accepted" means acknowledged by the collector, not merely sent.
+// A call's spans are in flight from its start to its outcome; one lock over
+// all the counts lets a snapshot see each span in exactly one of them, even
+// while calls are still ending after the run stopped.
 type loadCounts struct {
-	accepted, refused, refusedRetryable, unanswered atomic.Int64
-	lastErr                                         atomic.Value
+	mu                                                        sync.Mutex
+	accepted, refused, refusedRetryable, unanswered, inFlight int64
+	lastErr                                                   string
 }
 
 // exportOutcome is how an export call that returned err ended.
@@ -123,26 +128,50 @@ type clientExporter struct {
 }
 
 func (e *clientExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+	n := int64(len(spans))
+	e.counts.start(n)
 	err := e.SpanExporter.ExportSpans(ctx, spans)
-	e.counts.add(classifyExport(err), int64(len(spans)))
-	if err != nil {
-		e.counts.lastErr.Store(err.Error())
-	}
+	e.counts.end(n, err)
 	return err
 }
 
-// add counts n spans of an export call that ended with outcome o.
-func (c *loadCounts) add(o exportOutcome, n int64) {
-	switch o {
+// start counts n spans of an export call as in flight.
+func (c *loadCounts) start(n int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.inFlight += n
+}
+
+// end moves the n spans of an export call that returned err from in flight
+// to its outcome.
+func (c *loadCounts) end(n int64, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.inFlight -= n
+	switch classifyExport(err) {
 	case exportAccepted:
-		c.accepted.Add(n)
+		c.accepted += n
 	case exportRefusedRetryable:
-		c.refused.Add(n)
-		c.refusedRetryable.Add(n)
+		c.refused += n
+		c.refusedRetryable += n
 	case exportRefused:
-		c.refused.Add(n)
+		c.refused += n
 	case exportUnanswered:
-		c.unanswered.Add(n)
+		c.unanswered += n
+	}
+	if err != nil {
+		c.lastErr = err.Error()
+	}
+}
+
+// result is the counts as they stand, into a LoadResult: the spans still
+// in flight count as unanswered.
+func (c *loadCounts) result(sent int64, seconds float64) LoadResult {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return LoadResult{
+		Sent: sent, Accepted: c.accepted, Refused: c.refused, RefusedRetryable: c.refusedRetryable,
+		Unanswered: c.unanswered + c.inFlight, Seconds: seconds, LastErr: c.lastErr,
 	}
 }
 
@@ -211,17 +240,7 @@ func RunLoad(ctx context.Context, opts LoadOptions) (LoadResult, error) {
 		})
 	}
 	wg.Wait()
-	out := LoadResult{
-		Sent:             sent.Load(),
-		Accepted:         counting.accepted.Load(),
-		Refused:          counting.refused.Load(),
-		RefusedRetryable: counting.refusedRetryable.Load(),
-		Unanswered:       counting.unanswered.Load(),
-		Seconds:          time.Since(start).Seconds(),
-	}
-	if s, ok := counting.lastErr.Load().(string); ok {
-		out.LastErr = s
-	}
+	out := counting.result(sent.Load(), time.Since(start).Seconds())
 	if err := errors.Join(shutdownErrs...); err != nil && out.LastErr == "" {
 		out.LastErr = err.Error()
 	}

@@ -100,15 +100,32 @@ func TestClassifyExportWithoutStatus(t *testing.T) {
 	}
 }
 
-// TestLoadCountsAdd: each outcome lands in its own count; a retryable
-// refusal is a refusal too.
-func TestLoadCountsAdd(t *testing.T) {
+// TestLoadCounts: each export call's spans land in the count of its
+// outcome (a retryable refusal is a refusal too), and spans of a call still
+// in flight when the result is taken count as unanswered — each span in
+// exactly one count.
+func TestLoadCounts(t *testing.T) {
 	var c loadCounts
-	c.add(exportAccepted, 5)
-	c.add(exportRefusedRetryable, 3)
-	c.add(exportRefused, 2)
-	c.add(exportUnanswered, 7)
-	if a, r, rr, u := c.accepted.Load(), c.refused.Load(), c.refusedRetryable.Load(), c.unanswered.Load(); a != 5 || r != 5 || rr != 3 || u != 7 {
-		t.Errorf("accepted %d, refused %d (retryable %d), unanswered %d; want 5, 5 (3), 7", a, r, rr, u)
+	for _, call := range []struct {
+		n   int64
+		err error
+	}{
+		{5, nil},
+		{3, status.Error(codes.Unavailable, "refused")},
+		{2, status.Error(codes.InvalidArgument, "bad")},
+		{7, context.DeadlineExceeded},
+	} {
+		c.start(call.n)
+		c.end(call.n, call.err)
+	}
+	c.start(4) // an export still waiting for its answer
+	got := c.result(30, 1.5)
+	want := LoadResult{Sent: 30, Accepted: 5, Refused: 5, RefusedRetryable: 3, Unanswered: 11, Seconds: 1.5, LastErr: context.DeadlineExceeded.Error()}
+	if got != want {
+		t.Errorf("result = %+v, want %+v", got, want)
+	}
+	c.end(4, nil) // it ends after all: accepted, no longer unanswered
+	if got := c.result(30, 2); got.Accepted != 9 || got.Unanswered != 7 {
+		t.Errorf("after the last call ended: accepted %d, unanswered %d; want 9, 7", got.Accepted, got.Unanswered)
 	}
 }
