@@ -102,6 +102,9 @@ func (s *callStore) decode(i int, c *schema.ToolCall) {
 	c.Timestamp, c.Analysis = s.times[i], s.analyses[i]
 }
 
+// bytes is call i's encoding. A chunk is only ever appended to, within its
+// capacity, so the slice stays what it is for as long as the store lives:
+// a caller may keep it, read-only, without holding the store's lock.
 func (s *callStore) bytes(i int) []byte {
 	l := s.locs[i]
 	return s.chunks[l.chunk][l.off : l.off+l.n]

@@ -154,16 +154,23 @@ func (b *Builder) AddCall(c schema.ToolCall, spawnedAgentID string, emitted bool
 // content (a source that re-sent it with other figures) is returned again
 // too; held again unchanged, it is returned only if its follow-through
 // changes, as usual. The builder keeps its own copy of *c (a call is 800
-// bytes: passed by value it was copied at every step of the way in).
-func (b *Builder) HoldCall(c *schema.ToolCall) {
+// bytes: passed by value it was copied at every step of the way in), as its
+// MessagePack encoding — what c.MarshalMsg appends — which HoldCall
+// returns, so that a caller storing the call elsewhere need not encode it
+// again. The encoding is read-only and stays valid, unchanged, for as long
+// as the builder lives; reading it needs no lock the builder needs.
+func (b *Builder) HoldCall(c *schema.ToolCall) []byte {
 	b.NotAnswer(c.MessageID)
-	if i, ok := b.callIdx[c.CallID]; ok {
+	i, ok := b.callIdx[c.CallID]
+	if ok {
 		if b.calls.update(i, c) {
 			delete(b.sentCall, c.CallID)
 		}
-		return
+	} else {
+		i = b.calls.add(c)
+		b.callIdx[c.CallID] = i
 	}
-	b.callIdx[c.CallID] = b.calls.add(c)
+	return b.calls.bytes(i)
 }
 
 // AddAnswer stores an answer candidate (replacing one of the same id). A

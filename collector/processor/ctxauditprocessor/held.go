@@ -86,8 +86,9 @@ func (b *sessionBuffer) span(t time.Time) {
 	}
 }
 
-func (b *sessionBuffer) addCall(c *schema.ToolCall) {
-	b.b.HoldCall(c)
+// addCall holds c and returns its encoding as held (session.Builder.HoldCall).
+func (b *sessionBuffer) addCall(c *schema.ToolCall) []byte {
+	enc := b.b.HoldCall(c)
 	b.span(c.Timestamp)
 	if !b.hasFirst || c.Timestamp.Before(b.firstAt) || (c.Timestamp.Equal(b.firstAt) && c.CallID < b.firstID) {
 		b.hasFirst, b.firstAt, b.firstID = true, c.Timestamp, c.CallID
@@ -98,6 +99,7 @@ func (b *sessionBuffer) addCall(c *schema.ToolCall) {
 		b.source = c.Source
 		b.meta.Source = c.Source
 	}
+	return enc
 }
 
 func (b *sessionBuffer) addAnswer(a schema.Answer) {
@@ -162,13 +164,15 @@ func (a *added) reserve() *schema.ToolCall {
 	return &a.slab[len(a.slab)-1]
 }
 
-// call records c, from reserve, as added to b.
-func (a *added) call(b *sessionBuffer, c *schema.ToolCall) {
+// call records c, from reserve, as added to b; enc is its encoding as b
+// holds it, which persist stores instead of encoding c again.
+func (a *added) call(b *sessionBuffer, c *schema.ToolCall, enc []byte) {
 	if b == nil {
 		return
 	}
 	r := a.of(b)
 	r.Calls = append(r.Calls, c)
+	r.encoded = append(r.encoded, enc)
 }
 
 func (a *added) answer(b *sessionBuffer, x schema.Answer) {
@@ -506,10 +510,11 @@ func (p *tracesProcessor) drop(el *list.Element) *sessionBuffer {
 
 // addCall holds *c, redacted in place (held, and possibly kept in
 // storage: no secret past this point); it returns the buffer that holds it
-// (nil: not held) and the buffers dropped to make room.
-func (p *tracesProcessor) addCall(c *schema.ToolCall) (*sessionBuffer, []*sessionBuffer) {
+// (nil: not held), the call's encoding as held, and the buffers dropped to
+// make room.
+func (p *tracesProcessor) addCall(c *schema.ToolCall) (*sessionBuffer, []byte, []*sessionBuffer) {
 	if c.SessionID == "" {
-		return nil, nil
+		return nil, nil, nil
 	}
 	p.secret.Record(c)
 	p.mu.Lock()
@@ -523,9 +528,9 @@ func (p *tracesProcessor) addCall(c *schema.ToolCall) (*sessionBuffer, []*sessio
 		b, more = p.buffer(c.SessionID, c.Source)
 		evicted = append(evicted, more...)
 	}
-	b.addCall(c)
+	enc := b.addCall(c)
 	b.touch(p.now())
-	return b, evicted
+	return b, enc, evicted
 }
 
 // addAnswer holds *pa, redacted in place, as addCall does.

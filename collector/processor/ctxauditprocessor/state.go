@@ -140,7 +140,7 @@ func (e *valueEncoder) encode(v any) ([]byte, error) {
 	}
 	tag, raw, err := byte(tagMsgpack), []byte(nil), error(nil)
 	if r, ok := v.(*storedRecords); ok {
-		e.raw, err = r.MarshalMsg(e.raw[:0])
+		e.raw, err = r.appendMsg(e.raw[:0])
 		raw = e.raw
 	} else {
 		tag = tagJSON

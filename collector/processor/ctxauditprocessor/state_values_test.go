@@ -12,6 +12,7 @@ import (
 
 	"github.com/klauspost/compress/s2"
 
+	"github.com/ctxaudit/ctxaudit/collector/session"
 	"github.com/ctxaudit/ctxaudit/schema"
 	"github.com/ctxaudit/ctxaudit/schema/schematest"
 )
@@ -276,6 +277,56 @@ func TestValueEncoderIsEncodeValue(t *testing.T) {
 	}
 }
 
+// TestAppendMsgIsMarshalMsg: records whose calls come with their encodings
+// as a session holds them (what persist stores) encode byte for byte as the
+// generated MarshalMsg encodes them — with and without answers, an empty
+// answer list, a call held again with other content, no calls — and
+// records without an encoding for every call are encoded by MarshalMsg.
+func TestAppendMsgIsMarshalMsg(t *testing.T) {
+	held := func(r storedRecords) storedRecords {
+		b := session.New("s")
+		r.encoded = nil
+		for _, c := range r.Calls {
+			r.encoded = append(r.encoded, b.HoldCall(c))
+		}
+		return r
+	}
+	sample := sampleRecords()
+	sample.Calls = slices.DeleteFunc(sample.Calls, func(c *schema.ToolCall) bool { return c == nil }) // a held call is never nil
+	for i := range sample.Answers {
+		// A map is encoded in Go's iteration order: one entry, so that two
+		// encodings can be compared byte for byte.
+		for k := range sample.Answers[i].ReasonCalls {
+			if len(sample.Answers[i].ReasonCalls) > 1 {
+				delete(sample.Answers[i].ReasonCalls, k)
+			}
+		}
+	}
+	noAnswers := sample
+	noAnswers.Answers = nil
+	emptyAnswers := sample
+	emptyAnswers.Answers = []schema.Answer{}
+	short := held(sample)
+	short.encoded = short.encoded[:1]
+	for name, r := range map[string]storedRecords{
+		"calls and answers": held(sample), "calls only": held(noAnswers), "empty answers": held(emptyAnswers),
+		"answers only": held(storedRecords{At: sample.At, Answers: sample.Answers}), "nothing": held(storedRecords{}),
+		"an encoding missing": short, "no encodings": sample,
+	} {
+		want, err := r.MarshalMsg(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := r.appendMsg([]byte("prefix"))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !bytes.Equal(got, append([]byte("prefix"), want...)) {
+			t.Errorf("%s: appendMsg wrote %d bytes, MarshalMsg %d: not the same encoding", name, len(got)-len("prefix"), len(want))
+		}
+	}
+}
+
 // FuzzDecodeStoredRecords: whatever a storage file holds, reading it back
 // is a value or an error, never a panic: the stored value, and the
 // MessagePack inside it (which random bytes would seldom reach through
@@ -307,7 +358,9 @@ func FuzzDecodeStoredRecords(f *testing.F) {
 
 // BenchmarkStoredRecords encodes one request's records (512 calls), as
 // persist does before the request is answered: as JSON (what earlier
-// versions stored, with encoding/json) and as the processor stores them.
+// versions stored, with encoding/json), as MessagePack encoding every call,
+// and as the processor stores them, with the calls' encodings their
+// sessions hold (stored-held).
 func BenchmarkStoredRecords(b *testing.B) {
 	c := schema.ToolCall{SessionID: "0b1c7f9e-2d4a-4c39-9e55-6c1f0f3f6a10", CallID: "toolu_01PersistedGrep000001", Tool: "Bash",
 		Source: schema.HarnessClaudeCode, Model: "claude-sonnet-4", Project: "/home/dev/app", Arguments: `{"command":"grep -rn TODO src/"}`,
@@ -333,6 +386,25 @@ func BenchmarkStoredRecords(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, err := e.encode(recs); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	// As persist stores them: each call's encoding copied from its session,
+	// which holds it encoded already.
+	held := *recs
+	enc, err := c.MarshalMsg(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for range held.Calls {
+		held.encoded = append(held.encoded, enc)
+	}
+	b.Run("stored-held", func(b *testing.B) {
+		e := new(valueEncoder)
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := e.encode(&held); err != nil {
 				b.Fatal(err)
 			}
 		}

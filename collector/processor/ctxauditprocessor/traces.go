@@ -217,11 +217,11 @@ func (p *tracesProcessor) holdCall(c *schema.ToolCall, sp ptrace.Span, add *adde
 	if rec.CallID == "" {
 		rec.CallID = sp.SpanID().String()
 	}
-	b, evicted := p.addCall(rec)
+	b, enc, evicted := p.addCall(rec)
 	if b == nil {
 		return false, evicted
 	}
-	add.call(b, rec)
+	add.call(b, rec, enc)
 	return true, evicted
 }
 
