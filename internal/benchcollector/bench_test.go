@@ -13,6 +13,7 @@ import (
 
 	"github.com/ctxaudit/ctxaudit/internal/chtest"
 	"github.com/ctxaudit/ctxaudit/schema"
+	"github.com/ctxaudit/ctxaudit/schema/chstore"
 )
 
 // The test binary doubles as the load generator: the driver runs it again
@@ -46,6 +47,12 @@ func TestRunEndToEnd(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build distribution: %v\n%s", err, out)
 	}
+	// The same build under another name stands for a second build: each
+	// round runs it too, in its own database, taking turns at going first.
+	other := filepath.Join(dir, "ctxaudit-other")
+	if err := os.Link(bin, other); err != nil {
+		t.Fatal(err)
+	}
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -71,6 +78,7 @@ func TestRunEndToEnd(t *testing.T) {
 		OutageLoad:    time.Minute,
 		Rounds:        2,
 		Set:           []string{setLimit},
+		Compare:       other,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -87,6 +95,38 @@ func TestRunEndToEnd(t *testing.T) {
 		if d := r.Default; d.Refused == 0 && (d.Landed != spans || d.Rows != spans) {
 			t.Errorf("round %d: %d landed, %d rows for %d spans sent; want each round counted alone", i+1, d.Landed, d.Rows, spans)
 		}
+		// And the compare build into one of its own beside it, before the
+		// first build in the second round only.
+		c := r.Compare
+		if c == nil {
+			t.Fatalf("round %d: the compare build did not run", i+1)
+		}
+		if c.Refused == 0 && (c.Landed != spans || c.Rows != spans) {
+			t.Errorf("round %d, compare: %d landed, %d rows for %d spans sent; want its own database counted alone", i+1, c.Landed, c.Rows, spans)
+		}
+		if r.Default.Binary != bin || c.Binary != other || r.Floor.Binary != bin || r.CompareFirst != (i == 1) {
+			t.Errorf("round %d: default ran %s, compare %s, floor %s, compare first %v; want %s, %s, %s, %v",
+				i+1, r.Default.Binary, c.Binary, r.Floor.Binary, r.CompareFirst, bin, other, bin, i == 1)
+		}
+		if c.MemLimitMiB != 447 || c.GoGC != ExampleGoGC || !reflect.DeepEqual(c.Set, r.Default.Set) || c.CollectorCPU <= 0 {
+			t.Errorf("round %d, compare: limit_mib %d, GOGC %q, set %q, CPU %.2fs; want the default's settings, measured", i+1, c.MemLimitMiB, c.GoGC, c.Set, c.CollectorCPU)
+		}
+	}
+	if rep.CompareMedian < 0 || rep.CompareMedian > 1 {
+		t.Errorf("compare median round %d; want one of the two", rep.CompareMedian)
+	}
+	// Every database a round made is gone.
+	store, err := chstore.Open(context.Background(), addr, chstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	var left uint64
+	if err := store.Conn().QueryRow(context.Background(), "SELECT count() FROM system.databases WHERE name LIKE 'ctxaudit_bench_%'").Scan(&left); err != nil {
+		t.Fatal(err)
+	}
+	if left != 0 {
+		t.Errorf("%d benchmark databases left behind", left)
 	}
 	for _, p := range []Pipeline{rep.Floor, rep.Default} {
 		if p.Sent != spans || p.Accepted+p.Refused != p.Sent || p.Unanswered != 0 || p.NotOffered != 0 || p.RefusedRetryable > p.Refused {

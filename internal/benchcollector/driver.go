@@ -80,7 +80,14 @@ type Options struct {
 	// processors::ctxaudit::analyze_sessions=false, what one stage costs.
 	// The report lists them beside the figures.
 	Set []string
-	Log io.Writer
+	// Compare is another build of the distribution (a path, like Binary)
+	// measured in every round beside Binary: the same configuration,
+	// settings and load against the same floor, each on a fresh database,
+	// the two taking turns at going first (Binary in odd rounds, Compare in
+	// even ones) so that the machine's drift during a round falls on both.
+	// The report compares the two builds' medians. Empty: Binary alone.
+	Compare string
+	Log     io.Writer
 
 	// proc reads /proc; Run sets it.
 	proc proc
@@ -89,6 +96,7 @@ type Options struct {
 // Pipeline is the measurement of one configuration.
 type Pipeline struct {
 	Name     string `json:"name"`
+	Binary   string `json:"binary"`
 	Config   string `json:"config"`
 	Sent     int64  `json:"sent"`
 	Accepted int64  `json:"accepted"`
@@ -161,33 +169,51 @@ type Report struct {
 	// Rounds are every round, in the order they ran; Median indexes it.
 	Rounds []Round `json:"rounds"`
 	Median int     `json:"median_round"`
+	// CompareMedian indexes the round whose Compare build's CPU ratio is
+	// the median (Options.Compare); -1 without one.
+	CompareMedian int `json:"compare_median_round"`
 	// Outage is the default pipeline with ClickHouse stopped (Options.Outage).
 	Outage *Pipeline `json:"outage,omitempty"`
 }
 
-// Round is one measurement of the floor and then the default pipeline.
+// Round is one measurement of the floor and then the default pipeline —
+// of Options.Binary and, with Options.Compare, of that build too.
 type Round struct {
 	Floor   Pipeline `json:"floor"`
 	Default Pipeline `json:"default"`
+	// Compare is the default pipeline run by Options.Compare; CompareFirst:
+	// it ran before Default in this round.
+	Compare      *Pipeline `json:"compare,omitempty"`
+	CompareFirst bool      `json:"compare_first,omitempty"`
 }
 
 // CPURatio is the round's collector CPU per span over its floor's; 0 when
 // either is unmeasured.
-func (r Round) CPURatio() float64 {
-	if r.Floor.CollectorPer <= 0 {
+func (r Round) CPURatio() float64 { return cpuRatio(r.Default, r.Floor) }
+
+// CompareCPURatio is CPURatio for the Compare build; 0 without one.
+func (r Round) CompareCPURatio() float64 {
+	if r.Compare == nil {
 		return 0
 	}
-	return r.Default.CollectorPer / r.Floor.CollectorPer
+	return cpuRatio(*r.Compare, r.Floor)
 }
 
-// medianRound is the index of the round with the median CPU ratio (the
+func cpuRatio(p, floor Pipeline) float64 {
+	if floor.CollectorPer <= 0 {
+		return 0
+	}
+	return p.CollectorPer / floor.CollectorPer
+}
+
+// medianRound is the index of the round with the median of ratio (the
 // lower middle one for an even count).
-func medianRound(rounds []Round) int {
+func medianRound(rounds []Round, ratio func(Round) float64) int {
 	idx := make([]int, len(rounds))
 	for i := range idx {
 		idx[i] = i
 	}
-	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(rounds[a].CPURatio(), rounds[b].CPURatio()) })
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(ratio(rounds[a]), ratio(rounds[b])) })
 	return idx[(len(idx)-1)/2]
 }
 
@@ -228,13 +254,13 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return nil, fmt.Errorf("bench: clickhouse server pid: %w", err)
 		}
 	}
-	rep := &Report{Date: time.Now().UTC().Format(time.RFC3339), Spans: o.Spans, Clients: o.Clients, ClickHousePID: o.ClickHousePID}
+	rep := &Report{Date: time.Now().UTC().Format(time.RFC3339), Spans: o.Spans, Clients: o.Clients, ClickHousePID: o.ClickHousePID, CompareMedian: -1}
 	runID := "b" + randHex(4)
 	for i := range rounds {
 		if ownDB {
 			db = "ctxaudit_bench_" + randHex(6)
 		}
-		r, err := o.round(ctx, *u, db, ownDB, fmt.Sprintf("%sr%d", runID, i), rep)
+		r, err := o.round(ctx, *u, db, ownDB, i, fmt.Sprintf("%sr%d", runID, i), rep)
 		rep.Rounds = append(rep.Rounds, r)
 		if err != nil {
 			// What the failed round measured is reported with the error.
@@ -242,8 +268,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return rep, err
 		}
 	}
-	rep.Median = medianRound(rep.Rounds)
+	rep.Median = medianRound(rep.Rounds, Round.CPURatio)
 	rep.Floor, rep.Default = rep.Rounds[rep.Median].Floor, rep.Rounds[rep.Median].Default
+	if o.Compare != "" {
+		rep.CompareMedian = medianRound(rep.Rounds, Round.CompareCPURatio)
+	}
 	if !o.Outage {
 		return rep, nil
 	}
@@ -254,15 +283,18 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return rep, err
 	}
 	down := fmt.Sprintf("clickhouse://default@127.0.0.1:%d/%s", ports[0], db)
-	out, err := o.measure(ctx, "outage", o.DefaultConfig, runID+"o", nil, db, down, o.defaultSettings())
+	out, err := o.measure(ctx, "outage", o.Binary, o.DefaultConfig, runID+"o", nil, db, down, o.defaultSettings())
 	rep.Outage = &out
 	return rep, err
 }
 
 // round measures the floor, then the default pipeline writing into db at
 // the server u names, creating the schema first and, with ownDB, dropping
-// the database after.
-func (o Options) round(ctx context.Context, u url.URL, db string, ownDB bool, runID string, rep *Report) (Round, error) {
+// the database after. With Options.Compare the Compare build runs the
+// default pipeline too, into a database of its own whose schema its
+// exporter creates (an older build has its own schema version), before
+// Binary in even rounds (index odd) and after it in odd ones.
+func (o Options) round(ctx context.Context, u url.URL, db string, ownDB bool, index int, runID string, rep *Report) (Round, error) {
 	var r Round
 	u.Path = "/" + db
 	addr := u.String()
@@ -280,17 +312,52 @@ func (o Options) round(ctx context.Context, u url.URL, db string, ownDB bool, ru
 		return r, fmt.Errorf("bench: migrate %s: %w", db, err)
 	}
 	if ownDB {
-		defer func() {
-			dctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			_ = store.Conn().Exec(dctx, "DROP DATABASE IF EXISTS "+db)
-		}()
+		defer dropDatabase(store, db)
 	}
-	if r.Floor, err = o.measure(ctx, "floor", o.FloorConfig, runID+"f", nil, db, "", runSettings{}); err != nil {
+	if r.Floor, err = o.measure(ctx, "floor", o.Binary, o.FloorConfig, runID+"f", nil, db, "", runSettings{}); err != nil {
 		return r, err
 	}
-	r.Default, err = o.measure(ctx, "default", o.DefaultConfig, runID+"d", store, db, addr, o.defaultSettings())
-	return r, err
+	measureBinary := func() (err error) {
+		r.Default, err = o.measure(ctx, "default", o.Binary, o.DefaultConfig, runID+"d", store, db, addr, o.defaultSettings())
+		return err
+	}
+	if o.Compare == "" {
+		return r, measureBinary()
+	}
+	// The compare build's database: a fresh one beside db, on the same
+	// server, dropped after the round like db.
+	cdb := db + "_compare"
+	cu := u
+	cu.Path = "/" + cdb
+	cstore, err := chstore.Open(ctx, cu.String(), chstore.Options{})
+	if err != nil {
+		return r, fmt.Errorf("bench: open %s: %w", cu.String(), err)
+	}
+	defer cstore.Close()
+	defer dropDatabase(cstore, cdb)
+	measureCompare := func() error {
+		c, err := o.measure(ctx, "compare", o.Compare, o.DefaultConfig, runID+"c", cstore, cdb, cu.String(), o.defaultSettings())
+		r.Compare = &c
+		return err
+	}
+	steps := []func() error{measureBinary, measureCompare}
+	if r.CompareFirst = index%2 == 1; r.CompareFirst {
+		steps[0], steps[1] = steps[1], steps[0]
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return r, err
+		}
+	}
+	return r, nil
+}
+
+// dropDatabase drops db, whatever the benchmark's context says: a
+// cancelled run still cleans up.
+func dropDatabase(store *chstore.Store, db string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_ = store.Conn().Exec(ctx, "DROP DATABASE IF EXISTS "+db)
 }
 
 // runSettings is what a collector runs with beyond its configuration
@@ -311,8 +378,8 @@ func (o Options) defaultSettings() runSettings {
 // writes nowhere (the floor); a chAddr without a store is one whose
 // ClickHouse is down (the outage): its load is bounded by OutageLoad and
 // nothing is drained.
-func (o Options) measure(ctx context.Context, name, cfg, runID string, store *chstore.Store, db, chAddr string, env runSettings) (Pipeline, error) {
-	p := Pipeline{Name: name, Config: cfg, Landed: -1, GoMemLimit: env.memLimit, GoGC: env.gc, Set: env.set}
+func (o Options) measure(ctx context.Context, name, bin, cfg, runID string, store *chstore.Store, db, chAddr string, env runSettings) (Pipeline, error) {
+	p := Pipeline{Name: name, Binary: bin, Config: cfg, Landed: -1, GoMemLimit: env.memLimit, GoGC: env.gc, Set: env.set}
 	outage := store == nil && chAddr != ""
 	dir, err := os.MkdirTemp(o.WorkDir, name+"-")
 	if err != nil {
@@ -363,7 +430,7 @@ receivers:
 			return p, err
 		}
 	}
-	cmd := exec.Command(o.Binary, args...)
+	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(),
 		"HOME="+home,
 		"CTXAUDIT_CLAUDE_PROJECTS=", "CTXAUDIT_CODEX_SESSIONS=", "CTXAUDIT_PI_SESSIONS=",
@@ -384,7 +451,7 @@ receivers:
 	defer logf.Close()
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
-		return p, fmt.Errorf("bench %s: start %s: %w", name, o.Binary, err)
+		return p, fmt.Errorf("bench %s: start %s: %w", name, bin, err)
 	}
 	exit := watchExit(cmd)
 	stopped := false

@@ -28,8 +28,18 @@ func TestMedianRound(t *testing.T) {
 		{"even", []Round{round(8, 2), round(3, 1), round(6, 1), round(5, 2)}, 1}, // 4, 3, 6, 2.5: lower middle 3
 		{"no floor", []Round{round(5, 0), round(5, 1), round(9, 1)}, 1},          // 0 sorts first
 	} {
-		if got := medianRound(tc.rounds); got != tc.want {
+		if got := medianRound(tc.rounds, Round.CPURatio); got != tc.want {
 			t.Errorf("%s: median round %d, want %d", tc.name, got, tc.want)
+		}
+		// The compare build's median is its own: the same figures as its
+		// CPU ratios give the same round, whatever the first build ran at.
+		compared := make([]Round, len(tc.rounds))
+		for i, r := range tc.rounds {
+			c := r.Default
+			compared[i] = Round{Default: Pipeline{CollectorPer: float64(10 - i)}, Floor: r.Floor, Compare: &c}
+		}
+		if got := medianRound(compared, Round.CompareCPURatio); got != tc.want {
+			t.Errorf("%s: compare's median round %d, want %d", tc.name, got, tc.want)
 		}
 	}
 }
@@ -47,7 +57,7 @@ func TestCollectorExitingAtStartEndsTheRun(t *testing.T) {
 	o := Options{Binary: bin, WorkDir: dir, Timeout: time.Minute, Log: io.Discard}
 	done := make(chan error, 1)
 	go func() {
-		_, err := o.measure(context.Background(), "default", "collector.yaml", "run", nil, "", "", runSettings{})
+		_, err := o.measure(context.Background(), "default", bin, "collector.yaml", "run", nil, "", "", runSettings{})
 		done <- err
 	}()
 	select {

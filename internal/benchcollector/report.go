@@ -65,6 +65,7 @@ func (r *Report) WriteText(w io.Writer) {
 				d.CollectorPer, rd.CPURatio(), d.ClickHousePer, float64(d.CollectorPeak)/(1<<20), d.RowsPerCall)
 		}
 	}
+	r.writeCompare(w)
 	if o := r.Outage; o != nil {
 		fmt.Fprintf(w, "\noutage: the default pipeline with ClickHouse stopped, %.0f s of load\n", o.LoadSecs)
 		fmt.Fprintf(w, "%-34s %14d\n", "spans sent", o.Sent)
@@ -83,6 +84,9 @@ func (r *Report) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "%-34s %14s\n", "GOGC", orDash(o.GoGC))
 	}
 	pipelines := []Pipeline{d, f}
+	if r.CompareMedian >= 0 && r.CompareMedian < len(r.Rounds) && r.Rounds[r.CompareMedian].Compare != nil {
+		pipelines = append(pipelines, *r.Rounds[r.CompareMedian].Compare)
+	}
 	if r.Outage != nil {
 		pipelines = append(pipelines, *r.Outage)
 	}
@@ -98,4 +102,41 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// writeCompare prints the two builds round by round and their medians: the
+// median of each build's CPU ratio to the floor (each from its own median
+// round), and the first build's over the second's.
+func (r *Report) writeCompare(w io.Writer) {
+	if r.CompareMedian < 0 || r.CompareMedian >= len(r.Rounds) {
+		return
+	}
+	cm := r.Rounds[r.CompareMedian]
+	if cm.Compare == nil {
+		return
+	}
+	fmt.Fprintf(w, "\ncompare: %s (bin) against %s (compare): the same load and floor in every round, each on a fresh database, taking turns at going first; CPU-s per 100k spans\n",
+		r.Default.Binary, cm.Compare.Binary)
+	fmt.Fprintf(w, "%-6s %-8s %10s %8s %10s %8s %10s %10s %8s %8s\n", "round", "first", "bin CPU-s", "÷ floor", "cmp CPU-s", "÷ floor",
+		"bin acc/s", "cmp acc/s", "bin MiB", "cmp MiB")
+	for i, rd := range r.Rounds {
+		if rd.Compare == nil {
+			continue
+		}
+		first := "bin"
+		if rd.CompareFirst {
+			first = "compare"
+		}
+		d, c := rd.Default, *rd.Compare
+		fmt.Fprintf(w, "%-6d %-8s %10.2f %8.2f %10.2f %8.2f %10.0f %10.0f %8.0f %8.0f\n", i+1, first, d.CollectorPer, rd.CPURatio(),
+			c.CollectorPer, rd.CompareCPURatio(), d.AcceptedPerSec, c.AcceptedPerSec,
+			float64(d.CollectorPeak)/(1<<20), float64(c.CollectorPeak)/(1<<20))
+	}
+	binRatio, cmpRatio := r.Rounds[r.Median].CPURatio(), cm.CompareCPURatio()
+	fmt.Fprintf(w, "%-34s %14.2f (round %d)\n", "median ÷ floor, bin", binRatio, r.Median+1)
+	fmt.Fprintf(w, "%-34s %14.2f (round %d)\n", "median ÷ floor, compare", cmpRatio, r.CompareMedian+1)
+	if cmpRatio > 0 {
+		fmt.Fprintf(w, "%-34s %14.3f\n", "bin ÷ compare, medians", binRatio/cmpRatio)
+	}
+	fmt.Fprintf(w, "%-34s %14.3f %14.3f\n", "rows written per call, medians", r.Rounds[r.Median].Default.RowsPerCall, cm.Compare.RowsPerCall)
 }

@@ -88,3 +88,47 @@ func TestWriteTextOutageAccounts(t *testing.T) {
 		}
 	}
 }
+
+// A comparison prints both builds round by round, who went first, and the
+// two medians — each build's from its own median round — with their
+// quotient; a report without a second build prints none of it.
+func TestWriteTextCompare(t *testing.T) {
+	floor := Pipeline{CollectorPer: 1}
+	round := func(bin, cmp float64, compareFirst bool) Round {
+		return Round{Floor: floor, Default: Pipeline{Binary: "bin/ctxaudit", CollectorPer: bin, RowsPerCall: 1},
+			Compare: &Pipeline{Binary: "/tmp/old/ctxaudit", CollectorPer: cmp, RowsPerCall: 1}, CompareFirst: compareFirst}
+	}
+	// bin ratios 3, 4, 2: median 3 (round 1); compare ratios 5, 2, 4: median 4 (round 3).
+	rounds := []Round{round(3, 5, false), round(4, 2, true), round(2, 4, false)}
+	r := Report{Rounds: rounds, Median: medianRound(rounds, Round.CPURatio), CompareMedian: medianRound(rounds, Round.CompareCPURatio)}
+	r.Floor, r.Default = rounds[r.Median].Floor, rounds[r.Median].Default
+	var b bytes.Buffer
+	r.WriteText(&b)
+	out := b.String()
+	for _, want := range []string{
+		"compare: bin/ctxaudit (bin) against /tmp/old/ctxaudit (compare)",
+		"median ÷ floor, bin                          3.00 (round 1)",
+		"median ÷ floor, compare                      4.00 (round 3)",
+		"bin ÷ compare, medians                      0.750",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in:\n%s", want, out)
+		}
+	}
+	var firsts []string
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) == 10 && (f[1] == "bin" || f[1] == "compare") {
+			firsts = append(firsts, f[1])
+		}
+	}
+	if strings.Join(firsts, " ") != "bin compare bin" {
+		t.Errorf("rounds went first: %q; want bin compare bin in:\n%s", firsts, out)
+	}
+
+	alone := Report{Rounds: []Round{{Floor: floor, Default: Pipeline{CollectorPer: 3}}}, CompareMedian: -1}
+	b.Reset()
+	alone.WriteText(&b)
+	if strings.Contains(b.String(), "compare") {
+		t.Errorf("a report of one build mentions a comparison:\n%s", b.String())
+	}
+}

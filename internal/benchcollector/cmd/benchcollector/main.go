@@ -62,6 +62,7 @@ func run(ctx context.Context) error {
 		o.Set = append(o.Set, kv)
 		return nil
 	})
+	flag.StringVar(&o.Compare, "compare", "", "another build of the distribution to measure in every round beside -bin, taking turns at going first, e.g. one built from main; the report compares the two")
 	flag.IntVar(&o.Rounds, "rounds", 1, "measure the floor and the default pipeline this many times, alternating, and report the median round")
 	flag.Parse()
 
