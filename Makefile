@@ -114,7 +114,9 @@ bench:
 ##   BENCH_FLAGS=-rounds=5 measures both pipelines 5 times, alternating, and
 ##   reports the median round (single runs move with the machine);
 ##   BENCH_FLAGS='-set processors::ctxaudit::analyze_sessions=false' measures
-##   a variant of COLLECTOR_CONFIG (collector --set, the floor unchanged).
+##   a variant of COLLECTOR_CONFIG (collector --set, the floor unchanged);
+##   BENCH_FLAGS='-rounds=4 -compare /path/to/other/ctxaudit' runs a second
+##   build beside this one in every round and compares the two.
 BENCH_SPANS ?= 200000
 BENCH_FLAGS ?=
 bench-collector: build
