@@ -222,6 +222,17 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.Spans <= 0 {
 		return nil, errors.New("bench: spans must be positive")
 	}
+	// A build that cannot run would fail the first round only after the
+	// floor and the other build had been measured.
+	builds := []string{o.Binary}
+	if o.Compare != "" {
+		builds = append(builds, o.Compare)
+	}
+	for _, bin := range builds {
+		if err := executable(bin); err != nil {
+			return nil, fmt.Errorf("bench: %w", err)
+		}
+	}
 	if o.Timeout <= 0 {
 		o.Timeout = 20 * time.Minute
 	}
@@ -729,4 +740,16 @@ func randHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// executable reports why path is not a file this process can run.
+func executable(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("collector build: %w", err)
+	}
+	if !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
+		return fmt.Errorf("collector build %s: not an executable file", path)
+	}
+	return nil
 }

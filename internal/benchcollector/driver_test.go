@@ -107,3 +107,31 @@ func TestPIDListening(t *testing.T) {
 		t.Errorf("port %d closed: pid %d, want an error", port, pid)
 	}
 }
+
+// A build that is not there, or not executable, is refused before anything
+// runs, naming it: -bin, and -compare when given.
+func TestRunRefusesABuildItCannotRun(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "ctxaudit")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	notExec := filepath.Join(dir, "not-executable")
+	if err := os.WriteFile(notExec, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "missing")
+	for _, tc := range []struct{ bin, compare, want string }{
+		{missing, "", missing},
+		{bin, missing, missing},
+		{bin, notExec, notExec + ": not an executable file"},
+		{bin, dir, dir + ": not an executable file"},
+	} {
+		// No ClickHouse address: a run that got past the check would fail
+		// on it instead.
+		_, err := Run(context.Background(), Options{Binary: tc.bin, Compare: tc.compare, Spans: 1, WorkDir: dir})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("bin %s, compare %q: %v; want an error naming %s", tc.bin, tc.compare, err, tc.want)
+		}
+	}
+}
