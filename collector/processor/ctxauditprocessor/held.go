@@ -646,6 +646,9 @@ func (p *tracesProcessor) hasDropped() bool {
 	return len(p.retry) > 0
 }
 
+// emitDroppedRuns takes the dropped buffers queued now, in runs of about
+// emitCalls calls (with whole, a last run short of a full emission stays
+// queued), and emits them (emitRuns).
 func (p *tracesProcessor) emitDroppedRuns(ctx context.Context, whole bool) error {
 	full := min(emitCalls, p.cfg.MaxWaitingCalls)
 	p.mu.Lock()
@@ -653,8 +656,11 @@ func (p *tracesProcessor) emitDroppedRuns(ctx context.Context, whole bool) error
 	if n := len(runs); whole && n > 0 && callsOf(runs[n-1]) < full {
 		runs = runs[:n-1]
 	}
-	now := slices.Concat(runs...)
-	p.retry = slices.Clone(p.retry[len(now):])
+	taken := 0
+	for _, run := range runs {
+		taken += len(run)
+	}
+	p.retry = slices.Clone(p.retry[taken:])
 	p.mu.Unlock()
 	return p.emitRuns(ctx, runs)
 }
