@@ -52,8 +52,12 @@ func (r *Report) WriteText(w io.Writer) {
 		fmt.Fprintln(w, "\nnote: not every accepted span landed before the drain stopped waiting")
 	}
 	if len(r.Rounds) > 1 {
-		fmt.Fprintf(w, "\n%d rounds, floor then default, each on a fresh database; the table above is round %d, the median by collector CPU ÷ floor\n",
-			len(r.Rounds), r.Median+1)
+		order := "floor then default"
+		if r.CompareMedian >= 0 {
+			order = "floor then both builds' default (see compare below)"
+		}
+		fmt.Fprintf(w, "\n%d rounds, %s, each on a fresh database; the table above is round %d, the median by collector CPU ÷ floor\n",
+			len(r.Rounds), order, r.Median+1)
 		fmt.Fprintf(w, "%-6s %12s %8s %12s %8s %12s %10s %9s\n", "round", "accepted/s", "÷ floor", "CPU-s/100k", "÷ floor", "CH CPU-s", "RSS MiB", "rows/call")
 		for i, rd := range r.Rounds {
 			d, f := rd.Default, rd.Floor

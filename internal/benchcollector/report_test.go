@@ -110,6 +110,7 @@ func TestWriteTextCompare(t *testing.T) {
 		"median ÷ floor, bin                          3.00 (round 1)",
 		"median ÷ floor, compare                      4.00 (round 3)",
 		"bin ÷ compare, medians                      0.750",
+		"3 rounds, floor then both builds' default (see compare below)",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in:\n%s", want, out)
