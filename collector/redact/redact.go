@@ -95,7 +95,6 @@ type Redactor struct {
 	byFirst [256][]keywordRef
 	// pairs has a bit for every byte pair the scan must stop at (see
 	// candidates): most pairs of ordinary text are rejected with one lookup.
-	// of ordinary text are rejected with one lookup.
 	pairs  [1 << 16 / 64]uint64
 	always []int // rules without keywords
 	// fields is Record's per-type plan of the fields to visit.
