@@ -229,8 +229,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		builds = append(builds, o.Compare)
 	}
 	for _, bin := range builds {
-		if err := executable(bin); err != nil {
-			return nil, fmt.Errorf("bench: %w", err)
+		// What exec.Command will run: the path itself when it has a slash.
+		if _, err := exec.LookPath(bin); err != nil {
+			return nil, fmt.Errorf("bench: collector build: %w", err)
 		}
 	}
 	if o.Timeout <= 0 {
@@ -740,16 +741,4 @@ func randHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-// executable reports why path is not a file this process can run.
-func executable(path string) error {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return fmt.Errorf("collector build: %w", err)
-	}
-	if !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
-		return fmt.Errorf("collector build %s: not an executable file", path)
-	}
-	return nil
 }

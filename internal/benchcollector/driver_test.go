@@ -2,12 +2,15 @@ package benchcollector
 
 import (
 	"context"
+	"errors"
 	"io"
+	"io/fs"
 	"math"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -121,17 +124,20 @@ func TestRunRefusesABuildItCannotRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	missing := filepath.Join(dir, "missing")
-	for _, tc := range []struct{ bin, compare, want string }{
-		{missing, "", missing},
-		{bin, missing, missing},
-		{bin, notExec, notExec + ": not an executable file"},
-		{bin, dir, dir + ": not an executable file"},
+	for _, tc := range []struct {
+		bin, compare, want string
+		why                error
+	}{
+		{missing, "", missing, fs.ErrNotExist},
+		{bin, missing, missing, fs.ErrNotExist},
+		{bin, notExec, notExec, fs.ErrPermission},
+		{bin, dir, dir, syscall.EISDIR},
 	} {
 		// No ClickHouse address: a run that got past the check would fail
 		// on it instead.
 		_, err := Run(context.Background(), Options{Binary: tc.bin, Compare: tc.compare, Spans: 1, WorkDir: dir})
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("bin %s, compare %q: %v; want an error naming %s", tc.bin, tc.compare, err, tc.want)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, tc.why) {
+			t.Errorf("bin %s, compare %q: %v; want an error naming %s, %v", tc.bin, tc.compare, err, tc.want, tc.why)
 		}
 	}
 }
