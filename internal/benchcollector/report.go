@@ -53,7 +53,7 @@ func (r *Report) WriteText(w io.Writer) {
 	}
 	if len(r.Rounds) > 1 {
 		order := "floor then default"
-		if r.CompareMedian >= 0 {
+		if _, ok := r.compareMedian(); ok {
 			order = "floor then both builds' default (see compare below)"
 		}
 		fmt.Fprintf(w, "\n%d rounds, %s, each on a fresh database; the table above is round %d, the median by collector CPU ÷ floor\n",
@@ -88,8 +88,8 @@ func (r *Report) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "%-34s %14s\n", "GOGC", orDash(o.GoGC))
 	}
 	pipelines := []Pipeline{d, f}
-	if r.CompareMedian >= 0 && r.CompareMedian < len(r.Rounds) && r.Rounds[r.CompareMedian].Compare != nil {
-		pipelines = append(pipelines, *r.Rounds[r.CompareMedian].Compare)
+	if cm, ok := r.compareMedian(); ok {
+		pipelines = append(pipelines, *cm.Compare)
 	}
 	if r.Outage != nil {
 		pipelines = append(pipelines, *r.Outage)
@@ -112,11 +112,8 @@ func orDash(s string) string {
 // median of each build's CPU ratio to the floor (each from its own median
 // round), and the first build's over the second's.
 func (r *Report) writeCompare(w io.Writer) {
-	if r.CompareMedian < 0 || r.CompareMedian >= len(r.Rounds) {
-		return
-	}
-	cm := r.Rounds[r.CompareMedian]
-	if cm.Compare == nil {
+	cm, ok := r.compareMedian()
+	if !ok {
 		return
 	}
 	fmt.Fprintf(w, "\ncompare: %s (bin) against %s (compare): the same load and floor in every round, each on a fresh database, taking turns at going first; CPU-s per 100k spans\n",
@@ -143,4 +140,13 @@ func (r *Report) writeCompare(w io.Writer) {
 		fmt.Fprintf(w, "%-34s %14.3f\n", "bin ÷ compare, medians", binRatio/cmpRatio)
 	}
 	fmt.Fprintf(w, "%-34s %14.3f %14.3f\n", "rows written per call, medians", r.Rounds[r.Median].Default.RowsPerCall, cm.Compare.RowsPerCall)
+}
+
+// compareMedian is the round CompareMedian names, if it names one that ran
+// the second build.
+func (r *Report) compareMedian() (Round, bool) {
+	if r.CompareMedian < 0 || r.CompareMedian >= len(r.Rounds) || r.Rounds[r.CompareMedian].Compare == nil {
+		return Round{}, false
+	}
+	return r.Rounds[r.CompareMedian], true
 }
