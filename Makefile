@@ -116,7 +116,9 @@ bench:
 ##   BENCH_FLAGS='-set processors::ctxaudit::analyze_sessions=false' measures
 ##   a variant of COLLECTOR_CONFIG (collector --set, the floor unchanged);
 ##   BENCH_FLAGS='-rounds=4 -compare /path/to/other/ctxaudit' runs a second
-##   build beside this one in every round and compares the two.
+##   build beside this one in every round and compares the two;
+##   BENCH_FLAGS='-profile /tmp/prof' writes each collector's CPU and
+##   allocation profiles there (go tool pprof bin/ctxaudit FILE).
 BENCH_SPANS ?= 200000
 BENCH_FLAGS ?=
 bench-collector: build

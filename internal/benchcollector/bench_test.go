@@ -2,6 +2,7 @@ package benchcollector
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"os"
 	"os/exec"
@@ -79,6 +80,7 @@ func TestRunEndToEnd(t *testing.T) {
 		Rounds:        2,
 		Set:           []string{setLimit},
 		Compare:       other,
+		ProfileDir:    filepath.Join(dir, "profiles"),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -176,6 +178,23 @@ func TestRunEndToEnd(t *testing.T) {
 	}
 	if !o.Retryable || o.RefusedRetryable != o.Refused {
 		t.Errorf("outage: %d of %d refused spans had a retryable status; want all (last error: %s)", o.RefusedRetryable, o.Refused, o.LoadLastError)
+	}
+	// Every run left a CPU profile and an allocation profile of the build
+	// it ran, named after its round and pipeline.
+	runs := map[string]Pipeline{"outage": *o}
+	for i, r := range rep.Rounds {
+		runs[fmt.Sprintf("round%d-floor", i+1)] = r.Floor
+		runs[fmt.Sprintf("round%d-default", i+1)] = r.Default
+		runs[fmt.Sprintf("round%d-compare", i+1)] = *r.Compare
+	}
+	for run, p := range runs {
+		stem := filepath.Join(dir, "profiles", run)
+		if p.CPUProfile != stem+".cpu.pprof" || p.AllocsProfile != stem+".allocs.pprof" {
+			t.Errorf("%s: profiles %q and %q, want %s.{cpu,allocs}.pprof", run, p.CPUProfile, p.AllocsProfile, stem)
+			continue
+		}
+		checkProfile(t, p.CPUProfile, p.Binary, "cpu")
+		checkProfile(t, p.AllocsProfile, p.Binary, "alloc_space")
 	}
 	if rep.Floor.Landed != -1 {
 		t.Errorf("floor: landed %d; the floor writes nowhere and must say so (-1)", rep.Floor.Landed)

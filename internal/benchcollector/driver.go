@@ -87,7 +87,14 @@ type Options struct {
 	// even ones) so that the machine's drift during a round falls on both.
 	// The report compares the two builds' medians. Empty: Binary alone.
 	Compare string
-	Log     io.Writer
+	// ProfileDir, when set, gets each collector's CPU profile over its
+	// whole run (start, load, drain, shutdown; the pprof extension's
+	// save_to_file) and its allocation profile at the end of the
+	// measurement: round1-default.cpu.pprof, round1-default.allocs.pprof,
+	// round1-floor.…, outage.…; read them with `go tool pprof BINARY FILE`.
+	// Sampling adds its own CPU (about 1 %) to the figures measured.
+	ProfileDir string
+	Log        io.Writer
 
 	// proc reads /proc; Run sets it.
 	proc proc
@@ -147,9 +154,13 @@ type Pipeline struct {
 	MemLimitMiB int64 `json:"memory_limit_mib"`
 	// Retryable: every refusal the load generator saw, each one judged,
 	// was a status an OTLP client retries (retryableCode).
-	Retryable      bool   `json:"refusals_retryable"`
-	LoadLastError  string `json:"load_last_error,omitempty"`
-	DrainTimedOut  bool   `json:"drain_timed_out"`
+	Retryable     bool   `json:"refusals_retryable"`
+	LoadLastError string `json:"load_last_error,omitempty"`
+	DrainTimedOut bool   `json:"drain_timed_out"`
+	// CPUProfile and AllocsProfile: the collector's profiles
+	// (Options.ProfileDir); empty when not profiled.
+	CPUProfile     string `json:"cpu_profile,omitempty"`
+	AllocsProfile  string `json:"allocs_profile,omitempty"`
 	measureSeconds float64
 }
 
@@ -266,6 +277,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return nil, fmt.Errorf("bench: clickhouse server pid: %w", err)
 		}
 	}
+	if o.ProfileDir != "" {
+		if err := os.MkdirAll(o.ProfileDir, 0o755); err != nil {
+			return nil, fmt.Errorf("bench: profiles: %w", err)
+		}
+	}
 	rep := &Report{Date: time.Now().UTC().Format(time.RFC3339), Spans: o.Spans, Clients: o.Clients, ClickHousePID: o.ClickHousePID, CompareMedian: -1}
 	runID := "b" + randHex(4)
 	for i := range rounds {
@@ -295,7 +311,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return rep, err
 	}
 	down := fmt.Sprintf("clickhouse://default@127.0.0.1:%d/%s", ports[0], db)
-	out, err := o.measure(ctx, "outage", o.Binary, o.DefaultConfig, runID+"o", nil, db, down, o.defaultSettings())
+	out, err := o.measure(ctx, "outage", o.Binary, o.DefaultConfig, runID+"o", nil, db, down, o.defaultSettings("outage"))
 	rep.Outage = &out
 	return rep, err
 }
@@ -326,11 +342,13 @@ func (o Options) round(ctx context.Context, u url.URL, db string, ownDB bool, in
 	if ownDB {
 		defer dropDatabase(store, db)
 	}
-	if r.Floor, err = o.measure(ctx, "floor", o.Binary, o.FloorConfig, runID+"f", nil, db, "", runSettings{}); err != nil {
+	// How this round's runs are named among the profiles.
+	run := func(pipeline string) string { return fmt.Sprintf("round%d-%s", index+1, pipeline) }
+	if r.Floor, err = o.measure(ctx, "floor", o.Binary, o.FloorConfig, runID+"f", nil, db, "", runSettings{profile: o.profileStem(run("floor"))}); err != nil {
 		return r, err
 	}
 	measureBinary := func() (err error) {
-		r.Default, err = o.measure(ctx, "default", o.Binary, o.DefaultConfig, runID+"d", store, db, addr, o.defaultSettings())
+		r.Default, err = o.measure(ctx, "default", o.Binary, o.DefaultConfig, runID+"d", store, db, addr, o.defaultSettings(run("default")))
 		return err
 	}
 	if o.Compare == "" {
@@ -348,7 +366,7 @@ func (o Options) round(ctx context.Context, u url.URL, db string, ownDB bool, in
 	defer cstore.Close()
 	defer dropDatabase(cstore, cdb)
 	measureCompare := func() error {
-		c, err := o.measure(ctx, "compare", o.Compare, o.DefaultConfig, runID+"c", cstore, cdb, cu.String(), o.defaultSettings())
+		c, err := o.measure(ctx, "compare", o.Compare, o.DefaultConfig, runID+"c", cstore, cdb, cu.String(), o.defaultSettings(run("compare")))
 		r.Compare = &c
 		return err
 	}
@@ -377,12 +395,24 @@ func dropDatabase(store *chstore.Store, db string) {
 type runSettings struct {
 	memLimit, gc string
 	set          []string
+	// profile: where the collector's profiles go, a path without its
+	// extension; empty: not profiled.
+	profile string
 }
 
 // defaultSettings is how examples/collector.yaml says to run the default
-// pipeline, with the variant's --set values.
-func (o Options) defaultSettings() runSettings {
-	return runSettings{memLimit: o.GoMemLimit, gc: o.GoGC, set: o.Set}
+// pipeline, with the variant's --set values; run names the run among the
+// profiles (Options.ProfileDir).
+func (o Options) defaultSettings(run string) runSettings {
+	return runSettings{memLimit: o.GoMemLimit, gc: o.GoGC, set: o.Set, profile: o.profileStem(run)}
+}
+
+// profileStem is where a run's profiles go; empty without ProfileDir.
+func (o Options) profileStem(run string) string {
+	if o.ProfileDir == "" {
+		return ""
+	}
+	return filepath.Join(o.ProfileDir, run)
 }
 
 // measure runs one collector with cfg, the load generator against it and,
@@ -397,38 +427,29 @@ func (o Options) measure(ctx context.Context, name, bin, cfg, runID string, stor
 	if err != nil {
 		return p, err
 	}
-	ports, err := freePorts(4)
+	ports, err := freePorts(5)
 	if err != nil {
 		return p, err
 	}
-	grpcPort, httpPort, healthPort, metricsPort := ports[0], ports[1], ports[2], ports[3]
 	// The example configuration's ports are fixed; a second --config (merged
 	// over the first by the collector) moves every listener to a free
 	// loopback port, so runs never collide with another collector.
-	httpPart := ""
+	lp := overlayPorts{grpc: ports[0], health: ports[2], metrics: ports[3]}
 	if chAddr != "" {
-		httpPart = fmt.Sprintf("      http:\n        endpoint: 127.0.0.1:%d\n", httpPort)
+		// The default configuration's OTLP/HTTP listener; the floor has none.
+		lp.http = ports[1]
 	}
-	overlay := fmt.Sprintf(`extensions:
-  health_check:
-    endpoint: 127.0.0.1:%d
-receivers:
-  otlp:
-    protocols:
-      grpc:
-        endpoint: 127.0.0.1:%d
-%sservice:
-  telemetry:
-    metrics:
-      readers:
-        - pull:
-            exporter:
-              prometheus:
-                host: 127.0.0.1
-                port: %d
-`, healthPort, grpcPort, httpPart, metricsPort)
+	if env.profile != "" {
+		lp.pprof = ports[4]
+		p.CPUProfile, p.AllocsProfile = env.profile+".cpu.pprof", env.profile+".allocs.pprof"
+	}
+	grpcPort, healthPort := lp.grpc, lp.health
+	overlay, err := renderOverlay(cfg, lp, p.CPUProfile)
+	if err != nil {
+		return p, err
+	}
 	overlayPath := filepath.Join(dir, "overlay.yaml")
-	if err := os.WriteFile(overlayPath, []byte(overlay), 0o644); err != nil {
+	if err := os.WriteFile(overlayPath, overlay, 0o644); err != nil {
 		return p, err
 	}
 	args := []string{"collector", "--config", cfg, "--config", overlayPath}
@@ -571,7 +592,19 @@ receivers:
 		p.ClickHousePer = p.ClickHouseCPU / float64(p.Accepted) * 100_000
 		p.LoadGenPer = p.LoadGenCPU / float64(p.Accepted) * 100_000
 	}
+	if p.AllocsProfile != "" {
+		if err := saveAllocsProfile(ctx, lp.pprof, p.AllocsProfile); err != nil {
+			return p, fmt.Errorf("bench %s: %w", name, err)
+		}
+	}
 	stop()
+	if p.CPUProfile != "" {
+		// The pprof extension writes the CPU profile as the collector
+		// shuts down; a collector that had to be killed leaves none.
+		if fi, err := os.Stat(p.CPUProfile); err != nil || fi.Size() == 0 {
+			return p, fmt.Errorf("bench %s: no CPU profile at %s after the collector stopped (log %s)", name, p.CPUProfile, logf.Name())
+		}
+	}
 	return p, nil
 }
 

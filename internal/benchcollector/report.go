@@ -3,6 +3,7 @@ package benchcollector
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 )
 
@@ -86,6 +87,10 @@ func (r *Report) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "%-34s %14d\n", "memory_limiter limit_mib", o.MemLimitMiB)
 		fmt.Fprintf(w, "%-34s %14s\n", "GOMEMLIMIT", orDash(o.GoMemLimit))
 		fmt.Fprintf(w, "%-34s %14s\n", "GOGC", orDash(o.GoGC))
+	}
+	if d.CPUProfile != "" {
+		fmt.Fprintf(w, "\nprofiles (sampling adds its own CPU to the figures above): %s\n", filepath.Dir(d.CPUProfile))
+		fmt.Fprintf(w, "  go tool pprof -top %s %s\n", d.Binary, d.CPUProfile)
 	}
 	pipelines := []Pipeline{d, f}
 	if cm, ok := r.compareMedian(); ok {

@@ -63,6 +63,7 @@ func run(ctx context.Context) error {
 		return nil
 	})
 	flag.StringVar(&o.Compare, "compare", "", "another build of the distribution to measure in every round beside -bin, taking turns at going first, e.g. one built from main; the report compares the two")
+	flag.StringVar(&o.ProfileDir, "profile", "", "write each collector's CPU profile (its whole run) and allocation profile (at the end of the measurement) to this directory, e.g. round1-default.cpu.pprof; read with go tool pprof bin/ctxaudit FILE. Sampling adds about 1 % CPU")
 	flag.IntVar(&o.Rounds, "rounds", 1, "measure the floor and the default pipeline this many times, alternating, and report the median round")
 	flag.Parse()
 
