@@ -125,13 +125,9 @@ bench-collector: build
 	$(GO) build -o bin/benchcollector ./internal/benchcollector/cmd/benchcollector
 	./bin/benchcollector -bin $(BIN) -config $(COLLECTOR_CONFIG) -spans $(BENCH_SPANS) $(BENCH_FLAGS)
 
-## fuzz: run each fuzz target for FUZZTIME.
+## fuzz: run each fuzz target for FUZZTIME; fails if any target finds a failing input.
 fuzz:
-	@for pkg in $$($(GO) list ./...); do \
-	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
-	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) $$pkg || exit 1; \
-	  done; \
-	done
+	GO=$(GO) FUZZTIME=$(FUZZTIME) FUZZMINIMIZETIME=$(FUZZMINIMIZETIME) bash scripts/fuzz.sh
 
 ## lint: gofmt, go vet and staticcheck (fetched through the module proxy at a pinned version).
 lint: fmt vet staticcheck
