@@ -212,6 +212,10 @@ func normalize(text string) *normText {
 			emit('\'', i)
 		case r == '*':
 			emit(' ', i)
+		case r == '\t' || r == '\f' || r == '\v' || r == '\r':
+			// White space other than a line break reads as a space: the
+			// rules' cues and idioms are written with spaces.
+			emit(' ', i)
 		case r >= 'A' && r <= 'Z':
 			emit(byte(r)+('a'-'A'), i)
 		case r < utf8.RuneSelf:

@@ -254,3 +254,29 @@ func FuzzAbsenceClaim(f *testing.F) {
 		}
 	})
 }
+
+// The rules match "no" followed by any white space (`no\s+`); the idiom check
+// after them found the trigger's "no" only before a space, so "no" and a tab
+// or form feed read the text from the wrong offset — from before the start of
+// the clause when it opened it, which panicked (the fuzz input "no\fno 0").
+// Tabs and form feeds must judge as spaces do.
+func TestAbsenceNoBeforeAnyWhiteSpace(t *testing.T) {
+	for _, spaced := range []string{
+		"No need to worry about it.",
+		"No problem, I will add it.",
+		"No tests cover the parser.",
+		"It adds the column and no index.",
+		"It adds the column but no need to migrate.",
+		"no no 0",
+	} {
+		want, wantOK := JudgeAbsence(spaced)
+		for _, ws := range []string{"\t", "\f"} {
+			text := strings.ReplaceAll(spaced, "no ", "no"+ws)
+			text = strings.ReplaceAll(text, "No ", "No"+ws)
+			got, ok := JudgeAbsence(text)
+			if ok != wantOK || got.Absence != want.Absence {
+				t.Errorf("%q: claim %v (%s); with spaces %v (%s)", text, ok, got.Absence, wantOK, want.Absence)
+			}
+		}
+	}
+}
