@@ -644,7 +644,9 @@ func findTrigger(s string, cl, sent tspan) (tspan, bool) {
 				}
 			}
 			if r.idiom != nil {
-				k := m[0] + lastNo(c[m[0]:m[1]])
+				// normalize turns white space within a line into spaces, and
+				// a clause ends at a line break: the trigger's `no\s+` is "no ".
+				k := m[0] + max(strings.LastIndex(c[m[0]:m[1]], "no "), 0)
 				if r.idiom.MatchString(c[k:]) {
 					continue
 				}
@@ -657,24 +659,6 @@ func findTrigger(s string, cl, sent tspan) (tspan, bool) {
 		best = sp
 	}
 	return best, best.lo >= 0
-}
-
-// lastNo is the offset of the last "no" in match that the rules' `no\s+`
-// matched: followed by any of the white space \s stands for, not only a
-// space ("no\tneed" is the idiom "no need" too). Every rule with an idiom
-// matches `no\s+`, so there is one; 0 if not.
-func lastNo(match string) int {
-	for k := len(match) - 3; k >= 0; k-- {
-		if match[k] == 'n' && match[k+1] == 'o' && isRegexpSpace(match[k+2]) {
-			return k
-		}
-	}
-	return 0
-}
-
-// isRegexpSpace is Go's regexp \s: [\t\n\f\r ].
-func isRegexpSpace(b byte) bool {
-	return b == ' ' || b == '\t' || b == '\n' || b == '\f' || b == '\r'
 }
 
 func hasCue(c string, cue []string) bool {
