@@ -81,8 +81,8 @@ const (
 
 // OriginalSources lists the sources in the order of the ClickHouse Enum8.
 var OriginalSources = []OriginalSource{
-	SourceHarnessMetadata, SourceMarker, SourceSavedFile, SourceOTelAttribute,
-	SourceSDK, SourceEstimate, SourceUnknown,
+	SourceUnknown, SourceHarnessMetadata, SourceMarker, SourceSavedFile,
+	SourceOTelAttribute, SourceSDK, SourceEstimate,
 }
 
 // Precision says how exact an original size is (docs/design.md §4.1). The empty value

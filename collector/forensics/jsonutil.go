@@ -165,7 +165,7 @@ func valueIn(v []byte) any {
 
 // numberOf reads a non-negative integer from a decoded JSON value or an OTel
 // attribute value: json.Number, any Go integer or float type, or a decimal
-// string. Fractions are truncated; negative or non-finite values are unknown.
+// string. A fraction, a negative or a non-finite value is no count: unknown.
 func numberOf(v any) schema.Count {
 	switch x := v.(type) {
 	case json.Number:
@@ -202,8 +202,11 @@ func numberOf(v any) schema.Count {
 	return schema.Unknown
 }
 
+// floatCount is a count given as a number: a count is whole, so 3.5, NaN or
+// a figure past 2^63 says none (converting it would state 3, or a wrapped
+// figure). otelconv's countValue reads attribute values the same way.
 func floatCount(f float64) schema.Count {
-	if f < 0 || math.IsNaN(f) || f >= math.MaxUint64/2 {
+	if !(f >= 0 && f < math.MaxUint64/2) || f != math.Trunc(f) {
 		return schema.Unknown
 	}
 	return schema.Known(uint64(f))

@@ -2,6 +2,7 @@ package otelconv
 
 import (
 	"crypto/sha256"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -448,8 +449,8 @@ func first(m pcommon.Map, keys ...string) string {
 func count(m pcommon.Map, k string) schema.Count { return countValue(m.Get(k)) }
 
 // countValue is a size read from an attribute value (v, present): an
-// integer, a whole double or a decimal string; anything else, or a
-// negative number, is unknown.
+// integer, a whole double below 2^63 or a decimal string; anything else, or
+// a negative number, is unknown.
 func countValue(v pcommon.Value, present bool) schema.Count {
 	if !present {
 		return schema.Unknown
@@ -461,10 +462,15 @@ func countValue(v pcommon.Value, present bool) schema.Count {
 		}
 		return schema.Known(uint64(v.Int()))
 	case pcommon.ValueTypeDouble:
-		if v.Double() < 0 {
+		// A count is whole: 3.5 bytes, NaN or 1e300 say no size (and
+		// converting them would state one: 3, or 2^63). The bound is
+		// forensics' (floatCount), which reads the same attributes for
+		// detection.
+		d := v.Double()
+		if !(d >= 0 && d < math.MaxUint64/2) || d != math.Trunc(d) {
 			return schema.Unknown
 		}
-		return schema.Known(uint64(v.Double()))
+		return schema.Known(uint64(d))
 	case pcommon.ValueTypeStr:
 		n, err := strconv.ParseUint(strings.TrimSpace(v.Str()), 10, 64)
 		if err != nil {
@@ -629,7 +635,8 @@ func toolCallFields(x *callAttrs, resource pcommon.Map, t time.Time) schema.Tool
 	if c.Source == "" {
 		c.Source = schema.Harness(first(resource, AttrSource))
 	}
-	if v, ok := x.get(sSessionCoverage); ok && v.Type() == pcommon.ValueTypeDouble {
+	// A coverage is a share, 0 to 1; anything else (NaN included) says none.
+	if v, ok := x.get(sSessionCoverage); ok && v.Type() == pcommon.ValueTypeDouble && v.Double() >= 0 && v.Double() <= 1 {
 		c.SessionCoverage = schema.KnownRatio(v.Double())
 	}
 	c.CoverageUpperBound = x.boolean(sCoverageUpperBound)
@@ -649,15 +656,15 @@ func forensicsOf(x *callAttrs) schema.Forensics {
 		Original: schema.Original{Sizes: schema.Sizes{
 			Bytes: x.count(sOriginalBytes), Chars: x.count(sOriginalChars),
 			Lines: x.count(sOriginalLines), Tokens: x.count(sOriginalTokens),
-		}, Source: schema.OriginalSource(x.str(sOriginalSource)),
-			Precision: schema.Precision(x.str(sOriginalPrecision))},
+		}, Source: known(schema.OriginalSource(x.str(sOriginalSource)), ""),
+			Precision: known(schema.Precision(x.str(sOriginalPrecision)), schema.PrecisionNone)},
 		Context: schema.Sizes{
 			Bytes: x.count(sContextBytes), Chars: x.count(sContextChars),
 			Lines: x.count(sContextLines), Tokens: x.count(sContextTokens),
 		},
 		Truncated:        x.boolean(sTruncated),
-		Kind:             schema.TruncationKind(x.str(sTruncationKind)),
-		Strategy:         schema.Strategy(x.str(sStrategy)),
+		Kind:             known(schema.TruncationKind(x.str(sTruncationKind)), schema.KindUnknown),
+		Strategy:         known(schema.Strategy(x.str(sStrategy)), ""),
 		PartialByRequest: x.boolean(sPartialByRequest),
 		Shown: schema.Range{Start: x.count(sShownStart), End: x.count(sShownEnd),
 			Unit: schema.Unit(x.str(sShownUnit))},
@@ -705,6 +712,23 @@ func reportedFigures(x *callAttrs, f *schema.Forensics) {
 	}
 }
 
+// known is v when it is empty or a value ctxaudit knows, else unknown: a
+// sender's value ctxaudit does not know says nothing it can store (and an
+// Enum8 column would refuse it, with every row written beside it). The
+// stored empty kind, strategy, source and absence are unknown, none,
+// unknown and unknown. A risk is not read this way: "none" would claim an
+// answer safe; a row with an unknown risk is left out by the store
+// (schema's Validate), and counted.
+func known[T interface {
+	~string
+	Valid() bool
+}](v, unknown T) T {
+	if v == "" || v.Valid() {
+		return v
+	}
+	return unknown
+}
+
 // ClaudeCodeEventForensics is the verdict on a claude_code.tool_result log
 // event that carries no output text: the event reports the size of what
 // entered the context in bytes and nothing else, so every other size and the
@@ -748,7 +772,7 @@ func AnswerFromAttributes(m pcommon.Map, t time.Time) schema.Answer {
 		InputCallIDs:     stringSlice(m, AttrAnswerInputs),
 		IncompleteInputs: stringSlice(m, AttrAnswerIncomplete),
 		AbsenceClaim:     boolean(m, AttrAnswerAbsenceClaim),
-		Absence:          schema.Absence(str(m, AttrAnswerAbsence)),
+		Absence:          known(schema.Absence(str(m, AttrAnswerAbsence)), ""),
 		AbsenceClause:    str(m, AttrAnswerAbsenceClause),
 		AbsenceScope:     str(m, AttrAnswerAbsenceScope),
 		Risk:             schema.Risk(str(m, AttrAnswerRisk)),

@@ -1,6 +1,7 @@
 package otelconv
 
 import (
+	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/ctxaudit/ctxaudit/collector/forensics"
 	"github.com/ctxaudit/ctxaudit/schema"
 )
 
@@ -63,6 +65,68 @@ func TestUnknownSizesStayUnknown(t *testing.T) {
 	got := ToolCallFromAttributes(sp.Attributes(), pcommon.NewMap(), c.Timestamp)
 	if got.Original.Bytes.Known || got.Context.Chars.Known || got.SessionCoverage.Known {
 		t.Fatalf("unknown became known: %+v", got)
+	}
+}
+
+// A size is a whole number and a coverage a share: a double that is
+// neither (3.5 bytes, NaN, 1e300, a coverage of 1.5) reads back as unknown,
+// not as the figure converting it would give (3, 2^63).
+func TestNumbersThatAreNoCountStayUnknown(t *testing.T) {
+	for _, tc := range []struct {
+		v     float64
+		known bool
+	}{{0, true}, {4096, true}, {1 << 52, true}, {math.Copysign(0, -1), true}, {3.5, false}, {-1, false},
+		{math.NaN(), false}, {math.Inf(1), false}, {1e300, false}, {1 << 63, false}} {
+		m := pcommon.NewMap()
+		m.PutDouble(forensics.AttrOriginalBytes, tc.v)
+		got := ToolCallFromAttributes(m, pcommon.NewMap(), time.Time{}).Original.Bytes
+		if got.Known != tc.known || (tc.known && got.N != uint64(tc.v)) {
+			t.Errorf("original bytes %v read as %+v", tc.v, got)
+		}
+	}
+	for _, tc := range []struct {
+		v     float64
+		known bool
+	}{{0, true}, {0.25, true}, {1, true}, {1.5, false}, {-0.1, false}, {math.NaN(), false}, {math.Inf(-1), false}} {
+		m := pcommon.NewMap()
+		m.PutDouble(AttrSessionCoverage, tc.v)
+		got := ToolCallFromAttributes(m, pcommon.NewMap(), time.Time{}).SessionCoverage
+		if got.Known != tc.known || (tc.known && got.V != tc.v) {
+			t.Errorf("coverage %v read as %+v", tc.v, got)
+		}
+	}
+}
+
+// A value ctxaudit does not know, in an attribute whose values it does,
+// says nothing: it reads back as unknown (or none reported), never as
+// itself, which no table could store. A risk is read as it is: the store
+// leaves out the answer, since no risk is not "none".
+func TestUnknownEnumValuesReadAsUnknown(t *testing.T) {
+	c := sampleCall()
+	spans := ptrace.NewSpanSlice()
+	a := AppendToolCall(spans, &c).Attributes()
+	a.PutStr(forensics.AttrTruncationKind, "Explicit")
+	a.PutStr(forensics.AttrStrategy, "middle")
+	a.PutInt(AttrOriginalSource, 2)
+	a.PutStr(forensics.AttrOriginalPrecision, "~")
+	got := ToolCallFromAttributes(a, pcommon.NewMap(), c.Timestamp)
+	if got.Kind != schema.KindUnknown || got.Strategy != "" || got.Original.Source != schema.SourceUnknown || got.Original.Precision != schema.PrecisionNone {
+		t.Errorf("read kind %q strategy %q source %q precision %q; want unknown, none reported, unknown, none",
+			got.Kind, got.Strategy, got.Original.Source, got.Original.Precision)
+	}
+	if got.Original.Bytes != c.Original.Bytes || got.Truncated != c.Truncated || got.Marker != c.Marker {
+		t.Errorf("the rest of the verdict changed: %+v", got.Forensics)
+	}
+	if err := got.Validate(); err != nil {
+		t.Errorf("the call read back cannot be stored: %v", err)
+	}
+
+	ans := schema.Answer{SessionID: "s-1", MessageID: "m", Risk: schema.RiskHigh, Absence: schema.AbsenceScoped}
+	aa := AppendAnswer(spans, &ans).Attributes()
+	aa.PutStr(AttrAnswerAbsence, "somewhat")
+	aa.PutStr(AttrAnswerRisk, "severe")
+	if got := AnswerFromAttributes(aa, time.Time{}); got.Absence != "" || got.Risk != "severe" {
+		t.Errorf("answer read with absence %q and risk %q; want none reported, and the risk as sent", got.Absence, got.Risk)
 	}
 }
 

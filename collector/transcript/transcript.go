@@ -184,13 +184,15 @@ func (o Options) PendingLimit() int {
 }
 
 // ParseTime parses the ISO-8601 timestamps transcripts use; the zero time
-// when s is empty or malformed.
+// when s is empty or malformed, or names a time no DateTime column holds
+// (before 1970 or after 2106, schema.StorableTime), which the store would
+// refuse.
 func ParseTime(s string) time.Time {
 	if s == "" {
 		return time.Time{}
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
+	if err != nil || !schema.StorableTime(t) {
 		return time.Time{}
 	}
 	return t.UTC()

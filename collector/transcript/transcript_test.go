@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+	"time"
 )
 
 func TestLineReader(t *testing.T) {
@@ -172,5 +173,32 @@ func TestDetect(t *testing.T) {
 				t.Errorf("Detect = %+v (decided %v), %v; want %+v (decided %v)", got, got.Decided(), err, tc.want, tc.decided)
 			}
 		})
+	}
+}
+
+// A timestamp no DateTime column holds is read as no time, like a malformed
+// one: stored, it would fail its batch or come back as another year.
+func TestParseTime(t *testing.T) {
+	for in, want := range map[string]string{
+		"2026-01-02T03:04:05.678Z":  "2026-01-02T03:04:05.678Z",
+		"2026-01-02T04:04:05+01:00": "2026-01-02T03:04:05Z",
+		"1970-01-01T00:00:00Z":      "1970-01-01T00:00:00Z",
+		"2106-02-07T06:28:15Z":      "2106-02-07T06:28:15Z",
+		"2106-02-07T06:28:16Z":      "",
+		"1969-12-31T23:59:59Z":      "",
+		"0001-01-01T00:00:00Z":      "",
+		"9999-12-31T23:59:59Z":      "",
+		"2026-13-01T00:00:00Z":      "",
+		"":                          "",
+		"yesterday":                 "",
+	} {
+		got := ParseTime(in)
+		s := ""
+		if !got.IsZero() {
+			s = got.Format(time.RFC3339Nano)
+		}
+		if s != want {
+			t.Errorf("ParseTime(%q) = %q, want %q", in, s, want)
+		}
 	}
 }

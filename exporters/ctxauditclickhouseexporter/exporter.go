@@ -328,13 +328,23 @@ func (e *chExporter) write(ctx context.Context, r *records) error {
 		if st.n == 0 {
 			continue
 		}
+		written := st.n
 		if err := st.write(); err != nil {
-			if errors.Is(err, context.Canceled) {
+			var rejected *chstore.RejectedRowsError
+			switch {
+			case errors.As(err, &rejected):
+				// The rest of the push is written; retrying would not make
+				// these rows writable.
+				written -= rejected.Rows
+				e.dropped.Add(ctx, int64(rejected.Rows))
+				e.logger.Warn("records with a value their table cannot hold were not stored", zap.Error(err))
+			case errors.Is(err, context.Canceled):
 				return err
+			default:
+				return permanentIfHopeless(fmt.Errorf("ctxaudit_clickhouse: %w", err))
 			}
-			return permanentIfHopeless(fmt.Errorf("ctxaudit_clickhouse: %w", err))
 		}
-		e.rowsWritten.Add(ctx, int64(st.n), metric.WithAttributes(attribute.String("table", st.table)))
+		e.rowsWritten.Add(ctx, int64(written), metric.WithAttributes(attribute.String("table", st.table)))
 	}
 	return nil
 }

@@ -339,18 +339,77 @@ type table[T any] struct {
 	cols []column[T]
 	key  func(*T) string
 	rank func(*T) uint64
+	// validate reports a value of a row its columns cannot hold (nil: any
+	// row can be written).
+	validate func(*T) error
 }
 
 var (
-	toolCallsTable   = table[schema.ToolCall]{"tool_calls", toolCallColumns, toolCallKey, toolCallRank}
-	answersTable     = table[schema.Answer]{"answers", answerColumns, answerKey, answerRank}
-	sessionsTable    = table[schema.Session]{"sessions", sessionColumns, sessionKey, sessionRank}
-	toolOutputsTable = table[schema.ToolOutput]{"tool_outputs", toolOutputColumns, toolOutputKey, toolOutputRank}
+	toolCallsTable   = table[schema.ToolCall]{"tool_calls", toolCallColumns, toolCallKey, toolCallRank, (*schema.ToolCall).Validate}
+	answersTable     = table[schema.Answer]{"answers", answerColumns, answerKey, answerRank, (*schema.Answer).Validate}
+	sessionsTable    = table[schema.Session]{"sessions", sessionColumns, sessionKey, sessionRank, (*schema.Session).Validate}
+	toolOutputsTable = table[schema.ToolOutput]{"tool_outputs", toolOutputColumns, toolOutputKey, toolOutputRank, nil}
 )
+
+// RejectedRowsError reports rows a write left out because a value of theirs
+// is not one their table can hold (schema's Validate); the other rows of the
+// write were written. ClickHouse refuses a whole INSERT for one such value,
+// so without this one bad row would lose every row sent with it.
+type RejectedRowsError struct {
+	Table string
+	Rows  int
+	// First names the first row left out, by its id, and its value.
+	First string
+}
+
+func (e *RejectedRowsError) Error() string {
+	return fmt.Sprintf("%d rows not written to %s, e.g. %s", e.Rows, e.Table, e.First)
+}
+
+// validRows is rows without those t cannot hold, and the error reporting
+// them. rows itself is not changed.
+func validRows[T any](t table[T], rows []T) ([]T, *RejectedRowsError) {
+	if t.validate == nil {
+		return rows, nil
+	}
+	var out []T
+	var rejected *RejectedRowsError
+	for i := range rows {
+		err := t.validate(&rows[i])
+		if err == nil {
+			if rejected != nil {
+				out = append(out, rows[i])
+			}
+			continue
+		}
+		if rejected == nil {
+			rejected = &RejectedRowsError{Table: t.name, First: fmt.Sprintf("%s: %v", strings.ReplaceAll(t.key(&rows[i]), "\x00", "/"), err)}
+			out = append(make([]T, 0, len(rows)-1), rows[:i]...)
+		}
+		rejected.Rows++
+	}
+	if rejected == nil {
+		return rows, nil
+	}
+	return out, rejected
+}
 
 // insert sends rows as one native batch with an explicit column list, one
 // row per id, each versioned by what it knows and this write's clock value.
+// Rows with a value their table cannot hold are left out and reported as a
+// *RejectedRowsError once the others are written.
 func insert[T any](ctx context.Context, s *Store, t table[T], rows []T) error {
+	rows, rejected := validRows(t, rows)
+	if err := insertValid(ctx, s, t, rows); err != nil {
+		return err
+	}
+	if rejected != nil {
+		return rejected
+	}
+	return nil
+}
+
+func insertValid[T any](ctx context.Context, s *Store, t table[T], rows []T) error {
 	if len(rows) == 0 {
 		return nil
 	}

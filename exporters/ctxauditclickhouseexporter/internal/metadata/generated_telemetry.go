@@ -17,7 +17,7 @@ func Meter(settings component.TelemetrySettings) metric.Meter {
 // TelemetryBuilder holds every instrument metadata.yaml declares.
 type TelemetryBuilder struct {
 	meter metric.Meter
-	// CtxauditExporterRecordsDropped: Spans or log records that could not be mapped to a ctxaudit row (no session or call id).
+	// CtxauditExporterRecordsDropped: Spans or log records that could not be mapped to a ctxaudit row (no session or call id, or a value its table cannot hold).
 	CtxauditExporterRecordsDropped metric.Int64Counter
 	// CtxauditExporterRowsWritten: Rows written to the ctxaudit tables.
 	CtxauditExporterRowsWritten metric.Int64Counter
@@ -30,7 +30,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings) (*TelemetryBuilde
 	var err, errs error
 	builder.CtxauditExporterRecordsDropped, err = builder.meter.Int64Counter(
 		"ctxaudit_exporter_records_dropped",
-		metric.WithDescription("Spans or log records that could not be mapped to a ctxaudit row (no session or call id)"),
+		metric.WithDescription("Spans or log records that could not be mapped to a ctxaudit row (no session or call id, or a value its table cannot hold)"),
 		metric.WithUnit("{record}"),
 	)
 	errs = errors.Join(errs, err)

@@ -1,0 +1,45 @@
+package schema
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestValidateNamesTheValueATableCannotHold(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string // "" for valid
+	}{
+		{"call, every known value", (&ToolCall{Forensics: Forensics{Kind: KindSilent, Strategy: StrategyResized,
+			Original: Original{Source: SourceEstimate, Precision: PrecisionLowerBound}}}).Validate(), ""},
+		{"call, nothing known", (&ToolCall{}).Validate(), ""},
+		{"call, kind", (&ToolCall{Forensics: Forensics{Kind: "cut"}}).Validate(), `truncation kind "cut"`},
+		{"call, strategy", (&ToolCall{Forensics: Forensics{Kind: KindExplicit, Strategy: "middle"}}).Validate(), `strategy "middle"`},
+		{"call, source", (&ToolCall{Forensics: Forensics{Original: Original{Source: "guess"}}}).Validate(), `original source "guess"`},
+		{"call, precision", (&ToolCall{Forensics: Forensics{Original: Original{Precision: "rough"}}}).Validate(), `original precision "rough"`},
+		{"call, a kind's case", (&ToolCall{Forensics: Forensics{Kind: "Silent"}}).Validate(), `truncation kind "Silent"`},
+		{"answer, every known value", (&Answer{Risk: RiskHigh, Absence: AbsenceScoped}).Validate(), ""},
+		{"answer, nothing known", (&Answer{}).Validate(), ""},
+		{"answer, risk", (&Answer{Risk: "severe"}).Validate(), `risk "severe"`},
+		{"answer, absence", (&Answer{Risk: RiskLow, Absence: "partial"}).Validate(), `absence "partial"`},
+		{"session, max risk", (&Session{MaxRisk: RiskMedium}).Validate(), ""},
+		{"session, bad max risk", (&Session{MaxRisk: "3"}).Validate(), `max risk "3"`},
+		{"call, the epoch", (&ToolCall{Timestamp: time.Unix(0, 0)}).Validate(), ""},
+		{"call, the last second", (&ToolCall{Timestamp: time.Unix(math.MaxUint32, 999)}).Validate(), ""},
+		{"call, past the last second", (&ToolCall{Timestamp: time.Unix(math.MaxUint32+1, 0)}).Validate(), "timestamp 2106-02-07T06:28:16Z is outside"},
+		{"call, before the epoch", (&ToolCall{Timestamp: time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC)}).Validate(), "timestamp 1900-01-01T00:00:00Z"},
+		{"answer, year 2300", (&Answer{Timestamp: time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC)}).Validate(), "timestamp 2300-01-01T00:00:00Z"},
+		{"session, no times", (&Session{}).Validate(), ""},
+		{"session, end", (&Session{StartedAt: time.Unix(1, 0), EndedAt: time.Unix(-1, 0)}).Validate(), "end 1969-12-31T23:59:59Z"},
+	} {
+		switch {
+		case tc.want == "" && tc.err != nil:
+			t.Errorf("%s: %v, want valid", tc.name, tc.err)
+		case tc.want != "" && (tc.err == nil || !strings.Contains(tc.err.Error(), tc.want)):
+			t.Errorf("%s: %v, want an error naming %s", tc.name, tc.err, tc.want)
+		}
+	}
+}
