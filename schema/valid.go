@@ -11,10 +11,10 @@ import (
 // refuse any other value — and with it the whole INSERT the row is part of.
 // Values come from senders too (a span's ctxaudit.output.truncation.kind),
 // so readers check them with Valid, and the store checks every row with
-// Validate before writing it. Validate checks the row's times as well: a
-// DateTime column holds 1970 to 2106, and the driver wraps a time outside
-// that around without a word (a call of 1900 would be stored as one of
-// 2036).
+// Validate before writing it. Validate checks the row's times and counts as
+// well: a DateTime column holds 1970 to 2106 and a UInt32 column up to
+// 2^32 - 1, and the driver wraps a value outside that around without a word
+// (a call of 1900 would be stored as one of 2036).
 
 // Valid reports whether k is one of TruncationKinds.
 func (k TruncationKind) Valid() bool { return slices.Contains(TruncationKinds, k) }
@@ -41,6 +41,8 @@ func (c *ToolCall) Validate() error {
 	switch {
 	case !StorableTime(c.Timestamp):
 		return invalidTime("timestamp", c.Timestamp)
+	case c.Turn > math.MaxUint32:
+		return invalidCount("turn", c.Turn)
 	case c.Kind != "" && !c.Kind.Valid():
 		return invalid("truncation kind", c.Kind)
 	case c.Strategy != "" && !c.Strategy.Valid():
@@ -59,6 +61,8 @@ func (a *Answer) Validate() error {
 	switch {
 	case !StorableTime(a.Timestamp):
 		return invalidTime("timestamp", a.Timestamp)
+	case a.Turn > math.MaxUint32:
+		return invalidCount("turn", a.Turn)
 	case a.Risk != "" && !a.Risk.Valid():
 		return invalid("risk", a.Risk)
 	case a.Absence != "" && !a.Absence.Valid():
@@ -78,6 +82,15 @@ func (s *Session) Validate() error {
 	case s.MaxRisk != "" && !s.MaxRisk.Valid():
 		return invalid("max risk", s.MaxRisk)
 	}
+	for _, n := range []struct {
+		what string
+		n    int
+	}{{"turns", s.Turns}, {"tool calls", s.ToolCalls}, {"truncated calls", s.TruncatedCalls}, {"silent calls", s.SilentCalls},
+		{"answers", s.Answers}, {"risky answers", s.RiskyAnswers}, {"compactions", s.Compactions}} {
+		if n.n > math.MaxUint32 {
+			return invalidCount(n.what, n.n)
+		}
+	}
 	return nil
 }
 
@@ -94,4 +107,8 @@ func StorableTime(t time.Time) bool {
 
 func invalidTime(what string, t time.Time) error {
 	return fmt.Errorf("%s %s is outside what a DateTime column holds (1970 to 2106)", what, t.UTC().Format(time.RFC3339))
+}
+
+func invalidCount(what string, n int) error {
+	return fmt.Errorf("%s %d is more than a UInt32 column holds", what, n)
 }

@@ -33,6 +33,11 @@ func TestValidateNamesTheValueATableCannotHold(t *testing.T) {
 		{"call, before the epoch", (&ToolCall{Timestamp: time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC)}).Validate(), "timestamp 1900-01-01T00:00:00Z"},
 		{"answer, year 2300", (&Answer{Timestamp: time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC)}).Validate(), "timestamp 2300-01-01T00:00:00Z"},
 		{"session, no times", (&Session{}).Validate(), ""},
+		{"call, the largest turn", (&ToolCall{Turn: math.MaxUint32}).Validate(), ""},
+		{"call, a turn past UInt32", (&ToolCall{Turn: math.MaxUint32 + 1}).Validate(), "turn 4294967296 is more than"},
+		{"answer, a turn past UInt32", (&Answer{Turn: 1 << 40}).Validate(), "turn 1099511627776"},
+		{"session, calls past UInt32", (&Session{Turns: 3, ToolCalls: 1 << 33}).Validate(), "tool calls 8589934592"},
+		{"session, compactions past UInt32", (&Session{Compactions: 1 << 32}).Validate(), "compactions 4294967296"},
 		{"session, end", (&Session{StartedAt: time.Unix(1, 0), EndedAt: time.Unix(-1, 0)}).Validate(), "end 1969-12-31T23:59:59Z"},
 	} {
 		switch {
