@@ -30,8 +30,9 @@ import (
 //     (otelconv's ToolCallFromAttributes & co.) of what it passes on;
 //   - every tool call the processor holds leaves it exactly once, analysed —
 //     never lost, never written twice (docs/design.md, `forward_held_spans`);
-//   - every call passed on is one its table can hold (schema's Validate):
-//     a sender's unknown verdict is read as unknown, not stored as sent;
+//   - every call passed on is one its table can hold (schema's Validate),
+//     but for a turn past UInt32: a sender's unknown verdict is read as
+//     unknown, not stored as sent;
 //   - the same input gives the same output, twice over.
 func FuzzAnyTelemetry(f *testing.F) {
 	f.Add([]byte{4, 0, 1, 1, 3, 0, 7, 2, 5, 0, 9, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8})
@@ -47,7 +48,9 @@ func FuzzAnyTelemetry(f *testing.F) {
 			if r.op != otelconv.OperationExecuteTool {
 				continue
 			}
-			if err := r.call.Validate(); err != nil {
+			// A turn past UInt32 has no "unknown" to be read as: the store
+			// leaves that row out (docs/design.md §7.5).
+			if err := r.call.Validate(); err != nil && r.call.Turn <= math.MaxUint32 {
 				t.Fatalf("call %s passed on as a row its table cannot hold: %v", r.key, err)
 			}
 			if r.held {
