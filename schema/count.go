@@ -2,6 +2,7 @@ package schema
 
 import (
 	"bytes"
+	"math"
 	"strconv"
 )
 
@@ -22,6 +23,17 @@ func KnownInt(n int) Count {
 		return Count{}
 	}
 	return Count{N: uint64(n), Known: true}
+}
+
+// KnownFloat returns a known count of f when f is one: whole, not negative
+// and below 2^63. 3.5, NaN or 1e300 is no count, and unknown — converting it
+// would state one (3, or a wrapped figure). Senders give counts as doubles
+// (a JSON number, an OTel double attribute); every reader of them uses this.
+func KnownFloat(f float64) Count {
+	if !(f >= 0 && f < 1<<63) || f != math.Trunc(f) {
+		return Count{}
+	}
+	return Count{N: uint64(f), Known: true}
 }
 
 // Unknown is the unknown count; it equals the zero value and exists for readability.

@@ -7,6 +7,10 @@ import (
 	"time"
 )
 
+// Valid reports whether a value is one of its type's named values; the empty
+// value, which stands for none or unknown, is not — callers say what it
+// means where they read one.
+//
 // The enumerations below are stored in ClickHouse Enum8 columns, which
 // refuse any other value — and with it the whole INSERT the row is part of.
 // Values come from senders too (a span's ctxaudit.output.truncation.kind),
@@ -25,8 +29,17 @@ func (s Strategy) Valid() bool { return slices.Contains(Strategies, s) }
 // Valid reports whether s is one of OriginalSources.
 func (s OriginalSource) Valid() bool { return slices.Contains(OriginalSources, s) }
 
-// Valid reports whether p is one of Precisions or PrecisionNone.
-func (p Precision) Valid() bool { return p == PrecisionNone || slices.Contains(Precisions, p) }
+// Valid reports whether p is one of Precisions (PrecisionNone is not).
+func (p Precision) Valid() bool { return slices.Contains(Precisions, p) }
+
+// Valid reports whether u is one of the named units (UnitNone is not).
+func (u Unit) Valid() bool {
+	switch u {
+	case UnitBytes, UnitChars, UnitLines, UnitTokens, UnitItems, UnitMatches, UnitFiles:
+		return true
+	}
+	return false
+}
 
 // Valid reports whether r is one of Risks.
 func (r Risk) Valid() bool { return slices.Contains(Risks, r) }
@@ -49,7 +62,7 @@ func (c *ToolCall) Validate() error {
 		return invalid("strategy", c.Strategy)
 	case c.Original.Source != "" && !c.Original.Source.Valid():
 		return invalid("original source", c.Original.Source)
-	case !c.Original.Precision.Valid():
+	case c.Original.Precision != PrecisionNone && !c.Original.Precision.Valid():
 		return invalid("original precision", c.Original.Precision)
 	}
 	return nil

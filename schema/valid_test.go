@@ -48,3 +48,19 @@ func TestValidateNamesTheValueATableCannotHold(t *testing.T) {
 		}
 	}
 }
+
+// A count given as a double is known only when it is one.
+func TestKnownFloat(t *testing.T) {
+	for _, tc := range []struct {
+		f    float64
+		want Count
+	}{
+		{0, Known(0)}, {4096, Known(4096)}, {1<<63 - 1024, Known(1<<63 - 1024)},
+		{3.5, Unknown}, {-1, Unknown}, {1 << 63, Unknown}, {1e300, Unknown},
+		{math.NaN(), Unknown}, {math.Inf(1), Unknown}, {math.Inf(-1), Unknown},
+	} {
+		if got := KnownFloat(tc.f); got != tc.want {
+			t.Errorf("KnownFloat(%v) = %+v, want %+v", tc.f, got, tc.want)
+		}
+	}
+}

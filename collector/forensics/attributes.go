@@ -102,7 +102,7 @@ func collectAttributeOriginals(s *scan) {
 		return
 	}
 	precision := schema.PrecisionExact
-	if p := schema.Precision(stringOf(a[AttrOriginalPrecision])); validPrecision(p) {
+	if p := schema.Precision(stringOf(a[AttrOriginalPrecision])); p.Valid() {
 		precision = p
 	}
 	s.orig.addPrecise(rankOTel, schema.Sizes{
@@ -139,7 +139,7 @@ func applyAttributes(s *scan, out *schema.Forensics) {
 			}
 		}
 	}
-	if k := schema.TruncationKind(stringOf(a[AttrTruncationKind])); validKind(k) {
+	if k := schema.TruncationKind(stringOf(a[AttrTruncationKind])); k.Valid() {
 		out.Kind, reported = k, true
 		if k == schema.KindNone {
 			out.Truncated = false
@@ -147,13 +147,13 @@ func applyAttributes(s *scan, out *schema.Forensics) {
 			out.Truncated = true
 		}
 	}
-	if st := schema.Strategy(stringOf(a[AttrStrategy])); validStrategy(st) {
+	if st := schema.Strategy(stringOf(a[AttrStrategy])); st.Valid() {
 		out.Strategy, reported = st, true
 	}
 	if start, end := numberOf(a[AttrShownStart]), numberOf(a[AttrShownEnd]); start.Known || end.Known {
 		out.Shown.Start, out.Shown.End, reported = start, end, true
 	}
-	if u := schema.Unit(stringOf(a[AttrShownUnit])); validUnit(u) {
+	if u := schema.Unit(stringOf(a[AttrShownUnit])); u.Valid() {
 		out.Shown.Unit = u
 	}
 	if t := numberOf(a[AttrTotal]); t.Known {
@@ -191,13 +191,4 @@ func applyAttributes(s *scan, out *schema.Forensics) {
 		out.Original = s.orig.resolve(rankMarker + 1)
 	}
 	out.Detector = "otel.ctxaudit_attributes"
-}
-
-func validPrecision(p schema.Precision) bool {
-	for _, x := range schema.Precisions {
-		if x == p {
-			return true
-		}
-	}
-	return false
 }

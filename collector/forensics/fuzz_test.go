@@ -76,12 +76,12 @@ func FuzzDetect(f *testing.F) {
 		if got.PartialByRequest && got.Truncated {
 			t.Errorf("partial by request and truncated (detector %s)", got.Detector)
 		}
-		if !validKind(got.Kind) || !validStrategy(got.Strategy) {
+		if !got.Kind.Valid() || !got.Strategy.Valid() {
 			t.Errorf("invalid kind %q or strategy %q", got.Kind, got.Strategy)
 		}
 		o := got.Original
 		if known := o.Bytes.Known || o.Chars.Known || o.Lines.Known || o.Tokens.Known; known != (o.Precision != schema.PrecisionNone) ||
-			known && !validPrecision(o.Precision) {
+			known && !o.Precision.Valid() {
 			t.Errorf("original %+v: precision %q (detector %s)", o, o.Precision, got.Detector)
 		}
 		if got.ShownTailIsEnd && !got.ShownTail.End.Known {

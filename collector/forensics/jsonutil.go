@@ -3,7 +3,6 @@ package forensics
 import (
 	"bytes"
 	"encoding/json"
-	"math"
 	"strconv"
 	"strings"
 
@@ -176,7 +175,7 @@ func numberOf(v any) schema.Count {
 		if err != nil {
 			return schema.Unknown
 		}
-		return floatCount(f)
+		return schema.KnownFloat(f)
 	case int:
 		return schema.KnownInt(x)
 	case int64:
@@ -193,23 +192,13 @@ func numberOf(v any) schema.Count {
 	case uint:
 		return schema.Known(uint64(x))
 	case float64:
-		return floatCount(x)
+		return schema.KnownFloat(x)
 	case float32:
-		return floatCount(float64(x))
+		return schema.KnownFloat(float64(x))
 	case string:
 		return atoi(strings.TrimSpace(x))
 	}
 	return schema.Unknown
-}
-
-// floatCount is a count given as a number: a count is whole, so 3.5, NaN or
-// a figure past 2^63 says none (converting it would state 3, or a wrapped
-// figure). otelconv's countValue reads attribute values the same way.
-func floatCount(f float64) schema.Count {
-	if !(f >= 0 && f < math.MaxUint64/2) || f != math.Trunc(f) {
-		return schema.Unknown
-	}
-	return schema.Known(uint64(f))
 }
 
 // boolOf reads a boolean from a JSON value or attribute ("true"/"false" strings included).

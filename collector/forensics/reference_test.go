@@ -250,7 +250,7 @@ func (st *structuredRef) read(o map[string]any) {
 			st.start, st.end = numberOf(r["start"]), numberOf(r["end"])
 		}
 	}
-	if u := schema.Unit(stringOf(o["unit"])); u != "" && st.unit == "" && validUnit(u) {
+	if u := schema.Unit(stringOf(o["unit"])); u != "" && st.unit == "" && u.Valid() {
 		st.unit = u
 	}
 	for _, k := range [...]string{"truncation_reason", "reason"} {
@@ -258,7 +258,7 @@ func (st *structuredRef) read(o map[string]any) {
 			st.reason = normaliseReason(r)
 		}
 	}
-	if sv := schema.Strategy(stringOf(o["strategy"])); validStrategy(sv) && st.strategy == "" {
+	if sv := schema.Strategy(stringOf(o["strategy"])); sv.Valid() && st.strategy == "" {
 		st.strategy = sv
 	}
 	for _, k := range [...]string{"next_page", "next_cursor", "continue_options", "next_offset", "cursor", "next"} {

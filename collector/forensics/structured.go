@@ -143,7 +143,7 @@ func (st *structured) read(v *reportFields) {
 			st.start, st.end = countIn(rv[2]), countIn(rv[3])
 		}
 	}
-	if u := schema.Unit(stringOr(v[rkUnit])); u != "" && st.unit == "" && validUnit(u) {
+	if u := schema.Unit(stringOr(v[rkUnit])); u != "" && st.unit == "" && u.Valid() {
 		st.unit = u
 	}
 	for _, k := range [...]int{rkTruncationReason, rkReason} {
@@ -153,7 +153,7 @@ func (st *structured) read(v *reportFields) {
 			}
 		}
 	}
-	if sv := schema.Strategy(stringOr(v[rkStrategy])); validStrategy(sv) && st.strategy == "" {
+	if sv := schema.Strategy(stringOr(v[rkStrategy])); sv.Valid() && st.strategy == "" {
 		st.strategy = sv
 	}
 	for _, k := range [...]int{rkNextPage, rkNextCursor, rkContinueOptions, rkNextOffset, rkCursor, rkNext} {
@@ -323,33 +323,6 @@ func normaliseReason(r string) string {
 var reasonWords = []string{
 	"cap_bytes", "cap_chars", "cap_lines", "cap_tokens", "cap_items",
 	"pagination", "summarised", "too_large", "timeout", "cleared", "unsupported_media",
-}
-
-func validStrategy(v schema.Strategy) bool {
-	for _, x := range schema.Strategies {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
-
-func validUnit(u schema.Unit) bool {
-	switch u {
-	case schema.UnitBytes, schema.UnitChars, schema.UnitLines, schema.UnitTokens,
-		schema.UnitItems, schema.UnitMatches, schema.UnitFiles:
-		return true
-	}
-	return false
-}
-
-func validKind(k schema.TruncationKind) bool {
-	for _, x := range schema.TruncationKinds {
-		if x == k {
-			return true
-		}
-	}
-	return false
 }
 
 // collectMetadataOriginals gathers the harness and SDK metadata originals.

@@ -2,7 +2,6 @@ package otelconv
 
 import (
 	"crypto/sha256"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -462,15 +461,7 @@ func countValue(v pcommon.Value, present bool) schema.Count {
 		}
 		return schema.Known(uint64(v.Int()))
 	case pcommon.ValueTypeDouble:
-		// A count is whole: 3.5 bytes, NaN or 1e300 say no size (and
-		// converting them would state one: 3, or 2^63). The bound is
-		// forensics' (floatCount), which reads the same attributes for
-		// detection.
-		d := v.Double()
-		if !(d >= 0 && d < math.MaxUint64/2) || d != math.Trunc(d) {
-			return schema.Unknown
-		}
-		return schema.Known(uint64(d))
+		return schema.KnownFloat(v.Double())
 	case pcommon.ValueTypeStr:
 		n, err := strconv.ParseUint(strings.TrimSpace(v.Str()), 10, 64)
 		if err != nil {
@@ -667,7 +658,7 @@ func forensicsOf(x *callAttrs) schema.Forensics {
 		Strategy:         known(schema.Strategy(x.str(sStrategy)), ""),
 		PartialByRequest: x.boolean(sPartialByRequest),
 		Shown: schema.Range{Start: x.count(sShownStart), End: x.count(sShownEnd),
-			Unit: schema.Unit(x.str(sShownUnit))},
+			Unit: known(schema.Unit(x.str(sShownUnit)), "")},
 		Total:  x.count(sTotal),
 		Reason: x.str(sReason),
 		Disclosure: schema.Disclosure{Range: x.boolean(sDisclosureRange), Reason: x.boolean(sDisclosureReason),
@@ -716,7 +707,8 @@ func reportedFigures(x *callAttrs, f *schema.Forensics) {
 // sender's value ctxaudit does not know says nothing it can store (and an
 // Enum8 column would refuse it, with every row written beside it). The
 // stored empty kind, strategy, source and absence are unknown, none,
-// unknown and unknown. A risk is not read this way: "none" would claim an
+// unknown and unknown; a unit ctxaudit does not know is none, as detection
+// reads it (forensics). A risk is not read this way: "none" would claim an
 // answer safe; a row with an unknown risk is left out by the store
 // (schema's Validate), and counted.
 func known[T interface {

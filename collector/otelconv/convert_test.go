@@ -109,7 +109,11 @@ func TestUnknownEnumValuesReadAsUnknown(t *testing.T) {
 	a.PutStr(forensics.AttrStrategy, "middle")
 	a.PutInt(AttrOriginalSource, 2)
 	a.PutStr(forensics.AttrOriginalPrecision, "~")
+	a.PutStr(forensics.AttrShownUnit, "furlongs")
 	got := ToolCallFromAttributes(a, pcommon.NewMap(), c.Timestamp)
+	if got.Shown.Unit != "" {
+		t.Errorf("shown unit read as %q; want none", got.Shown.Unit)
+	}
 	if got.Kind != schema.KindUnknown || got.Strategy != "" || got.Original.Source != schema.SourceUnknown || got.Original.Precision != schema.PrecisionNone {
 		t.Errorf("read kind %q strategy %q source %q precision %q; want unknown, none reported, unknown, none",
 			got.Kind, got.Strategy, got.Original.Source, got.Original.Precision)
