@@ -14,8 +14,20 @@ type Count struct {
 	Known bool   `msg:"Known,omitempty"`
 }
 
-// Known returns a known count of n.
-func Known(n uint64) Count { return Count{N: n, Known: true} }
+// MaxCount is the largest count: every path carries a count up to it — an
+// OTLP int attribute is a signed 64-bit integer — and none beyond. A figure
+// past it is nothing anything measured (8 EiB), and unknown: carried through
+// spans it could only come back changed, and the same input must give the
+// same row whichever way it travelled (docs/design.md §3.2).
+const MaxCount = 1<<63 - 1
+
+// Known returns a known count of n, or unknown when n is past MaxCount.
+func Known(n uint64) Count {
+	if n > MaxCount {
+		return Count{}
+	}
+	return Count{N: n, Known: true}
+}
 
 // KnownInt returns a known count of n, or unknown when n is negative.
 func KnownInt(n int) Count {
@@ -26,7 +38,7 @@ func KnownInt(n int) Count {
 }
 
 // KnownFloat returns a known count of f when f is one: whole, not negative
-// and below 2^63. 3.5, NaN or 1e300 is no count, and unknown — converting it
+// and at most MaxCount (below 2^63). 3.5, NaN or 1e300 is no count, and unknown — converting it
 // would state one (3, or a wrapped figure). Senders give counts as doubles
 // (a JSON number, an OTel double attribute); every reader of them uses this.
 func KnownFloat(f float64) Count {
@@ -34,6 +46,25 @@ func KnownFloat(f float64) Count {
 		return Count{}
 	}
 	return Count{N: uint64(f), Known: true}
+}
+
+// SumTokens is a session's token total a + b. Totals are plain integers, 0
+// when none is known; a total past MaxCount is none either, and stays past
+// it however much is added (it is stored as 0), where a plain sum would
+// wrap around to a small, wrong figure.
+func SumTokens(a, b uint64) uint64 {
+	if a > MaxCount || b > MaxCount-a {
+		return math.MaxUint64
+	}
+	return a + b
+}
+
+// StoredTokens is a token total as stored: 0, none known, past MaxCount.
+func StoredTokens(n uint64) uint64 {
+	if n > MaxCount {
+		return 0
+	}
+	return n
 }
 
 // Unknown is the unknown count; it equals the zero value and exists for readability.
@@ -102,8 +133,19 @@ type Ratio struct {
 	Known bool    `msg:"Known,omitempty"`
 }
 
-// KnownRatio returns a known ratio.
-func KnownRatio(v float64) Ratio { return Ratio{V: v, Known: true} }
+// KnownRatio returns a known ratio of v, or unknown when v is no share: one
+// outside [0, 1], NaN included, is none, whichever path it took (a span's
+// reader, the store) — docs/design.md §3.2.
+func KnownRatio(v float64) Ratio {
+	if !(v >= 0 && v <= 1) {
+		return Ratio{}
+	}
+	return Ratio{V: v, Known: true}
+}
+
+// Stored is r as its Nullable(Float64) column holds it: known only when it
+// is a share (a Ratio built without KnownRatio may hold any float).
+func (r Ratio) Stored() (float64, bool) { return r.V, r.Known && r.V >= 0 && r.V <= 1 }
 
 // Ptr returns nil when unknown, for Nullable(Float64) columns.
 func (r Ratio) Ptr() *float64 {

@@ -64,3 +64,44 @@ func TestKnownFloat(t *testing.T) {
 		}
 	}
 }
+
+// A count past MaxCount, a share outside [0, 1] and a token total that
+// overflowed are none: known, they would be stored by `ctxaudit ingest` and
+// come back changed (or not at all) through spans, whose int attributes are
+// signed (FuzzSpanPathWritesTheSameRows in schema/chstore).
+func TestFiguresNoPathCarriesAreUnknown(t *testing.T) {
+	for _, tc := range []struct {
+		n    uint64
+		want Count
+	}{{0, Count{0, true}}, {MaxCount, Count{MaxCount, true}}, {MaxCount + 1, Unknown}, {math.MaxUint64, Unknown}} {
+		if got := Known(tc.n); got != tc.want {
+			t.Errorf("Known(%d) = %+v, want %+v", tc.n, got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		v     float64
+		known bool
+	}{{0, true}, {0.5, true}, {1, true}, {-0.01, false}, {1.01, false}, {1e6, false}, {math.NaN(), false}, {math.Inf(1), false}} {
+		if got := KnownRatio(tc.v); got.Known != tc.known || tc.known && got.V != tc.v {
+			t.Errorf("KnownRatio(%v) = %+v, known should be %v", tc.v, got, tc.known)
+		}
+		if _, stored := (Ratio{V: tc.v, Known: true}).Stored(); stored != tc.known {
+			t.Errorf("Ratio{%v, known}.Stored() known = %v, want %v", tc.v, stored, tc.known)
+		}
+	}
+	for _, tc := range []struct{ a, b, sum, stored uint64 }{
+		{1, 2, 3, 3},
+		{MaxCount - 1, 1, MaxCount, MaxCount},
+		{MaxCount, 1, math.MaxUint64, 0},
+		// 2^63 + 2^63 wrapped around to 0; 1e19 + 1e19 to 1.55e18, a plausible, wrong figure
+		{1 << 63, 1 << 63, math.MaxUint64, 0},
+		{1e19, 1e19, math.MaxUint64, 0},
+		{math.MaxUint64, 5, math.MaxUint64, 0},
+		{5, math.MaxUint64, math.MaxUint64, 0},
+	} {
+		got := SumTokens(tc.a, tc.b)
+		if got != tc.sum || StoredTokens(got) != tc.stored {
+			t.Errorf("SumTokens(%d, %d) = %d (stored %d), want %d (stored %d)", tc.a, tc.b, got, StoredTokens(got), tc.sum, tc.stored)
+		}
+	}
+}

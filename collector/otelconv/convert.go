@@ -2,6 +2,7 @@ package otelconv
 
 import (
 	"crypto/sha256"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -30,7 +31,17 @@ func SpanID(sessionID, kind, id string) pcommon.SpanID {
 	return sid
 }
 
-func ts(t time.Time) pcommon.Timestamp { return pcommon.NewTimestampFromTime(t) }
+// ts is t as a span's timestamp. The zero time — no time known, which the
+// store writes as 1970-01-01 — is 0, OTLP's unset time, read back as
+// 1970-01-01 too; converted as it is, it wrapped around to 1754, a time no
+// table holds, and the record written through spans was left out where
+// `ctxaudit ingest` stored it.
+func ts(t time.Time) pcommon.Timestamp {
+	if t.IsZero() {
+		return 0
+	}
+	return pcommon.NewTimestampFromTime(t)
+}
 
 // AppendToolCall adds an execute_tool span for c, child of its session span.
 func AppendToolCall(spans ptrace.SpanSlice, c *schema.ToolCall) ptrace.Span {
@@ -124,7 +135,7 @@ func forensicsAttributes(f *schema.Forensics) int {
 	for _, c := range []schema.Count{f.Original.Bytes, f.Original.Chars, f.Original.Lines, f.Original.Tokens,
 		f.Context.Bytes, f.Context.Chars, f.Context.Lines, f.Context.Tokens,
 		f.Shown.Start, f.Shown.End, f.Total, f.ShownTail.Start, f.ShownTail.End} {
-		n += oneIf(c.Known)
+		n += oneIf(carried(c))
 	}
 	return n + nonEmptyCount(string(f.Original.Precision), string(f.Kind), string(f.Strategy), string(f.Shown.Unit),
 		f.Reason, f.NextHint, f.SavedRef, f.RefVersion, f.Marker, f.Detector)
@@ -353,7 +364,7 @@ func AppendAnswer(spans ptrace.SpanSlice, a *schema.Answer) ptrace.Span {
 	putStrings(m, AttrAnswerReasons, a.Reasons)
 	rc := make([]string, 0, len(a.Reasons))
 	for _, r := range a.Reasons {
-		rc = append(rc, r+"="+strings.Join(a.ReasonCalls[r], ","))
+		rc = append(rc, reasonCallsEntry(r, a.ReasonCalls[r]))
 	}
 	putStrings(m, AttrAnswerReasonCalls, rc)
 	putNonEmpty(m, AttrAnswerVerdict, a.Verdict)
@@ -391,8 +402,8 @@ func AppendSession(spans ptrace.SpanSlice, s *schema.Session) ptrace.Span {
 	m.PutInt(AttrSessionRiskyAnswers, int64(s.RiskyAnswers))
 	m.PutInt(AttrSessionCompactions, int64(s.Compactions))
 	putNonEmpty(m, AttrSessionMaxRisk, string(s.MaxRisk))
-	m.PutInt(AttrUsageInputTokens, int64(s.InputTokens))
-	m.PutInt(AttrUsageOutputTokens, int64(s.OutputTokens))
+	m.PutInt(AttrUsageInputTokens, int64(schema.StoredTokens(s.InputTokens)))
+	m.PutInt(AttrUsageOutputTokens, int64(schema.StoredTokens(s.OutputTokens)))
 	putAnalysis(m, s.Analysis)
 	return sp
 }
@@ -403,11 +414,17 @@ func putNonEmpty(m pcommon.Map, k, v string) {
 	}
 }
 
+// putCount writes a count the attributes carry (carried).
 func putCount(m pcommon.Map, k string, c schema.Count) {
-	if c.Known {
-		m.PutInt(k, int64(min(c.N, 1<<63-1)))
+	if carried(c) {
+		m.PutInt(k, int64(c.N))
 	}
 }
+
+// carried: c is known and an int attribute holds it. One past
+// schema.MaxCount is not a count (schema.Known makes none) and is left out
+// like an unknown one, where clamping it stated a figure nothing measured.
+func carried(c schema.Count) bool { return c.Known && c.N <= schema.MaxCount }
 
 func putStrings(m pcommon.Map, k string, vals []string) {
 	s := m.PutEmptySlice(k)
@@ -626,8 +643,9 @@ func toolCallFields(x *callAttrs, resource pcommon.Map, t time.Time) schema.Tool
 	if c.Source == "" {
 		c.Source = schema.Harness(first(resource, AttrSource))
 	}
-	// A coverage is a share, 0 to 1; anything else (NaN included) says none.
-	if v, ok := x.get(sSessionCoverage); ok && v.Type() == pcommon.ValueTypeDouble && v.Double() >= 0 && v.Double() <= 1 {
+	// A coverage is a share, 0 to 1; anything else (NaN included) says none
+	// (KnownRatio).
+	if v, ok := x.get(sSessionCoverage); ok && v.Type() == pcommon.ValueTypeDouble {
 		c.SessionCoverage = schema.KnownRatio(v.Double())
 	}
 	c.CoverageUpperBound = x.boolean(sCoverageUpperBound)
@@ -775,14 +793,51 @@ func AnswerFromAttributes(m pcommon.Map, t time.Time) schema.Answer {
 	}
 	a.ReasonCalls = map[string][]string{}
 	for _, rc := range stringSlice(m, AttrAnswerReasonCalls) {
-		reason, ids, _ := strings.Cut(rc, "=")
-		if ids == "" {
-			a.ReasonCalls[reason] = []string{}
-			continue
-		}
-		a.ReasonCalls[reason] = strings.Split(ids, ",")
+		reason, ids := readReasonCalls(rc)
+		a.ReasonCalls[reason] = ids
 	}
 	return a
+}
+
+// idEscaper escapes what separates the call ids of a reason_calls entry.
+// Call ids are the harnesses' (any string): one with a comma read back as
+// two calls that do not exist.
+var idEscaper = strings.NewReplacer("%", "%25", ",", "%2C")
+
+// reasonCallsEntry is the reason_calls entry of reason and its call ids:
+// reason=id1,id2 (docs/attributes.md), each id's "%" and "," escaped as
+// %25 and %2C. Reasons are machine words (docs/design.md §5.4), with
+// neither "=" nor ",".
+func reasonCallsEntry(reason string, ids []string) string {
+	var b strings.Builder
+	b.WriteString(reason)
+	b.WriteByte('=')
+	for i, id := range ids {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		idEscaper.WriteString(&b, id)
+	}
+	return b.String()
+}
+
+// readReasonCalls is the inverse of reasonCallsEntry. An entry without "="
+// is a reason without calls; an id whose escapes are not ctxaudit's is
+// read as it is.
+func readReasonCalls(entry string) (reason string, ids []string) {
+	reason, list, _ := strings.Cut(entry, "=")
+	if list == "" {
+		return reason, []string{}
+	}
+	ids = strings.Split(list, ",")
+	for i, id := range ids {
+		if strings.Contains(id, "%") {
+			if u, err := url.PathUnescape(id); err == nil {
+				ids[i] = u
+			}
+		}
+	}
+	return reason, ids
 }
 
 // SessionFromAttributes rebuilds a session from an invoke_agent span.

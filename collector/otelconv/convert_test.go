@@ -189,6 +189,50 @@ func TestAnswerAndSessionRoundTrip(t *testing.T) {
 	}
 }
 
+// Call ids are the harnesses' and may hold the separators of a
+// reason_calls entry: a comma read back as two calls that do not exist.
+func TestReasonCallsKeepTheirCallIDs(t *testing.T) {
+	ids := []string{"call,1", "50%", "a%2Cb", "call_2|fc_3", "%"}
+	a := schema.Answer{SessionID: "s", MessageID: "m", Reasons: []string{schema.ReasonSilentTruncation, schema.ReasonNotFollowedUp},
+		ReasonCalls: map[string][]string{schema.ReasonSilentTruncation: ids, schema.ReasonNotFollowedUp: {}}}
+	sp := AppendAnswer(ptrace.NewSpanSlice(), &a)
+	v, _ := sp.Attributes().Get(AttrAnswerReasonCalls)
+	if got, want := v.Slice().At(0).Str(), "silent_truncation=call%2C1,50%25,a%252Cb,call_2|fc_3,%25"; got != want {
+		t.Errorf("entry %q, want %q", got, want)
+	}
+	if got := AnswerFromAttributes(sp.Attributes(), time.Time{}).ReasonCalls; !reflect.DeepEqual(got, a.ReasonCalls) {
+		t.Fatalf("reason calls read back %q, want %q", got, a.ReasonCalls)
+	}
+	// Entries as ctxaudit wrote them before ids were escaped read the same
+	// unless an id holds a "%" escape.
+	m := pcommon.NewMap()
+	m.PutEmptySlice(AttrAnswerReasonCalls).FromRaw([]any{"silent_truncation=toolu_1,toolu_2", "not_followed_up="})
+	want := map[string][]string{schema.ReasonSilentTruncation: {"toolu_1", "toolu_2"}, schema.ReasonNotFollowedUp: {}}
+	if got := AnswerFromAttributes(m, time.Time{}).ReasonCalls; !reflect.DeepEqual(got, want) {
+		t.Fatalf("plain entries read %q, want %q", got, want)
+	}
+}
+
+// A record with no time (every timestamp of its transcript malformed) is
+// stored at 1970-01-01; through spans it must be too — converted as it is,
+// the zero time wrapped around to 1754, a time no table holds, and the row
+// was left out where `ctxaudit ingest` stored it.
+func TestNoTimeIsTheUnsetTimestamp(t *testing.T) {
+	spans := ptrace.NewSpanSlice()
+	c := sampleCall()
+	c.Timestamp = time.Time{}
+	s := schema.Session{SessionID: "s-1"}
+	for _, sp := range []ptrace.Span{AppendToolCall(spans, &c), AppendSession(spans, &s), AppendAnswer(spans, &schema.Answer{SessionID: "s-1"})} {
+		if sp.StartTimestamp() != 0 || sp.EndTimestamp() != 0 {
+			t.Errorf("%s: timestamps %d, %d; want 0, unset", sp.Name(), sp.StartTimestamp(), sp.EndTimestamp())
+		}
+	}
+	got := ToolCallFromAttributes(spans.At(0).Attributes(), pcommon.NewMap(), spans.At(0).StartTimestamp().AsTime())
+	if err := got.Validate(); err != nil || !got.Timestamp.Equal(time.Unix(0, 0)) {
+		t.Fatalf("call read back at %v (%v), want 1970-01-01, storable", got.Timestamp, err)
+	}
+}
+
 // A Claude Code claude_code.tool_result log record names the session in
 // session.id and the tool in tool_name; those must map like the GenAI keys.
 func TestClaudeCodeLogAttributes(t *testing.T) {
@@ -437,5 +481,20 @@ func BenchmarkToolCallFromAttributes(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		ToolCallFromAttributes(sp.Attributes(), res, sp.StartTimestamp().AsTime())
+	}
+}
+
+// A count no int attribute holds (a record decoded from storage may carry
+// one; schema.Known makes none) is left out, read back unknown as the store
+// writes it — it was clamped to 2^63-1, a figure nothing measured.
+func TestCountPastMaxCountIsLeftOut(t *testing.T) {
+	c := sampleCall()
+	c.Original.Bytes = schema.Count{N: 1 << 63, Known: true}
+	sp := AppendToolCall(ptrace.NewSpanSlice(), &c)
+	if v, ok := sp.Attributes().Get(forensics.AttrOriginalBytes); ok {
+		t.Fatalf("%s = %s, want no attribute", forensics.AttrOriginalBytes, v.AsString())
+	}
+	if got := ToolCallFromAttributes(sp.Attributes(), pcommon.NewMap(), c.Timestamp); got.Original.Bytes.Known {
+		t.Fatalf("original bytes read back %+v, want unknown", got.Original.Bytes)
 	}
 }

@@ -11,8 +11,8 @@ import (
 // others add their usage and compactions, widen its time span, and fill
 // what the main thread left empty.
 func MergeSession(main *schema.Session, other schema.Session) {
-	main.InputTokens += other.InputTokens
-	main.OutputTokens += other.OutputTokens
+	main.InputTokens = schema.SumTokens(main.InputTokens, other.InputTokens)
+	main.OutputTokens = schema.SumTokens(main.OutputTokens, other.OutputTokens)
 	main.Compactions += other.Compactions
 	if !other.StartedAt.IsZero() && (main.StartedAt.IsZero() || other.StartedAt.Before(main.StartedAt)) {
 		main.StartedAt = other.StartedAt

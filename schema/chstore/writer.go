@@ -135,14 +135,15 @@ func nullableColumn[T, V any](name string, f func(*T) (v V, known bool)) column[
 	}}
 }
 
-// countColumn is a Nullable(UInt64) size: NULL when unknown.
+// countColumn is a Nullable(UInt64) size: NULL when unknown (or past
+// schema.MaxCount, which schema.Known never makes known).
 func countColumn[T any](name string, f func(*T) schema.Count) column[T] {
-	return nullableColumn(name, func(r *T) (uint64, bool) { c := f(r); return c.N, c.Known })
+	return nullableColumn(name, func(r *T) (uint64, bool) { c := f(r); return c.N, c.Known && c.N <= schema.MaxCount })
 }
 
-// ratioColumn is a Nullable(Float64): NULL when unknown.
+// ratioColumn is a Nullable(Float64): NULL when unknown (or no share).
 func ratioColumn[T any](name string, f func(*T) schema.Ratio) column[T] {
-	return nullableColumn(name, func(r *T) (float64, bool) { v := f(r); return v.V, v.Known })
+	return nullableColumn(name, func(r *T) (float64, bool) { return f(r).Stored() })
 }
 
 // versionColumn is the version each row is written with (see version.go).
@@ -293,8 +294,8 @@ var sessionColumns = []column[schema.Session]{
 	uint32Column("risky_answers", func(r *schema.Session) uint32 { return uint32(max(r.RiskyAnswers, 0)) }),
 	uint32Column("compactions", func(r *schema.Session) uint32 { return uint32(max(r.Compactions, 0)) }),
 	stringColumn("max_risk", func(r *schema.Session) string { return string(nonEmpty(r.MaxRisk, schema.RiskNone)) }),
-	uint64Column("input_tokens", func(r *schema.Session) uint64 { return r.InputTokens }),
-	uint64Column("output_tokens", func(r *schema.Session) uint64 { return r.OutputTokens }),
+	uint64Column("input_tokens", func(r *schema.Session) uint64 { return schema.StoredTokens(r.InputTokens) }),
+	uint64Column("output_tokens", func(r *schema.Session) uint64 { return schema.StoredTokens(r.OutputTokens) }),
 	versionColumn[schema.Session](),
 }
 

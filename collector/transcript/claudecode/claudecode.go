@@ -352,8 +352,8 @@ func (p *Parser) finishMessage() {
 	}
 	if !p.usageSeen[m.id] {
 		p.usageSeen[m.id] = true
-		p.sess.InputTokens += m.usageIn
-		p.sess.OutputTokens += m.usageOut
+		p.sess.InputTokens = schema.SumTokens(p.sess.InputTokens, m.usageIn)
+		p.sess.OutputTokens = schema.SumTokens(p.sess.OutputTokens, m.usageOut)
 	}
 	if m.text.Len() > 0 && !m.toolUse && !m.synthetic && len(p.turnCalls) > 0 {
 		p.emit(&transcript.Answer{Line: m.line, Answer: schema.Answer{
@@ -586,8 +586,8 @@ func (p *Parser) flush() {
 func (p *Parser) Session() schema.Session {
 	s := p.sess
 	if m := &p.msg; m.id != "" && !p.usageSeen[m.id] {
-		s.InputTokens += m.usageIn
-		s.OutputTokens += m.usageOut
+		s.InputTokens = schema.SumTokens(s.InputTokens, m.usageIn)
+		s.OutputTokens = schema.SumTokens(s.OutputTokens, m.usageOut)
 	}
 	return s
 }

@@ -279,9 +279,9 @@ func (p *Parser) assistant(e *entry, model string, content, usage []byte) {
 		n, _ := jsonscan.Uint(it.Value())
 		switch string(it.Key()) {
 		case "input", "cacheRead", "cacheWrite":
-			p.sess.InputTokens += n
+			p.sess.InputTokens = schema.SumTokens(p.sess.InputTokens, n)
 		case "output":
-			p.sess.OutputTokens += n
+			p.sess.OutputTokens = schema.SumTokens(p.sess.OutputTokens, n)
 		}
 	}
 	if text.Len() > 0 && !calls && len(p.turnCalls) > 0 {
