@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/tinylib/msgp/msgp"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
@@ -27,9 +29,11 @@ import (
 // between two collectors (the spans marshalled and unmarshalled). The row
 // values compared are the writer's own (each table's columns), with the
 // version each row is written with, which carries what analysis it reflects.
-// Only the content links (original_sha256, context_sha256) are left out:
-// they are written by `ctxaudit ingest --store-content` alone, and a later
-// write without them keeps the stored ones (carryLinks).
+// The calls and answers a processor holds are kept as MessagePack until
+// their session is analysed; their rows are compared after that round trip
+// too. Only the content links (original_sha256, context_sha256) are left
+// out: they are written by `ctxaudit ingest --store-content` alone, and a
+// later write without them keeps the stored ones (carryLinks).
 func FuzzSpanPathWritesTheSameRows(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte("\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f"))
@@ -47,6 +51,12 @@ func FuzzSpanPathWritesTheSameRows(f *testing.F) {
 		if err != nil {
 			t.Fatalf("unmarshal the spans of an OTLP hop: %v", err)
 		}
+		// A call or answer the processor holds is kept as MessagePack until
+		// its session is analysed; held, it has no analysis yet.
+		heldCalls, heldAnswers := held(t, calls), held(t, answers)
+		sameRows(t, "held (MessagePack)", toolCallColumns, withoutAnalysis(calls), heldCalls)
+		sameRows(t, "held (MessagePack)", answerColumns, withoutAnalysis(answers), heldAnswers)
+
 		for _, path := range []struct {
 			name string
 			td   ptrace.Traces
@@ -57,6 +67,39 @@ func FuzzSpanPathWritesTheSameRows(f *testing.F) {
 			sameRows(t, path.name, answerColumns, answers, gotAnswers)
 		}
 	})
+}
+
+// held is recs encoded as the processor holds them, and decoded.
+func held[T any, P interface {
+	*T
+	msgp.Marshaler
+	msgp.Unmarshaler
+}](t *testing.T, recs []T) []T {
+	out := make([]T, len(recs))
+	for i := range recs {
+		b, err := P(&recs[i]).MarshalMsg(nil)
+		if err != nil {
+			t.Fatalf("encode a held record: %v", err)
+		}
+		if rest, err := P(&out[i]).UnmarshalMsg(b); err != nil || len(rest) != 0 {
+			t.Fatalf("decode a held record: %v (%d bytes left)", err, len(rest))
+		}
+	}
+	return out
+}
+
+// withoutAnalysis is recs as held: MessagePack leaves Analysis out.
+func withoutAnalysis[T any](recs []T) []T {
+	out := slices.Clone(recs)
+	for i := range out {
+		switch r := any(&out[i]).(type) {
+		case *schema.ToolCall:
+			r.Analysis = schema.Analysis{}
+		case *schema.Answer:
+			r.Analysis = schema.Analysis{}
+		}
+	}
+	return out
 }
 
 func mustMarshal(t *testing.T, td ptrace.Traces) []byte {
