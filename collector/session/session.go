@@ -26,6 +26,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"math"
 	"slices"
 
@@ -174,9 +175,15 @@ func (b *Builder) HoldCall(c *schema.ToolCall) []byte {
 }
 
 // AddAnswer stores an answer candidate (replacing one of the same id). A
-// candidate whose message issued a held call is not an answer and is ignored.
+// candidate whose message issued a held call is not an answer and is
+// ignored — and taken back in the next Result if an earlier builder of the
+// session returned it (Restore), as NotAnswer takes back one held here.
 func (b *Builder) AddAnswer(a schema.Answer) {
 	if b.notAnswers[a.MessageID] {
+		if _, returned := b.sentAnswer[a.MessageID]; returned {
+			delete(b.sentAnswer, a.MessageID)
+			b.retracted = append(b.retracted, a)
+		}
 		return
 	}
 	if i, ok := b.ansIdx[a.MessageID]; ok {
@@ -306,7 +313,10 @@ func (b *Builder) Commit(res Result) Sent {
 	for i := range res.Answers {
 		a := &res.Answers[i]
 		if a.Retracted {
-			continue // not an answer: nothing of it is returned again
+			// Not an answer: nothing of it is returned again, and a builder
+			// restored from these fingerprints must not take it back again.
+			s.Retracted = append(s.Retracted, a.MessageID)
+			continue
 		}
 		s.Answers[a.MessageID] = hashAnswer(a)
 		b.sentAnswer[a.MessageID] = s.Answers[a.MessageID]
@@ -320,16 +330,45 @@ func (b *Builder) Commit(res Result) Sent {
 type Sent struct {
 	Calls   map[string]uint64 `json:"calls,omitempty"`
 	Answers map[string]uint64 `json:"answers,omitempty"`
+	// Retracted are the answers taken back (their retractions returned):
+	// no longer returned, whatever an earlier Sent says (Merge).
+	Retracted []string `json:"retracted,omitempty"`
+}
+
+// Merge folds later fingerprints into s: a record's later fingerprint
+// replaces its earlier one, and an answer taken back is no longer returned.
+func (s *Sent) Merge(later Sent) {
+	if s.Calls == nil {
+		s.Calls = map[string]uint64{}
+	}
+	if s.Answers == nil {
+		s.Answers = map[string]uint64{}
+	}
+	maps.Copy(s.Calls, later.Calls)
+	maps.Copy(s.Answers, later.Answers)
+	for _, id := range later.Retracted {
+		delete(s.Answers, id)
+	}
 }
 
 // Restore records fingerprints (from Commit, possibly of an earlier
 // process) as returned; a later one of the same record replaces an earlier.
+// A caller rebuilding a builder restores first and then adds the records
+// again: what the builder learns from them is then weighed against what was
+// returned — an answer returned before whose message proves to have called
+// a tool is taken back, and a call held again with other content than it
+// was returned with is returned again. Restored after the records, both
+// were lost: the answer's row stayed, stating an answer the message never
+// was (FuzzIncrementalAnalysisStoresTheOneShotRows in schema/chstore).
 func (b *Builder) Restore(s Sent) {
 	for id, p := range s.Calls {
 		b.sentCall[id] = p
 	}
 	for id, p := range s.Answers {
 		b.sentAnswer[id] = p
+	}
+	for _, id := range s.Retracted {
+		delete(b.sentAnswer, id)
 	}
 }
 

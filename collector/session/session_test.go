@@ -1,6 +1,7 @@
 package session
 
 import (
+	"maps"
 	"reflect"
 	"testing"
 	"time"
@@ -176,6 +177,62 @@ func TestAnswerOfAMessageThatCallsAToolIsRetracted(t *testing.T) {
 	b.AddAnswer(schema.Answer{SessionID: "s", MessageID: "m4", Timestamp: at.Add(5 * time.Second), Text: "Looking further."})
 	if res := b.Analyze(schema.Session{SessionID: "s"}); len(res.Retracted) != 1 || res.Retracted[0].MessageID != "m4" || res.Meta.Answers != 0 {
 		t.Errorf("NotAnswer: retracted %v, session answers %d", res.Retracted, res.Meta.Answers)
+	}
+}
+
+// A builder rebuilt after a restart — what was returned restored first,
+// then the records, in any order — takes back an answer returned before
+// whose message proved to call a tool, once: the fingerprints it merges
+// after the retraction no longer count the answer as returned.
+func TestRestoredBuilderTakesBackAnAnswerOnce(t *testing.T) {
+	at := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	meta := schema.Session{SessionID: "s"}
+	answer := schema.Answer{SessionID: "s", MessageID: "m2", Timestamp: at.Add(time.Second), Text: "Let me check b.go."}
+	c1, c2 := call("c1", at, false, `{"file_path":"/a.go"}`), call("c2", at.Add(2*time.Second), false, `{"file_path":"/b.go"}`)
+	c2.MessageID = "m2"
+
+	b := New("s")
+	b.HoldCall(&c1)
+	b.AddAnswer(answer)
+	var sent Sent
+	sent.Merge(b.Commit(b.Pending(meta)))
+	if _, ok := sent.Answers["m2"]; !ok {
+		t.Fatalf("the answer was not returned: %+v", sent)
+	}
+	for _, order := range [][]any{{c1, answer, c2}, {c1, c2, answer}, {answer, c2, c1}} {
+		r := New("s")
+		r.Restore(sent)
+		for _, rec := range order {
+			switch rec := rec.(type) {
+			case schema.ToolCall:
+				r.HoldCall(&rec)
+			case schema.Answer:
+				r.AddAnswer(rec)
+			}
+		}
+		res := r.Pending(meta)
+		if len(res.Retracted) != 1 || res.Retracted[0].MessageID != "m2" || res.Meta.Answers != 0 {
+			t.Fatalf("order %v: retracted %v, session answers %d; want m2 taken back", order, res.Retracted, res.Meta.Answers)
+		}
+		done := sent
+		done.Calls, done.Answers = maps.Clone(sent.Calls), maps.Clone(sent.Answers)
+		done.Merge(r.Commit(res))
+		if _, ok := done.Answers["m2"]; ok {
+			t.Fatalf("order %v: m2 still counted as returned after its retraction: %+v", order, done)
+		}
+		again := New("s")
+		again.Restore(done)
+		for _, rec := range order {
+			switch rec := rec.(type) {
+			case schema.ToolCall:
+				again.HoldCall(&rec)
+			case schema.Answer:
+				again.AddAnswer(rec)
+			}
+		}
+		if res := again.Pending(meta); len(res.Retracted) != 0 {
+			t.Errorf("order %v: taken back again after a second restart: %v", order, res.Retracted)
+		}
 	}
 }
 

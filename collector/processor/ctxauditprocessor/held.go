@@ -236,6 +236,8 @@ func (p *tracesProcessor) reload(ctx context.Context) error {
 	for _, lb := range l.buffers {
 		b := newSessionBuffer(lb.meta.SessionID, lb.meta.Source, lb.meta.Partial, lb.gen)
 		b.metaStored, b.hasBase = true, lb.base != nil
+		// What was emitted first, then the records (session.Builder.Restore).
+		b.b.Restore(lb.meta.Sent)
 		seqs, incs := lb.sortedIncs()
 		for i, r := range append([]*storedRecords{lb.base}, incs...) {
 			if r == nil {
@@ -266,8 +268,7 @@ func (p *tracesProcessor) reload(ctx context.Context) error {
 				b.pendingSince = r.At
 			}
 		}
-		b.b.Restore(lb.meta.Sent)
-		b.sent = mergeSent(session.Sent{Calls: map[string]uint64{}, Answers: map[string]uint64{}}, lb.meta.Sent)
+		b.sent.Merge(lb.meta.Sent)
 		b.dirty = len(b.incs) > 0
 		calls += b.b.Calls()
 		if el, ok := p.sessions[b.id]; ok {
@@ -863,7 +864,7 @@ func (p *tracesProcessor) emitted(ctx context.Context, parts []emitted, retire b
 	for _, e := range parts {
 		b := e.b
 		if e.analysed {
-			b.sent = mergeSent(b.sent, b.b.Commit(e.res))
+			b.sent.Merge(b.b.Commit(e.res))
 		}
 		if p.store == nil || !b.metaStored {
 			continue
@@ -902,22 +903,6 @@ func (b *sessionBuffer) storedMeta() storedMeta {
 		m.Emitted = max(m.Emitted, s)
 	}
 	return m
-}
-
-func mergeSent(into, more session.Sent) session.Sent {
-	if into.Calls == nil {
-		into.Calls = map[string]uint64{}
-	}
-	if into.Answers == nil {
-		into.Answers = map[string]uint64{}
-	}
-	for k, v := range more.Calls {
-		into.Calls[k] = v
-	}
-	for k, v := range more.Answers {
-		into.Answers[k] = v
-	}
-	return into
 }
 
 // recentSet remembers up to n ids, forgetting the oldest first.

@@ -844,18 +844,7 @@ func TestEmittedAnswerIsTakenBack(t *testing.T) {
 	if err := ext.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
-	chats := func(sink *consumertest.TracesSink) []schema.Answer {
-		var out []schema.Answer
-		for _, td := range sink.AllTraces() {
-			otelconv.EachSpan(td, func(_ pcommon.Map, _ string, sp ptrace.Span) {
-				if otelconv.Operation(sp.Attributes()) == otelconv.OperationChat {
-					out = append(out, otelconv.AnswerFromAttributes(sp.Attributes(), sp.StartTimestamp().AsTime()))
-				}
-			})
-		}
-		return out
-	}
-	answers := chats(sink)
+	answers := chatsOf(sink)
 	if len(answers) != 2 {
 		t.Fatalf("%d chat spans emitted; want the answer and its retraction: %+v", len(answers), answers)
 	}
@@ -882,9 +871,107 @@ func TestEmittedAnswerIsTakenBack(t *testing.T) {
 	if err := ext.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := chats(again); len(got) != 0 {
+	if got := chatsOf(again); len(got) != 0 {
 		t.Errorf("after the restart %d chat spans emitted again: %+v", len(got), got)
 	}
+}
+
+// An answer emitted before a crash, whose message then called a tool before
+// the crash but after the emission, is taken back by the next process —
+// also when its chat span came again after the call (a sender's retry).
+// The reloaded session learned that the message was no answer before it
+// learned that the answer had been emitted, and the answer's row stayed,
+// stating an answer the message never was
+// (FuzzIncrementalAnalysisStoresTheOneShotRows in schema/chstore).
+func TestAnswerTakenBackAcrossACrash(t *testing.T) {
+	for _, resent := range []bool{false, true} {
+		t.Run(fmt.Sprintf("chat span sent again: %v", resent), func(t *testing.T) {
+			ctx := context.Background()
+			dir := t.TempDir()
+			cfg := createDefaultConfig().(*Config)
+			cfg.SessionIdle = time.Hour
+			cfg.Storage = &fileStorage
+			at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+			chat := func(spans ptrace.SpanSlice) {
+				chatSpan(spans, "crash", "Let me look at b.go.", at.Add(time.Second))
+				spans.At(spans.Len()-1).Attributes().PutStr(otelconv.AttrMessageID, "m-open")
+			}
+			first := new(consumertest.TracesSink)
+			p, ext := startOnStorage(t, dir, cfg, first)
+			td := ptrace.NewTraces()
+			spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+			shellSpan(spans, "crash", "c1", "a\nb\n", at)
+			chat(spans)
+			if _, err := process(ctx, p, td); err != nil {
+				t.Fatal(err)
+			}
+			if err := p.flush(ctx, func(*sessionBuffer) bool { return true }); err != nil {
+				t.Fatal(err)
+			}
+			if got := chatsOf(first); len(got) != 1 || got[0].Retracted {
+				t.Fatalf("first emission: %+v; want the answer", got)
+			}
+			td = ptrace.NewTraces()
+			spans = td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+			shellSpan(spans, "crash", "c2", "a\nb\n", at.Add(2*time.Second))
+			spans.At(0).Attributes().PutStr(otelconv.AttrMessageID, "m-open") // the message called a tool
+			if _, err := process(ctx, p, td); err != nil {
+				t.Fatal(err)
+			}
+			if resent {
+				td = ptrace.NewTraces()
+				chat(td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans())
+				if _, err := process(ctx, p, td); err != nil {
+					t.Fatal(err)
+				}
+			}
+			crash(t, p, ext)
+
+			second := new(consumertest.TracesSink)
+			p, ext = startOnStorage(t, dir, cfg, second)
+			if err := p.shutdown(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := ext.Shutdown(ctx); err != nil {
+				t.Fatal(err)
+			}
+			got := chatsOf(second)
+			if len(got) != 1 || !got[0].Retracted || got[0].MessageID != "m-open" {
+				t.Fatalf("after the crash: %+v; want the answer's retraction", got)
+			}
+
+			// Taken back once: a third process does not do it again.
+			third := new(consumertest.TracesSink)
+			p, ext = startOnStorage(t, dir, cfg, third)
+			td = ptrace.NewTraces()
+			shellSpan(td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans(), "crash", "c3", "a\nb\n", at.Add(3*time.Second))
+			if _, err := process(ctx, p, td); err != nil {
+				t.Fatal(err)
+			}
+			if err := p.shutdown(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := ext.Shutdown(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if got := chatsOf(third); len(got) != 0 {
+				t.Errorf("a later process emitted %d chat spans: %+v; want none", len(got), got)
+			}
+		})
+	}
+}
+
+// chatsOf is the answers (chat spans) a sink received, in order.
+func chatsOf(sink *consumertest.TracesSink) []schema.Answer {
+	var out []schema.Answer
+	for _, td := range sink.AllTraces() {
+		otelconv.EachSpan(td, func(_ pcommon.Map, _ string, sp ptrace.Span) {
+			if otelconv.Operation(sp.Attributes()) == otelconv.OperationChat {
+				out = append(out, otelconv.AnswerFromAttributes(sp.Attributes(), sp.StartTimestamp().AsTime()))
+			}
+		})
+	}
+	return out
 }
 
 // TestRequestsWaitForDroppedSessions: while the sessions dropped from the
