@@ -35,6 +35,15 @@ func FuzzIncrementalAnalysisStoresTheOneShotRows(f *testing.F) {
 		g := recordGen(data)
 		meta := schema.Session{SessionID: "s", Source: schema.HarnessClaudeCode, Turns: 3}
 		calls, answers := g.turns("s")
+		arrived := g.arrival(calls, answers)
+		// A call sent again with other content (a sender that learned more)
+		// is stored as last sent; the one-shot reads that version.
+		for _, r := range arrived {
+			if c, ok := r.(schema.ToolCall); ok {
+				i := slices.IndexFunc(calls, func(x schema.ToolCall) bool { return x.CallID == c.CallID })
+				calls[i] = c
+			}
+		}
 
 		oneShot := session.New("s")
 		for _, c := range calls {
@@ -47,7 +56,6 @@ func FuzzIncrementalAnalysisStoresTheOneShotRows(f *testing.F) {
 
 		var st stored
 		b := session.New("s")
-		arrived := g.arrival(calls, answers)
 		for i, r := range arrived {
 			hold(b, r)
 			switch g.byte() % 8 {
@@ -246,7 +254,8 @@ func (g *recordGen) turnCall(session, id, msg string, turn int, at time.Time) sc
 
 // arrival is the order a processor receives the records in: the session's
 // order with neighbours swapped here and there (parallel calls, batches
-// from several clients), and at times a record sent twice (a retry).
+// from several clients), at times a record sent twice (a retry), and at
+// times a call sent again with other figures.
 func (g *recordGen) arrival(calls []schema.ToolCall, answers []schema.Answer) []any {
 	var recs []any
 	ci, ai := 0, 0
@@ -266,6 +275,12 @@ func (g *recordGen) arrival(calls []schema.ToolCall, answers []schema.Answer) []
 	}
 	if len(recs) > 0 && g.byte()%4 == 0 {
 		recs = append(recs, recs[int(g.byte())%len(recs)])
+	}
+	if len(calls) > 0 && g.byte()%4 == 0 {
+		c := calls[int(g.byte())%len(calls)]
+		c.Context.Bytes = schema.Known(c.Context.Bytes.N + 1)
+		c.IsError = !c.IsError
+		recs = append(recs, c)
 	}
 	return recs
 }
