@@ -200,16 +200,7 @@ func TestRestoredBuilderTakesBackAnAnswerOnce(t *testing.T) {
 		t.Fatalf("the answer was not returned: %+v", sent)
 	}
 	for _, order := range [][]any{{c1, answer, c2}, {c1, c2, answer}, {answer, c2, c1}} {
-		r := New("s")
-		r.Restore(sent)
-		for _, rec := range order {
-			switch rec := rec.(type) {
-			case schema.ToolCall:
-				r.HoldCall(&rec)
-			case schema.Answer:
-				r.AddAnswer(rec)
-			}
-		}
+		r := restored(sent, order)
 		res := r.Pending(meta)
 		if len(res.Retracted) != 1 || res.Retracted[0].MessageID != "m2" || res.Meta.Answers != 0 {
 			t.Fatalf("order %v: retracted %v, session answers %d; want m2 taken back", order, res.Retracted, res.Meta.Answers)
@@ -220,20 +211,26 @@ func TestRestoredBuilderTakesBackAnAnswerOnce(t *testing.T) {
 		if _, ok := done.Answers["m2"]; ok {
 			t.Fatalf("order %v: m2 still counted as returned after its retraction: %+v", order, done)
 		}
-		again := New("s")
-		again.Restore(done)
-		for _, rec := range order {
-			switch rec := rec.(type) {
-			case schema.ToolCall:
-				again.HoldCall(&rec)
-			case schema.Answer:
-				again.AddAnswer(rec)
-			}
-		}
-		if res := again.Pending(meta); len(res.Retracted) != 0 {
+		if res := restored(done, order).Pending(meta); len(res.Retracted) != 0 {
 			t.Errorf("order %v: taken back again after a second restart: %v", order, res.Retracted)
 		}
 	}
+}
+
+// restored is a builder rebuilt as a restarted processor rebuilds one: what
+// was returned first, then the records in order.
+func restored(sent Sent, records []any) *Builder {
+	b := New("s")
+	b.Restore(sent)
+	for _, rec := range records {
+		switch rec := rec.(type) {
+		case schema.ToolCall:
+			b.HoldCall(&rec)
+		case schema.Answer:
+			b.AddAnswer(rec)
+		}
+	}
+	return b
 }
 
 // TestCallPrintCoversFollowThrough: a change to any field of a call's

@@ -858,10 +858,20 @@ func TestEmittedAnswerIsTakenBack(t *testing.T) {
 	}
 
 	// After a restart the session grows: it is taken back once, not again.
-	again := new(consumertest.TracesSink)
-	p, ext = startOnStorage(t, dir, cfg, again)
-	td = ptrace.NewTraces()
-	shellSpan(td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans(), "open", "c3", "a\nb\n", at.Add(3*time.Second))
+	if got := chatsOf(restartWithCall(t, dir, cfg, "open", "c3", at.Add(3*time.Second))); len(got) != 0 {
+		t.Errorf("after the restart %d chat spans emitted again: %+v", len(got), got)
+	}
+}
+
+// restartWithCall starts a processor on the storage in dir, gives it one
+// more call of session, and shuts it down: what it emitted.
+func restartWithCall(t *testing.T, dir string, cfg *Config, session, callID string, at time.Time) *consumertest.TracesSink {
+	t.Helper()
+	ctx := context.Background()
+	sink := new(consumertest.TracesSink)
+	p, ext := startOnStorage(t, dir, cfg, sink)
+	td := ptrace.NewTraces()
+	shellSpan(td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans(), session, callID, "a\nb\n", at)
 	if _, err := process(ctx, p, td); err != nil {
 		t.Fatal(err)
 	}
@@ -871,9 +881,7 @@ func TestEmittedAnswerIsTakenBack(t *testing.T) {
 	if err := ext.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := chatsOf(again); len(got) != 0 {
-		t.Errorf("after the restart %d chat spans emitted again: %+v", len(got), got)
-	}
+	return sink
 }
 
 // An answer emitted before a crash, whose message then called a tool before
@@ -941,20 +949,7 @@ func TestAnswerTakenBackAcrossACrash(t *testing.T) {
 			}
 
 			// Taken back once: a third process does not do it again.
-			third := new(consumertest.TracesSink)
-			p, ext = startOnStorage(t, dir, cfg, third)
-			td = ptrace.NewTraces()
-			shellSpan(td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans(), "crash", "c3", "a\nb\n", at.Add(3*time.Second))
-			if _, err := process(ctx, p, td); err != nil {
-				t.Fatal(err)
-			}
-			if err := p.shutdown(ctx); err != nil {
-				t.Fatal(err)
-			}
-			if err := ext.Shutdown(ctx); err != nil {
-				t.Fatal(err)
-			}
-			if got := chatsOf(third); len(got) != 0 {
+			if got := chatsOf(restartWithCall(t, dir, cfg, "crash", "c3", at.Add(3*time.Second))); len(got) != 0 {
 				t.Errorf("a later process emitted %d chat spans: %+v; want none", len(got), got)
 			}
 		})
