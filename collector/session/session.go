@@ -226,6 +226,10 @@ func (b *Builder) Records() ([]schema.ToolCall, []schema.Answer) {
 // Calls is how many calls the builder holds.
 func (b *Builder) Calls() int { return b.calls.len() }
 
+// HasAnswer reports whether an answer of message id is held (a candidate
+// not shown to be narration).
+func (b *Builder) HasAnswer(id string) bool { _, ok := b.ansIdx[id]; return ok }
+
 // HasCall reports whether a call of that id is held.
 func (b *Builder) HasCall(id string) bool { _, ok := b.callIdx[id]; return ok }
 

@@ -91,6 +91,7 @@ func (r *agentReceiver) analyzeSession(ctx context.Context, id string, files []*
 	}
 	files = r.filesOf(id) // loading may have moved a file to another session
 	for _, f := range files {
+		f.flushed = nil
 		if f.parser != nil {
 			f.parser.Flush(r.flushSink(f, b))
 			r.snapshot(f)
@@ -105,8 +106,16 @@ func (r *agentReceiver) analyzeSession(ctx context.Context, id string, files []*
 	if res, ok := r.analyze(id, metas); ok {
 		b.addAnalysis(id, res, true)
 	}
+	s := r.session(id)
 	for _, f := range files {
 		b.analyzed[f] = f.Read.Line
+		// The file's last message's answer, if the analysis counts it: kept
+		// with the checkpoint once accepted (none clears the one before).
+		var open *schema.Answer
+		if f.flushed != nil && s.HasAnswer(f.flushed.MessageID) {
+			open = f.flushed
+		}
+		b.open[f] = open
 	}
 }
 

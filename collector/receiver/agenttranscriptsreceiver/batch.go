@@ -24,6 +24,9 @@ type batch struct {
 	// analyzed are the files whose session analysis this batch carries,
 	// with the line each was analysed up to; it is committed with the batch.
 	analyzed map[*trackedFile]int64
+	// open is, for the same files, the answer the analysis returned for
+	// each file's last message (trackedFile.openAnswer), or nil.
+	open map[*trackedFile]*schema.Answer
 }
 
 type sessionSpans struct {
@@ -34,7 +37,7 @@ type sessionSpans struct {
 }
 
 func newBatch() *batch {
-	return &batch{sessions: map[string]*sessionSpans{}, analyzed: map[*trackedFile]int64{}}
+	return &batch{sessions: map[string]*sessionSpans{}, analyzed: map[*trackedFile]int64{}, open: map[*trackedFile]*schema.Answer{}}
 }
 
 func (b *batch) full() bool { return b.spans >= maxBatchSpans }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ctxaudit/ctxaudit/collector/ingest"
 	"github.com/ctxaudit/ctxaudit/collector/transcript"
+	"github.com/ctxaudit/ctxaudit/schema"
 )
 
 // A parser's records go to the sink its Feed or Flush call is given; which
@@ -18,31 +19,36 @@ import (
 // the previous one), fed again to rebuild a parser: they reach the session
 // but are not emitted again, and their skips were counted when first read.
 func (r *agentReceiver) rebuildSink(f *trackedFile) transcript.Emit {
-	return r.sessionSink(f, nil, nil)
+	return r.sessionSink(f, nil, nil, false)
 }
 
 // readSink takes the records of new lines: calls are emitted into b as
 // read, and skipped lines are counted and logged.
 func (r *agentReceiver) readSink(f *trackedFile, b *batch) transcript.Emit {
-	return r.sessionSink(f, b, r.skipped)
+	return r.sessionSink(f, b, r.skipped, false)
 }
 
 // flushSink takes what a parser flushed because its session went idle: its
 // calls are new and emitted into b, but its skips (calls still waiting for
-// a result) are not final and are not counted.
+// a result) are not final and are not counted. Its answer is the file's
+// last message's, which a later line may still prove no answer: it is kept
+// as f.flushed.
 func (r *agentReceiver) flushSink(f *trackedFile, b *batch) transcript.Emit {
-	return r.sessionSink(f, b, nil)
+	return r.sessionSink(f, b, nil, true)
 }
 
 // sessionSink hands calls and answers to their session, emits the calls
 // into b when there is one, and gives skips to onSkip when there is one.
-func (r *agentReceiver) sessionSink(f *trackedFile, b *batch, onSkip func(*trackedFile, *transcript.Skip)) transcript.Emit {
+func (r *agentReceiver) sessionSink(f *trackedFile, b *batch, onSkip func(*trackedFile, *transcript.Skip), flush bool) transcript.Emit {
 	return func(rec transcript.Record) {
 		switch v := rec.(type) {
 		case *transcript.Call:
 			r.addCall(f, v, b)
 		case *transcript.Answer:
 			r.addAnswer(f, v)
+			if flush {
+				f.flushed = retractable(v.Answer)
+			}
 		case *transcript.Skip:
 			if onSkip != nil {
 				onSkip(f, v)
@@ -70,6 +76,13 @@ func (r *agentReceiver) addAnswer(f *trackedFile, v *transcript.Answer) {
 		v.Answer.SessionID = transcript.SessionIDFromPath(f.Path)
 	}
 	r.session(v.Answer.SessionID).AddAnswer(v.Answer)
+}
+
+// retractable is what a retraction of a needs: its ids, time (its row's
+// partition), turn, source, model and agent; no text.
+func retractable(a schema.Answer) *schema.Answer {
+	return &schema.Answer{SessionID: a.SessionID, MessageID: a.MessageID, Timestamp: a.Timestamp, Turn: a.Turn,
+		Source: a.Source, Model: a.Model, AgentID: a.AgentID, Sidechain: a.Sidechain}
 }
 
 // skipped counts and logs a line that gave no record. Logged at Warn so the

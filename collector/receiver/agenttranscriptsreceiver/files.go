@@ -42,6 +42,11 @@ type trackedFile struct {
 	// the result accepted.
 	analyzed  int64
 	sessionID string
+	// openAnswer is the answer the session's last accepted analysis
+	// returned for the file's last message, which a later line may prove no
+	// answer (checkpoint.File.OpenAnswer); flushed is the one the parser's
+	// flush gave the analysis under way.
+	openAnswer, flushed *schema.Answer
 
 	parser  transcript.Parser
 	meta    schema.Session
@@ -62,6 +67,7 @@ func (f *trackedFile) checkpoint() checkpoint.File {
 	return checkpoint.File{
 		Fingerprint: f.FP, Offset: f.Committed.Offset, Line: f.Committed.Line,
 		AnalyzedLine: min(f.analyzed, f.Committed.Line), SessionID: f.sessionID, Format: string(f.format),
+		OpenAnswer: f.openAnswer,
 	}
 }
 
@@ -127,7 +133,7 @@ func (r *agentReceiver) reconcile(paths []string) []*trackedFile {
 
 func (r *agentReceiver) restore(f *trackedFile, cp checkpoint.File) {
 	f.Restore(cp)
-	f.analyzed = cp.AnalyzedLine
+	f.analyzed, f.openAnswer = cp.AnalyzedLine, cp.OpenAnswer
 	if r.format == "" && cp.Format != "" {
 		if format, err := transcript.ParseFormat(cp.Format); err == nil && format != transcript.FormatAuto {
 			f.format = format
@@ -136,7 +142,7 @@ func (r *agentReceiver) restore(f *trackedFile, cp checkpoint.File) {
 	if f.format == "" {
 		// Without a format the file is detected and read from the start.
 		f.Rewind()
-		f.analyzed = 0
+		f.analyzed, f.openAnswer = 0, nil
 	}
 	r.setSession(f, cp.SessionID)
 	f.Dirty = false

@@ -298,6 +298,11 @@ func (r *agentReceiver) commit(ctx context.Context, b *batch) {
 			f.analyzed, f.Dirty = line, true
 		}
 	}
+	for f, a := range b.open {
+		if a != f.openAnswer {
+			f.openAnswer, f.Dirty = a, true
+		}
+	}
 	if err := r.saveCheckpoints(ctx); err != nil && ctx.Err() == nil {
 		r.logger.Warn("Cannot save checkpoints; will retry", zap.Error(err))
 	}

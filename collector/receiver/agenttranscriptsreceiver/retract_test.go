@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.uber.org/zap"
@@ -20,6 +21,7 @@ import (
 	"github.com/ctxaudit/ctxaudit/collector/otelconv"
 	"github.com/ctxaudit/ctxaudit/collector/receiver/agenttranscriptsreceiver/internal/metadata"
 	"github.com/ctxaudit/ctxaudit/collector/session"
+	"github.com/ctxaudit/ctxaudit/collector/transcript/transcripttest"
 )
 
 // TestAnswerCutMidMessageIsTakenBack cuts the real 2.1.6 session inside an
@@ -113,4 +115,121 @@ func TestAnswerCutMidMessageIsTakenBack(t *testing.T) {
 	assert.Equal(t, session216, taken[0].ContextMap()["session"])
 	assert.Equal(t, []any{openMessage}, taken[0].ContextMap()["message_ids"])
 	assert.Equal(t, zapcore.WarnLevel, taken[0].Level)
+}
+
+// cutSession216 writes the 2.1.6 session under root cut inside the assistant
+// message of line 13 (its text block; line 14 is its tool_use block), without
+// the sub-agent file, which runs later; rest writes the remainder.
+func cutSession216(t *testing.T, root string) (main string, rest func()) {
+	t.Helper()
+	const cutAfter, openMessage = 13, "msg_01HoxpMDyxfh4Xf3Aoed6f8S"
+	project := filepath.Join(root, "projects", "-p")
+	copyTree(t, fixture216(t), project)
+	main = filepath.Join(project, session216+".jsonl")
+	sub := filepath.Join(project, session216, "subagents", "agent-a4d534b.jsonl")
+	all, subLines := lines(t, main), lines(t, sub)
+	all[len(all)-1] = append(all[len(all)-1], '\n')
+	subLines[len(subLines)-1] = append(subLines[len(subLines)-1], '\n')
+	require.Contains(t, string(all[cutAfter]), openMessage)
+	require.NoError(t, os.Remove(sub))
+	writeFile(t, main, all[:cutAfter]...)
+	return main, func() {
+		writeFile(t, sub, subLines...)
+		appendFile(t, main, bytes.Join(all[cutAfter:], nil))
+	}
+}
+
+// takenBack requires the last chat span sink received for message to take
+// its answer back, and the session's last analysis to be one-shot ingest's
+// of root.
+func takenBack(t *testing.T, sink *consumertest.TracesSink, root, message string) {
+	t.Helper()
+	w := &ingestRecorder{}
+	_, err := ingest.Run(context.Background(), []string{root}, ingest.Options{}, w)
+	require.NoError(t, err)
+	require.Len(t, w.sessions, 1)
+	want := w.sessions[0]
+	require.Eventually(t, func() bool {
+		s := finalState(sink).sessions[session216]
+		return s.ToolCalls == want.ToolCalls && s.Answers == want.Answers
+	}, waitFor, 10*time.Millisecond, "session %+v, want %d calls, %d answers", finalState(sink).sessions[session216], want.ToolCalls, want.Answers)
+	var last *span
+	for _, s := range withOp(spansOf(sink.AllTraces()), otelconv.OperationChat) {
+		if s.spanID == otelconv.SpanID(session216, "answer", message) {
+			last = &s
+		}
+	}
+	require.NotNil(t, last, "no chat span of %s: its answer, stored before, is never taken back", message)
+	back := otelconv.AnswerFromAttributes(last.attrs, last.start)
+	assert.True(t, back.Retracted, "the last chat span of %s takes its answer back", message)
+	assert.Equal(t, session.RetractedVerdict, back.Verdict)
+}
+
+// An answer the receiver sent before a restart, whose message's tool call
+// is read after it, is taken back by the next receiver: the file's
+// checkpoint keeps the answer its last analysis returned for its last
+// message. Rebuilt from the file alone, the session never held the answer
+// again (the parser merges the message with its tool call), and the answer
+// row stayed.
+func TestAnswerTakenBackAfterARestart(t *testing.T) {
+	const openMessage = "msg_01HoxpMDyxfh4Xf3Aoed6f8S"
+	root := t.TempDir()
+	main, rest := cutSession216(t, root)
+	store := newMemStorage()
+	storageID := component.MustNewID("memory")
+	h := host{ext: map[component.ID]component.Component{storageID: store}}
+	cfg := testConfig(root)
+	cfg.StorageID = &storageID
+	cfg.SessionIdle = 50 * time.Millisecond
+
+	first := new(consumertest.TracesSink)
+	rcv, err := NewFactory().CreateTraces(context.Background(), receivertest.NewNopSettings(metadata.Type), cfg, first)
+	require.NoError(t, err)
+	require.NoError(t, rcv.Start(context.Background(), h))
+	require.Eventually(t, func() bool {
+		cp, ok := store.checkpoint(t, main)
+		return ok && cp.AnalyzedLine == cp.Line && cp.OpenAnswer != nil
+	}, waitFor, 10*time.Millisecond)
+	require.NoError(t, rcv.Shutdown(context.Background()))
+	cp, _ := store.checkpoint(t, main)
+	require.Equal(t, openMessage, cp.OpenAnswer.MessageID)
+	require.Contains(t, finalState(first).answers, openMessage, "the paused session's analysis sent the open message as an answer")
+
+	rest()
+	second := new(consumertest.TracesSink)
+	startReceiver(t, cfg, second, h, nil)
+	takenBack(t, second, root, openMessage)
+	require.Eventually(t, func() bool {
+		cp, _ := store.checkpoint(t, main)
+		return cp.OpenAnswer == nil || cp.OpenAnswer.MessageID != openMessage
+	}, waitFor, 10*time.Millisecond, "the checkpoint still keeps the answer taken back")
+}
+
+// So is an answer of a session evicted (max_sessions) after it was sent,
+// when the session grows again.
+func TestAnswerTakenBackAfterEviction(t *testing.T) {
+	const openMessage = "msg_01HoxpMDyxfh4Xf3Aoed6f8S"
+	root := t.TempDir()
+	_, rest := cutSession216(t, root)
+	cfg := testConfig(root)
+	cfg.SessionIdle = 50 * time.Millisecond
+	cfg.MaxSessions = 1
+	sink := new(consumertest.TracesSink)
+	startReceiver(t, cfg, sink, nil, nil)
+	require.Eventually(t, func() bool {
+		_, ok := finalState(sink).answers[openMessage]
+		return ok
+	}, waitFor, 10*time.Millisecond)
+
+	// Another session is read: the paused one is evicted.
+	other := filepath.Join(root, "projects", "-q", "11111111-0001-4001-8001-000000000001.jsonl")
+	writeFile(t, other, lines(t, filepath.Join(transcripttest.ExamplesDir(t), "claude-code", "-Users-dev-acme", filepath.Base(other)))...)
+	require.Eventually(t, func() bool {
+		_, ok := finalState(sink).sessions["11111111-0001-4001-8001-000000000001"]
+		return ok
+	}, waitFor, 10*time.Millisecond)
+
+	rest()
+	require.NoError(t, os.Remove(other)) // one-shot ingest of root is then the paused session's
+	takenBack(t, sink, root, openMessage)
 }

@@ -74,8 +74,26 @@ func (r *agentReceiver) session(id string) *session.Builder {
 	s, created := r.sessions.get(id)
 	if created {
 		r.tel.SessionsHeld(context.Background(), 1)
+		r.reopen(s)
 	}
 	return s
+}
+
+// reopen gives a session being built again — after a restart, or evicted
+// and grown since — the answers an earlier analysis returned for its files'
+// last messages, as returned: should a file's next line prove its last
+// message no answer (its tool call), the session takes the answer back
+// (docs/design.md §5.1). Rebuilt from the files alone it would not: the
+// parser merges the message with its tool call and never offers the
+// answer again, and nothing would say it had been returned. The parser's
+// own answer of the message, when it comes, replaces what is given here.
+func (r *agentReceiver) reopen(s *session.Builder) {
+	for f := range r.bySession[s.ID()] {
+		if a := f.openAnswer; a != nil && !s.HasAnswer(a.MessageID) {
+			s.Restore(session.Sent{Answers: map[string]uint64{a.MessageID: 0}})
+			s.AddAnswer(*a)
+		}
+	}
 }
 
 // analyze analyses session id with the metadata of its sources, the main

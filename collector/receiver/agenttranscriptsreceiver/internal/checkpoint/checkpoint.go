@@ -9,6 +9,11 @@
 // kept as a hash: the first KiB of a transcript is the user's first prompt,
 // and the storage is no place for a copy of it.
 //
+// An entry also keeps the answer the file's last accepted analysis sent for
+// its last message — its ids, time and turn, not its text — so that a
+// receiver rebuilding the session after a restart can take it back should
+// the message turn out to call a tool.
+//
 // Entries are stored one key per file, so a commit rewrites only the files
 // that moved; an index key lists the paths so that entries of files that
 // disappeared while the collector was down can be found and deleted.
@@ -23,6 +28,9 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"time"
+
+	"github.com/ctxaudit/ctxaudit/schema"
 )
 
 // FingerprintSize is how many leading bytes identify a file.
@@ -100,25 +108,48 @@ type File struct {
 	SessionID string
 	// Format is the transcript format detected for the file.
 	Format string
+	// OpenAnswer is the answer the file's last accepted analysis returned
+	// for the file's last message, which a later line may still prove no
+	// answer (its tool call: docs/design.md §5.1): a receiver rebuilding the
+	// session after a restart takes it back then. Only what a retraction
+	// carries is kept (ids, time, turn, source, model, agent), no text.
+	OpenAnswer *schema.Answer
 }
 
 type fileJSON struct {
-	V        int    `json:"v"`
-	FPLen    int    `json:"fp_len"`
-	FP       string `json:"fp_sha256"`
-	Offset   int64  `json:"offset"`
-	Line     int64  `json:"line"`
-	Analyzed int64  `json:"analyzed_line"`
-	Session  string `json:"session,omitempty"`
-	Format   string `json:"format,omitempty"`
+	V        int             `json:"v"`
+	FPLen    int             `json:"fp_len"`
+	FP       string          `json:"fp_sha256"`
+	Offset   int64           `json:"offset"`
+	Line     int64           `json:"line"`
+	Analyzed int64           `json:"analyzed_line"`
+	Session  string          `json:"session,omitempty"`
+	Format   string          `json:"format,omitempty"`
+	Open     *openAnswerJSON `json:"open_answer,omitempty"`
+}
+
+type openAnswerJSON struct {
+	Session   string    `json:"session_id"`
+	Message   string    `json:"message_id"`
+	Timestamp time.Time `json:"ts"`
+	Turn      int       `json:"turn"`
+	Source    string    `json:"source,omitempty"`
+	Model     string    `json:"model,omitempty"`
+	AgentID   string    `json:"agent_id,omitempty"`
+	Sidechain bool      `json:"sidechain,omitempty"`
 }
 
 // Encode returns the stored form of f.
 func Encode(f File) ([]byte, error) {
-	return json.Marshal(fileJSON{
+	j := fileJSON{
 		V: version, FPLen: f.Fingerprint.Len, FP: hex.EncodeToString(f.Fingerprint.Sum[:]),
 		Offset: f.Offset, Line: f.Line, Analyzed: f.AnalyzedLine, Session: f.SessionID, Format: f.Format,
-	})
+	}
+	if a := f.OpenAnswer; a != nil {
+		j.Open = &openAnswerJSON{Session: a.SessionID, Message: a.MessageID, Timestamp: a.Timestamp, Turn: a.Turn,
+			Source: string(a.Source), Model: a.Model, AgentID: a.AgentID, Sidechain: a.Sidechain}
+	}
+	return json.Marshal(j)
 }
 
 // ErrInvalid reports an entry that cannot be used.
@@ -147,6 +178,10 @@ func Decode(b []byte) (File, error) {
 	f := File{
 		Fingerprint: Fingerprint{Len: j.FPLen}, Offset: j.Offset, Line: j.Line,
 		AnalyzedLine: j.Analyzed, SessionID: j.Session, Format: j.Format,
+	}
+	if o := j.Open; o != nil && o.Message != "" {
+		f.OpenAnswer = &schema.Answer{SessionID: o.Session, MessageID: o.Message, Timestamp: o.Timestamp.UTC(), Turn: o.Turn,
+			Source: schema.Harness(o.Source), Model: o.Model, AgentID: o.AgentID, Sidechain: o.Sidechain}
 	}
 	copy(f.Fingerprint.Sum[:], sum)
 	return f, nil

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ctxaudit/ctxaudit/schema"
 )
 
 func TestRoundTrip(t *testing.T) {
@@ -20,6 +23,18 @@ func TestRoundTrip(t *testing.T) {
 	got, err := Decode(raw)
 	require.NoError(t, err)
 	assert.Equal(t, want, got)
+
+	// With the answer its last analysis returned for its last message:
+	// what a retraction needs, never the text.
+	want.OpenAnswer = &schema.Answer{SessionID: want.SessionID, MessageID: "msg_01", Turn: 3,
+		Timestamp: time.Date(2026, 1, 15, 10, 30, 0, 123_000_000, time.UTC), Source: schema.HarnessClaudeCode,
+		Model: "claude-opus-4-5", AgentID: "a1", Sidechain: true}
+	raw, err = Encode(want)
+	require.NoError(t, err)
+	got, err = Decode(raw)
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+	assert.NotContains(t, string(raw), "text")
 }
 
 func TestDecodeRejects(t *testing.T) {
