@@ -169,22 +169,15 @@ func TestRestartAfterAnalysisIsQuiet(t *testing.T) {
 	project := filepath.Join(root, "projects", "-p")
 	copyTree(t, fixture216(t), project)
 	main := filepath.Join(project, session216+".jsonl")
-	store := newMemStorage()
-	storageID := component.MustNewID("memory")
-	h := host{ext: map[component.ID]component.Component{storageID: store}}
 	cfg := testConfig(root)
-	cfg.StorageID = &storageID
+	h, store := withMemoryStorage(cfg)
 	cfg.SessionIdle = 50 * time.Millisecond
 
 	sink1 := new(consumertest.TracesSink)
-	rcv1, err := NewFactory().CreateTraces(context.Background(), receivertest.NewNopSettings(metadata.Type), cfg, sink1)
-	require.NoError(t, err)
-	require.NoError(t, rcv1.Start(context.Background(), h))
-	require.Eventually(t, func() bool {
+	runUntil(t, cfg, h, sink1, func() bool {
 		cp, ok := store.checkpoint(t, main)
 		return ok && cp.Line > 0 && cp.AnalyzedLine == cp.Line
-	}, waitFor, 10*time.Millisecond)
-	require.NoError(t, rcv1.Shutdown(context.Background()))
+	})
 	require.Len(t, withOp(spansOf(sink1.AllTraces()), otelconv.OperationInvokeAgent), 1)
 
 	sink2 := new(consumertest.TracesSink)

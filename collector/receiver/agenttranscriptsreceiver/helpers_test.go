@@ -264,6 +264,25 @@ func metricSum(t *testing.T, tel *componenttest.Telemetry, name, key, value stri
 	return total
 }
 
+// withMemoryStorage gives cfg an in-memory storage extension: the host to
+// start receivers with, and the storage, to inspect.
+func withMemoryStorage(cfg *Config) (host, *memStorage) {
+	store := newMemStorage()
+	id := component.MustNewID("memory")
+	cfg.StorageID = &id
+	return host{ext: map[component.ID]component.Component{id: store}}, store
+}
+
+// runUntil runs a receiver until done holds, and shuts it down.
+func runUntil(t *testing.T, cfg *Config, h component.Host, sink *consumertest.TracesSink, done func() bool) {
+	t.Helper()
+	rcv, err := NewFactory().CreateTraces(context.Background(), receivertest.NewNopSettings(metadata.Type), cfg, sink)
+	require.NoError(t, err)
+	require.NoError(t, rcv.Start(context.Background(), h))
+	require.Eventually(t, done, waitFor, 10*time.Millisecond)
+	require.NoError(t, rcv.Shutdown(context.Background()))
+}
+
 // host is a component.Host with extensions.
 type host struct {
 	ext map[component.ID]component.Component

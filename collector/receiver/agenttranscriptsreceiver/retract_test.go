@@ -10,7 +10,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.uber.org/zap"
@@ -175,22 +174,15 @@ func TestAnswerTakenBackAfterARestart(t *testing.T) {
 	const openMessage = "msg_01HoxpMDyxfh4Xf3Aoed6f8S"
 	root := t.TempDir()
 	main, rest := cutSession216(t, root)
-	store := newMemStorage()
-	storageID := component.MustNewID("memory")
-	h := host{ext: map[component.ID]component.Component{storageID: store}}
 	cfg := testConfig(root)
-	cfg.StorageID = &storageID
+	h, store := withMemoryStorage(cfg)
 	cfg.SessionIdle = 50 * time.Millisecond
 
 	first := new(consumertest.TracesSink)
-	rcv, err := NewFactory().CreateTraces(context.Background(), receivertest.NewNopSettings(metadata.Type), cfg, first)
-	require.NoError(t, err)
-	require.NoError(t, rcv.Start(context.Background(), h))
-	require.Eventually(t, func() bool {
+	runUntil(t, cfg, h, first, func() bool {
 		cp, ok := store.checkpoint(t, main)
 		return ok && cp.AnalyzedLine == cp.Line && cp.OpenAnswer != nil
-	}, waitFor, 10*time.Millisecond)
-	require.NoError(t, rcv.Shutdown(context.Background()))
+	})
 	cp, _ := store.checkpoint(t, main)
 	require.Equal(t, openMessage, cp.OpenAnswer.MessageID)
 	require.Contains(t, finalState(first).answers, openMessage, "the paused session's analysis sent the open message as an answer")
