@@ -88,6 +88,11 @@ func CountFromPtr(p *uint64) Count {
 	return Known(*p)
 }
 
+// Stored is c as its Nullable(UInt64) column — and an int attribute —
+// holds it: known only up to MaxCount (a Count built without Known, a
+// decoded one, may hold any figure).
+func (c Count) Stored() (uint64, bool) { return c.N, c.Known && c.N <= MaxCount }
+
 // Or returns c when known, otherwise alt.
 func (c Count) Or(alt Count) Count {
 	if c.Known {

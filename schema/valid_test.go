@@ -77,6 +77,11 @@ func TestFiguresNoPathCarriesAreUnknown(t *testing.T) {
 		if got := Known(tc.n); got != tc.want {
 			t.Errorf("Known(%d) = %+v, want %+v", tc.n, got, tc.want)
 		}
+		// A Count built without Known (a decoded one) is stored as Known
+		// would have made it.
+		if n, stored := (Count{N: tc.n, Known: true}).Stored(); stored != tc.want.Known || stored && n != tc.n {
+			t.Errorf("Count{%d, known}.Stored() = %d, %v; want known %v", tc.n, n, stored, tc.want.Known)
+		}
 	}
 	for _, tc := range []struct {
 		v     float64

@@ -2,7 +2,6 @@ package otelconv
 
 import (
 	"crypto/sha256"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -135,7 +134,8 @@ func forensicsAttributes(f *schema.Forensics) int {
 	for _, c := range []schema.Count{f.Original.Bytes, f.Original.Chars, f.Original.Lines, f.Original.Tokens,
 		f.Context.Bytes, f.Context.Chars, f.Context.Lines, f.Context.Tokens,
 		f.Shown.Start, f.Shown.End, f.Total, f.ShownTail.Start, f.ShownTail.End} {
-		n += oneIf(carried(c))
+		_, stored := c.Stored()
+		n += oneIf(stored)
 	}
 	return n + nonEmptyCount(string(f.Original.Precision), string(f.Kind), string(f.Strategy), string(f.Shown.Unit),
 		f.Reason, f.NextHint, f.SavedRef, f.RefVersion, f.Marker, f.Detector)
@@ -414,17 +414,14 @@ func putNonEmpty(m pcommon.Map, k, v string) {
 	}
 }
 
-// putCount writes a count the attributes carry (carried).
+// putCount writes a known count. One past schema.MaxCount, which no int
+// attribute holds, is no count (Count.Stored) and is left out like an
+// unknown one, where clamping it stated a figure nothing measured.
 func putCount(m pcommon.Map, k string, c schema.Count) {
-	if carried(c) {
-		m.PutInt(k, int64(c.N))
+	if n, ok := c.Stored(); ok {
+		m.PutInt(k, int64(n))
 	}
 }
-
-// carried: c is known and an int attribute holds it. One past
-// schema.MaxCount is not a count (schema.Known makes none) and is left out
-// like an unknown one, where clamping it stated a figure nothing measured.
-func carried(c schema.Count) bool { return c.Known && c.N <= schema.MaxCount }
 
 func putStrings(m pcommon.Map, k string, vals []string) {
 	s := m.PutEmptySlice(k)
@@ -799,10 +796,13 @@ func AnswerFromAttributes(m pcommon.Map, t time.Time) schema.Answer {
 	return a
 }
 
-// idEscaper escapes what separates the call ids of a reason_calls entry.
-// Call ids are the harnesses' (any string): one with a comma read back as
-// two calls that do not exist.
-var idEscaper = strings.NewReplacer("%", "%25", ",", "%2C")
+// idEscaper escapes what separates the call ids of a reason_calls entry,
+// idUnescaper undoes it. Call ids are the harnesses' (any string): one with
+// a comma read back as two calls that do not exist.
+var (
+	idEscaper   = strings.NewReplacer("%", "%25", ",", "%2C")
+	idUnescaper = strings.NewReplacer("%25", "%", "%2C", ",")
+)
 
 // reasonCallsEntry is the reason_calls entry of reason and its call ids:
 // reason=id1,id2 (docs/attributes.md), each id's "%" and "," escaped as
@@ -822,8 +822,7 @@ func reasonCallsEntry(reason string, ids []string) string {
 }
 
 // readReasonCalls is the inverse of reasonCallsEntry. An entry without "="
-// is a reason without calls; an id whose escapes are not ctxaudit's is
-// read as it is.
+// is a reason without calls.
 func readReasonCalls(entry string) (reason string, ids []string) {
 	reason, list, _ := strings.Cut(entry, "=")
 	if list == "" {
@@ -831,11 +830,7 @@ func readReasonCalls(entry string) (reason string, ids []string) {
 	}
 	ids = strings.Split(list, ",")
 	for i, id := range ids {
-		if strings.Contains(id, "%") {
-			if u, err := url.PathUnescape(id); err == nil {
-				ids[i] = u
-			}
-		}
+		ids[i] = idUnescaper.Replace(id)
 	}
 	return reason, ids
 }

@@ -204,10 +204,10 @@ func TestReasonCallsKeepTheirCallIDs(t *testing.T) {
 		t.Fatalf("reason calls read back %q, want %q", got, a.ReasonCalls)
 	}
 	// Entries as ctxaudit wrote them before ids were escaped read the same
-	// unless an id holds a "%" escape.
+	// unless an id holds "%25" or "%2C".
 	m := pcommon.NewMap()
-	m.PutEmptySlice(AttrAnswerReasonCalls).FromRaw([]any{"silent_truncation=toolu_1,toolu_2", "not_followed_up="})
-	want := map[string][]string{schema.ReasonSilentTruncation: {"toolu_1", "toolu_2"}, schema.ReasonNotFollowedUp: {}}
+	m.PutEmptySlice(AttrAnswerReasonCalls).FromRaw([]any{"silent_truncation=toolu_1,a%20b", "not_followed_up="})
+	want := map[string][]string{schema.ReasonSilentTruncation: {"toolu_1", "a%20b"}, schema.ReasonNotFollowedUp: {}}
 	if got := AnswerFromAttributes(m, time.Time{}).ReasonCalls; !reflect.DeepEqual(got, want) {
 		t.Fatalf("plain entries read %q, want %q", got, want)
 	}

@@ -253,16 +253,23 @@ type Result struct {
 // RetractedVerdict is the verdict of a retraction record.
 const RetractedVerdict = "taken back: the message went on to call a tool, so it was not an answer"
 
+// Retractable is what of answer a its retraction carries — its ids,
+// timestamp (so the same partition), turn, source, model and agent; no
+// text — for a caller that keeps it to take a back later.
+func Retractable(a schema.Answer) schema.Answer {
+	return schema.Answer{
+		SessionID: a.SessionID, MessageID: a.MessageID, Timestamp: a.Timestamp, Turn: a.Turn,
+		Source: a.Source, Model: a.Model, AgentID: a.AgentID, Sidechain: a.Sidechain,
+	}
+}
+
 // retraction is the record that takes back answer a: the same message (and
 // timestamp, so the same partition) marked retracted, ranked by the
 // analysis that took it back so that it replaces the answer's row.
 func retraction(a schema.Answer, by schema.Analysis) schema.Answer {
-	return schema.Answer{
-		SessionID: a.SessionID, MessageID: a.MessageID, Timestamp: a.Timestamp, Turn: a.Turn,
-		Source: a.Source, Model: a.Model, AgentID: a.AgentID, Sidechain: a.Sidechain,
-		Risk: schema.RiskNone, Absence: schema.AbsenceNone, Verdict: RetractedVerdict,
-		Retracted: true, Analysis: by,
-	}
+	r := Retractable(a)
+	r.Risk, r.Absence, r.Verdict, r.Retracted, r.Analysis = schema.RiskNone, schema.AbsenceNone, RetractedVerdict, true, by
+	return r
 }
 
 // Analyze runs session analysis over everything held — sub-agent records

@@ -135,10 +135,9 @@ func nullableColumn[T, V any](name string, f func(*T) (v V, known bool)) column[
 	}}
 }
 
-// countColumn is a Nullable(UInt64) size: NULL when unknown (or past
-// schema.MaxCount, which schema.Known never makes known).
+// countColumn is a Nullable(UInt64) size: NULL when unknown (Count.Stored).
 func countColumn[T any](name string, f func(*T) schema.Count) column[T] {
-	return nullableColumn(name, func(r *T) (uint64, bool) { c := f(r); return c.N, c.Known && c.N <= schema.MaxCount })
+	return nullableColumn(name, func(r *T) (uint64, bool) { return f(r).Stored() })
 }
 
 // ratioColumn is a Nullable(Float64): NULL when unknown (or no share).

@@ -7,8 +7,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/ctxaudit/ctxaudit/collector/ingest"
+	"github.com/ctxaudit/ctxaudit/collector/session"
 	"github.com/ctxaudit/ctxaudit/collector/transcript"
-	"github.com/ctxaudit/ctxaudit/schema"
 )
 
 // A parser's records go to the sink its Feed or Flush call is given; which
@@ -47,7 +47,8 @@ func (r *agentReceiver) sessionSink(f *trackedFile, b *batch, onSkip func(*track
 		case *transcript.Answer:
 			r.addAnswer(f, v)
 			if flush {
-				f.flushed = retractable(v.Answer)
+				a := session.Retractable(v.Answer)
+				f.flushed = &a
 			}
 		case *transcript.Skip:
 			if onSkip != nil {
@@ -76,13 +77,6 @@ func (r *agentReceiver) addAnswer(f *trackedFile, v *transcript.Answer) {
 		v.Answer.SessionID = transcript.SessionIDFromPath(f.Path)
 	}
 	r.session(v.Answer.SessionID).AddAnswer(v.Answer)
-}
-
-// retractable is what a retraction of a needs: its ids, time (its row's
-// partition), turn, source, model and agent; no text.
-func retractable(a schema.Answer) *schema.Answer {
-	return &schema.Answer{SessionID: a.SessionID, MessageID: a.MessageID, Timestamp: a.Timestamp, Turn: a.Turn,
-		Source: a.Source, Model: a.Model, AgentID: a.AgentID, Sidechain: a.Sidechain}
 }
 
 // skipped counts and logs a line that gave no record. Logged at Warn so the
