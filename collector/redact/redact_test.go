@@ -118,6 +118,12 @@ func FuzzString(f *testing.F) {
 		if n > 0 && !strings.Contains(out, Placeholder) {
 			t.Fatalf("%d redactions but no placeholder in %q", n, out)
 		}
+		// The collector redacts a text in the processor and again in the
+		// store; `ctxaudit ingest` once, in the store. Both must store the
+		// same text.
+		if again, _ := String(out); again != out {
+			t.Fatalf("redacting twice differs from once: %q -> %q -> %q", s, out, again)
+		}
 	})
 }
 

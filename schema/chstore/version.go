@@ -180,3 +180,20 @@ func bestPerKey[T any](rows []T, key func(*T) string, rank func(*T) uint64) []T 
 	}
 	return out
 }
+
+// Rank is the knowledge rank of a tool-call, answer or session row — its
+// version without the write clock — exactly as the writer computes it; false
+// for any other value. The tables keep, per id, the row of highest rank and,
+// of equal ranks, the later write: a model of them (a test of a path that
+// does not write through a Store, say) keeps the same row with this.
+func Rank(row any) (uint64, bool) {
+	switch r := row.(type) {
+	case *schema.ToolCall:
+		return toolCallRank(r), true
+	case *schema.Answer:
+		return answerRank(r), true
+	case *schema.Session:
+		return sessionRank(r), true
+	}
+	return 0, false
+}

@@ -137,6 +137,60 @@ func TestPoorerWriteNeverWins(t *testing.T) {
 	}
 }
 
+// TestRankIsWhatTheTablesKeep writes one call again and again, each time
+// knowing more or less, and requires the row the tables keep after each
+// write to be the one Rank picks: the highest rank, the later write of
+// equals. Tests of paths that do not write through a Store model the tables
+// with Rank.
+func TestRankIsWhatTheTablesKeep(t *testing.T) {
+	ctx := context.Background()
+	s := chtest.NewStore(t)
+	base := fullCall("c1", time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
+	base.OriginalSHA256, base.ContextSHA256 = "", "" // no texts stored: nothing to carry over
+	variant := func(label string, a schema.Analysis, sizes bool) schema.ToolCall {
+		c := base
+		c.ContinuationOf, c.Analysis = label, a
+		if !sizes {
+			c.Original.Bytes, c.Context.Bytes = schema.Unknown, schema.Unknown
+		}
+		return c
+	}
+	writes := []schema.ToolCall{
+		variant("as read", schema.Analysis{}, true),
+		variant("as read, fewer sizes", schema.Analysis{}, false),
+		variant("analysed, 5", schema.Analysis{Done: true, Records: 5}, true),
+		variant("as read again", schema.Analysis{}, true),
+		variant("analysed, 5, later", schema.Analysis{Done: true, Records: 5}, true),
+		variant("analysed, 3", schema.Analysis{Done: true, Records: 3}, true),
+		variant("analysed from the middle, 9", schema.Analysis{Done: true, Partial: true, Records: 9}, true),
+		variant("analysed, 4", schema.Analysis{Done: true, Records: 4}, true),
+		variant("analysed, 6, fewer sizes", schema.Analysis{Done: true, Records: 6}, false),
+	}
+	var kept string
+	var keptRank uint64
+	for i, c := range writes {
+		if err := s.WriteToolCalls(ctx, []schema.ToolCall{c}); err != nil {
+			t.Fatal(err)
+		}
+		rank, ok := chstore.Rank(&c)
+		if !ok {
+			t.Fatalf("no rank for a tool call")
+		}
+		if i == 0 || rank >= keptRank {
+			kept, keptRank = c.ContinuationOf, rank
+		}
+		if got := survivors(t, s, "tool_calls", "call_id", "continuation_of")["c1"]; got != kept {
+			t.Errorf("after writing %q the tables keep %q, Rank picks %q", c.ContinuationOf, got, kept)
+		}
+	}
+	if kept != "analysed, 6, fewer sizes" {
+		t.Errorf("Rank picks %q, want the complete analysis that saw most", kept)
+	}
+	if _, ok := chstore.Rank(&schema.ToolOutput{}); ok {
+		t.Errorf("Rank of a tool output: tool outputs rank by their own rule")
+	}
+}
+
 func TestPartialSessionNeverReplacesComplete(t *testing.T) {
 	ctx := context.Background()
 	s := chtest.NewStore(t)

@@ -3,7 +3,6 @@ package agenttranscriptsreceiver // import "github.com/ctxaudit/ctxaudit/collect
 import (
 	"context"
 	"sort"
-	"time"
 
 	"go.uber.org/zap"
 
@@ -18,7 +17,7 @@ import (
 // have not grown for session_idle (all such sessions when evenBusy, at
 // shutdown).
 func (r *agentReceiver) analyzeIdle(ctx context.Context, b *batch, evenBusy bool) {
-	now := time.Now()
+	now := r.now()
 	due := map[string]bool{}
 	for _, f := range r.files {
 		if f.needsAnalysis() {

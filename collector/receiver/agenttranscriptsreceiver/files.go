@@ -319,7 +319,7 @@ func (r *agentReceiver) advance(ctx context.Context, f *trackedFile, fh *os.File
 	if b != nil && n > 0 {
 		r.tel.LinesRead(ctx, n, string(f.format))
 		f.lastGrowth = f.ModTime
-		if now := time.Now(); f.lastGrowth.After(now) {
+		if now := r.now(); f.lastGrowth.After(now) {
 			f.lastGrowth = now // a clock ahead of ours must not postpone analysis
 		}
 	}

@@ -44,8 +44,8 @@ const (
 // waitFor is how long a test waits for the receiver; generous for -race.
 const waitFor = 20 * time.Second
 
-func fixture216(t *testing.T) string {
-	return filepath.Join(transcripttest.FixturesDir(t), "claude-code", "session-2.1.6-637ef6e7")
+func fixture216(tb testing.TB) string {
+	return filepath.Join(transcripttest.FixturesDir(tb), "claude-code", "session-2.1.6-637ef6e7")
 }
 
 // copyTree copies the folder src to dst.

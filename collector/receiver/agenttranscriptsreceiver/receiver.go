@@ -45,6 +45,8 @@ type agentReceiver struct {
 	logger *zap.Logger
 	tel    *metadata.Telemetry
 	obs    *receiverhelper.ObsReport
+	// now is the clock session_idle is measured with.
+	now func() time.Time
 
 	// lifecycle
 	cancel context.CancelFunc
@@ -81,7 +83,7 @@ func newReceiver(set receiver.Settings, cfg *Config, next consumer.Traces) (*age
 		return nil, err
 	}
 	return &agentReceiver{
-		set: set, cfg: cfg, next: next, logger: set.Logger, tel: tel, obs: obs,
+		set: set, cfg: cfg, next: next, logger: set.Logger, tel: tel, obs: obs, now: time.Now,
 		files: map[string]*trackedFile{}, bySession: map[string]map[*trackedFile]struct{}{},
 		sessions: newSessionCache(cfg.MaxSessions), stored: map[string]checkpoint.File{}, firstScan: true,
 	}, nil
@@ -90,6 +92,19 @@ func newReceiver(set receiver.Settings, cfg *Config, next consumer.Traces) (*age
 // Start resolves the patterns, opens the storage client, loads the
 // checkpoints and starts polling.
 func (r *agentReceiver) Start(ctx context.Context, host component.Host) error {
+	if err := r.prepare(ctx, host); err != nil {
+		return err
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	r.cancel = cancel
+	r.done = make(chan struct{})
+	go r.run(runCtx)
+	return nil
+}
+
+// prepare is Start without the polling: the patterns resolved, the storage
+// client open and the checkpoints loaded.
+func (r *agentReceiver) prepare(ctx context.Context, host component.Host) error {
 	finder, include, exclude, off, err := r.cfg.finder()
 	if err != nil {
 		return err
@@ -120,11 +135,6 @@ func (r *agentReceiver) Start(ctx context.Context, host component.Host) error {
 		return err
 	}
 	r.stored = stored
-
-	runCtx, cancel := context.WithCancel(context.Background())
-	r.cancel = cancel
-	r.done = make(chan struct{})
-	go r.run(runCtx)
 	return nil
 }
 

@@ -29,6 +29,14 @@ func ExamplesDir(tb testing.TB) string {
 	return findUp(tb, filepath.Join("examples", "sessions"))
 }
 
+// LabDir returns the repository's harness-lab recordings, testdata/lab:
+// transcripts the real harnesses wrote against a scripted model, each with
+// its truth file.
+func LabDir(tb testing.TB) string {
+	tb.Helper()
+	return findUp(tb, filepath.Join("testdata", "lab"))
+}
+
 // findUp finds rel under the repository root: the nearest parent of the
 // working directory that holds go.mod. It never looks above the root, so a
 // test cannot pick up files from outside the repository.
