@@ -331,6 +331,11 @@ func (r *run) record(f file, rec transcript.Record, st *unitState) {
 		st.b.AddCall(v.Call, v.SpawnedAgentID, false)
 	case *transcript.Answer:
 		st.b.AddAnswer(v.Answer)
+	case *transcript.NotAnswer:
+		// The parser read the whole message and offered no answer for it;
+		// the builder holds none to drop. Given all the same, as the
+		// collector gives it.
+		st.b.NotAnswer(v.MessageID)
 	case *transcript.Skip:
 		r.skip(f.path, v)
 	}

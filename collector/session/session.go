@@ -194,8 +194,8 @@ func (b *Builder) AddAnswer(a schema.Answer) {
 	b.answers = append(b.answers, a)
 }
 
-// NotAnswer records that message id is not an answer (a call showed it to
-// be narration; see transcript.Call.Narrated): the answer held for it is
+// NotAnswer records that message id is not an answer (a later line showed
+// it to call a tool; see transcript.NotAnswer): the answer held for it is
 // dropped, and taken back in the next Result if one was returned.
 func (b *Builder) NotAnswer(id string) {
 	if id == "" || b.notAnswers[id] {

@@ -39,7 +39,8 @@ type Parser interface {
 // points to, belongs to the receiver.
 type Emit func(Record)
 
-// Record is one of *Call, *Answer, *TurnStart, *Compaction or *Skip.
+// Record is one of *Call, *Answer, *NotAnswer, *TurnStart, *Compaction or
+// *Skip.
 type Record interface{ isRecord() }
 
 // Call is a completed tool call: the issuing line paired with its result line.
@@ -59,11 +60,6 @@ type Call struct {
 	// SpawnedAgentID is set on a Claude Code Task/Agent call: the agent id of
 	// the sub-agent thread it ran, so that thread can be placed in this turn.
 	SpawnedAgentID string
-	// Narrated names the assistant message this call showed to be narration,
-	// not an answer: a Codex message followed in its response by the call. A
-	// reader that flushed the parser between the two lines has already seen
-	// the message as an answer and must take it back.
-	Narrated string
 }
 
 // Answer is an answer candidate: assistant text that ends an agent step
@@ -74,6 +70,21 @@ type Answer struct {
 	// AgentID, Sidechain, Text and InputCallIDs set.
 	Answer schema.Answer
 	Line   int64
+}
+
+// NotAnswer names an assistant message with text that a later line showed
+// to call a tool: a Claude Code message whose tool_use block follows its
+// text block, a Codex message followed in its response by a function call.
+// Such a message is no answer, whether or not its call ever gets a result.
+// The parser that reads both lines never offers the message as an answer;
+// a reader that flushed the parser between them (a collector analysing a
+// session that paused there) has already seen it as one and must take it
+// back. It is sent on the line that shows it, not with the call, which may
+// never complete (no result, or a result line skipped).
+type NotAnswer struct {
+	SessionID string
+	MessageID string
+	Line      int64
 }
 
 // TurnStart marks a real user prompt (not a tool result, meta line or local
@@ -139,6 +150,7 @@ const (
 
 func (*Call) isRecord()       {}
 func (*Answer) isRecord()     {}
+func (*NotAnswer) isRecord()  {}
 func (*TurnStart) isRecord()  {}
 func (*Compaction) isRecord() {}
 func (*Skip) isRecord()       {}

@@ -44,6 +44,8 @@ func (r *agentReceiver) sessionSink(f *trackedFile, b *batch, onSkip func(*track
 		switch v := rec.(type) {
 		case *transcript.Call:
 			r.addCall(f, v, b)
+		case *transcript.NotAnswer:
+			r.notAnswer(f, v)
 		case *transcript.Answer:
 			r.addAnswer(f, v)
 			if flush {
@@ -64,12 +66,20 @@ func (r *agentReceiver) addCall(f *trackedFile, v *transcript.Call, b *batch) {
 		v.Call.SessionID = transcript.SessionIDFromPath(f.Path)
 	}
 	s := r.session(v.Call.SessionID)
-	s.NotAnswer(v.Narrated)
 	c := s.AddCall(v.Call, v.SpawnedAgentID, b != nil)
 	if b != nil {
 		b.addCall(c)
 		r.tel.ToolCall(context.Background(), string(c.Kind), string(f.format))
 	}
+}
+
+// notAnswer takes back an answer the session holds, or returned, for a
+// message a later line showed to call a tool.
+func (r *agentReceiver) notAnswer(f *trackedFile, v *transcript.NotAnswer) {
+	if v.SessionID == "" {
+		v.SessionID = transcript.SessionIDFromPath(f.Path)
+	}
+	r.session(v.SessionID).NotAnswer(v.MessageID)
 }
 
 func (r *agentReceiver) addAnswer(f *trackedFile, v *transcript.Answer) {

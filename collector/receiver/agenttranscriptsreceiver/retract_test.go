@@ -225,3 +225,32 @@ func TestAnswerTakenBackAfterEviction(t *testing.T) {
 	require.NoError(t, os.Remove(other)) // one-shot ingest of root is then the paused session's
 	takenBack(t, sink, root, openMessage)
 }
+
+// An answer is taken back when its message's tool call is read even if the
+// call never gets its result (the harness stopped; or the result's line is
+// too long to read): the tool_use line itself says the message was no
+// answer. Line 20 of the 2.1.6 session is the text block of
+// msg_019SiiKuPg4TsXVmQ7fDS7Ln, line 21 its tool_use; line 22, its result,
+// never comes.
+func TestAnswerTakenBackWhenItsCallNeverReturns(t *testing.T) {
+	const message = "msg_019SiiKuPg4TsXVmQ7fDS7Ln"
+	root := t.TempDir()
+	project := filepath.Join(root, "projects", "-p")
+	main := filepath.Join(project, session216+".jsonl")
+	all := lines(t, filepath.Join(fixture216(t), session216+".jsonl"))
+	require.Contains(t, string(all[19]), message)
+	require.Contains(t, string(all[20]), `"type":"tool_use"`)
+	writeFile(t, main, all[:20]...)
+
+	cfg := testConfig(root)
+	cfg.SessionIdle = 50 * time.Millisecond
+	sink := new(consumertest.TracesSink)
+	startReceiver(t, cfg, sink, nil, nil)
+	require.Eventually(t, func() bool {
+		_, ok := finalState(sink).answers[message]
+		return ok
+	}, waitFor, 10*time.Millisecond, "the paused session's analysis sends the text as an answer")
+
+	appendFile(t, main, all[20])
+	takenBack(t, sink, root, message)
+}

@@ -28,6 +28,7 @@ import (
 	"github.com/ctxaudit/ctxaudit/collector/processor/ctxauditprocessor"
 	"github.com/ctxaudit/ctxaudit/collector/receiver/agenttranscriptsreceiver/internal/metadata"
 	"github.com/ctxaudit/ctxaudit/collector/redact"
+	"github.com/ctxaudit/ctxaudit/collector/transcript"
 	"github.com/ctxaudit/ctxaudit/collector/transcript/transcripttest"
 	"github.com/ctxaudit/ctxaudit/schema"
 	"github.com/ctxaudit/ctxaudit/schema/chstore"
@@ -39,7 +40,8 @@ import (
 // it the way a collector lives: polls while the files grow, sessions going
 // idle and being analysed in between, a pipeline that refuses a batch now
 // and then, restarts, crashes (no shutdown: only what the storage kept),
-// and at most one session held at a time. What the pipeline accepted goes
+// shutdowns in the middle of a poll; at times at most one session held at
+// a time, at times lines past a small max_line_bytes skipped. What the pipeline accepted goes
 // on as in the shipped configuration, through the ctxaudit processor, to the
 // tables. Once every file is whole and every session analysed, the rows the
 // tables keep — per id the row of highest rank (chstore.Rank), the later
@@ -60,8 +62,14 @@ func FuzzTailedSessionsStoreTheOneShotRows(f *testing.F) {
 		files := corpus.lay(t, root, int(g.byte()))
 		cfg := testConfig(root)
 		cfg.PollInterval = time.Hour // polled by the test
-		if g.byte()%3 == 0 {
+		// A choice's 0 (also past the input's end) is the shipped default.
+		if g.byte()%3 == 1 {
 			cfg.MaxSessions = 1
+		}
+		if b := g.byte(); b%4 == 1 {
+			// Lines past the limit are skipped, on both paths alike, even
+			// when they arrive in pieces.
+			cfg.MaxLineBytes = 1024 + int(b)*64
 		}
 		h, _ := withMemoryStorage(cfg)
 		sink := new(flakySink)
@@ -71,7 +79,7 @@ func FuzzTailedSessionsStoreTheOneShotRows(f *testing.F) {
 			if g.done() {
 				break
 			}
-			switch g.byte() % 9 {
+			switch g.byte() % 10 {
 			case 0, 1, 2:
 				files[int(g.byte())%len(files)].grow(t, g)
 			case 3:
@@ -91,6 +99,11 @@ func FuzzTailedSessionsStoreTheOneShotRows(f *testing.F) {
 				// Another poll later: a pipeline that refused takes it now.
 				sink.refuseNext(0)
 				r.poll(ctx)
+			case 9:
+				// The collector stops in the middle of a poll.
+				r.poll(interruptAfter(int(g.byte())))
+				require.NoError(t, r.Shutdown(ctx))
+				r = steppedReceiver(t, cfg, h, sink)
 			}
 		}
 		for _, tf := range files {
@@ -100,8 +113,10 @@ func FuzzTailedSessionsStoreTheOneShotRows(f *testing.F) {
 		pollIdle(r)
 		require.NoError(t, r.Shutdown(ctx))
 
-		want := oneShotRows(t, root)
-		require.NotEmpty(t, want.calls, "every corpus session has calls")
+		want := oneShotRows(t, root, cfg.MaxLineBytes)
+		if cfg.MaxLineBytes == transcript.DefaultMaxLineBytes {
+			require.NotEmpty(t, want.calls, "every corpus session has calls")
+		}
 		got := keptRows(t, throughProcessor(t, sink.AllTraces()))
 		sameRows(t, "sessions", want.sessions, got.sessions, func(w, g *schema.Session) {
 			sameInstant(t, &g.StartedAt, w.StartedAt)
@@ -155,6 +170,33 @@ func pollIdle(r *agentReceiver) {
 	r.poll(context.Background())
 	r.now = time.Now
 }
+
+// interrupted is a context cancelled once its Err has been asked a number
+// of times: a shutdown that arrives at any point of a poll.
+type interrupted struct {
+	context.Context
+	left int
+	done chan struct{}
+}
+
+func interruptAfter(checks int) *interrupted {
+	return &interrupted{Context: context.Background(), left: checks, done: make(chan struct{})}
+}
+
+func (c *interrupted) Err() error {
+	if c.left > 0 {
+		c.left--
+		return nil
+	}
+	select {
+	case <-c.done:
+	default:
+		close(c.done)
+	}
+	return context.Canceled
+}
+
+func (c *interrupted) Done() <-chan struct{} { return c.done }
 
 // refuseNext makes the sink refuse its next n requests (none for 0).
 func (s *flakySink) refuseNext(n int) {
@@ -291,12 +333,12 @@ type rows struct {
 	answers  map[string]schema.Answer
 }
 
-// oneShotRows is what `ctxaudit ingest` writes for root, kept as the tables
-// keep it.
-func oneShotRows(t *testing.T, root string) rows {
+// oneShotRows is what `ctxaudit ingest` writes for root, reading lines of
+// up to maxLineBytes, kept as the tables keep it.
+func oneShotRows(t *testing.T, root string, maxLineBytes int) rows {
 	t.Helper()
 	w := &ingestRecorder{}
-	_, err := ingest.Run(context.Background(), []string{root}, ingest.Options{}, w)
+	_, err := ingest.Run(context.Background(), []string{root}, ingest.Options{MaxLineBytes: maxLineBytes}, w)
 	require.NoError(t, err)
 	var m tableModel
 	m.write(w.sessions, w.calls, w.answers)

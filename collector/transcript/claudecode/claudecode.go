@@ -319,6 +319,11 @@ func (p *Parser) assistantBlock(env *envelope, block []byte) {
 	case "text":
 		p.appendText(text)
 	case "tool_use", "server_tool_use":
+		if !p.msg.toolUse && p.msg.text.Len() > 0 {
+			// Its text came on an earlier line: a reader that flushed in
+			// between took the message for an answer.
+			p.emit(&transcript.NotAnswer{SessionID: p.sess.SessionID, MessageID: p.msg.id, Line: env.line})
+		}
 		p.msg.toolUse = true
 		if id == "" {
 			p.skip(env.line, transcript.SkipBadRecord, "tool_use without id")

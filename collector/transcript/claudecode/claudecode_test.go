@@ -456,3 +456,74 @@ func TestNonTextResults(t *testing.T) {
 	}
 	transcripttest.CheckUnmeasured(t, rec.Calls[1].Call, schema.KindNone)
 }
+
+// TestToolUseLineTakesBackItsMessage: in the real 2.1.6 session, line 20 is
+// the text block of msg_019SiiKuPg4TsXVmQ7fDS7Ln and line 21 its tool_use
+// block; line 22 holds the call's result. A parser flushed after line 20
+// offers the text as an answer, which is all it can know. Read on, the
+// tool_use line says the message was no answer, on that line, before the
+// call has a result — which it may never get (the harness stopped, or the
+// result's line was too long to read) — and no answer is offered for it.
+func TestToolUseLineTakesBackItsMessage(t *testing.T) {
+	const message = "msg_019SiiKuPg4TsXVmQ7fDS7Ln"
+	all, err := os.ReadFile(filepath.Join(session216Dir(t), session216+".jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.Split(all, []byte("\n"))
+	if !bytes.Contains(lines[19], []byte(message)) || !bytes.Contains(lines[20], []byte(`"type":"tool_use"`)) {
+		t.Fatalf("the fixture's lines 20 and 21 are not %s's text and tool_use", message)
+	}
+	parse := func(upTo int) *transcripttest.Recorder {
+		rec := &transcripttest.Recorder{}
+		p := New(transcript.Options{})
+		for i, l := range lines[:upTo] {
+			p.Feed(int64(i+1), l, rec.Emit)
+		}
+		p.Flush(rec.Emit)
+		return rec
+	}
+	offered := func(rec *transcripttest.Recorder) bool {
+		return slices.ContainsFunc(rec.Answers, func(a *transcript.Answer) bool { return a.Answer.MessageID == message })
+	}
+	named := func(rec *transcripttest.Recorder) []transcript.NotAnswer {
+		var out []transcript.NotAnswer
+		for _, n := range rec.NotAnswers {
+			if n.MessageID == message {
+				out = append(out, *n)
+			}
+		}
+		return out
+	}
+
+	if early := parse(20); !offered(early) || len(named(early)) != 0 {
+		t.Fatalf("flushed after line 20: answer offered %v, named no answer %+v; want the text as an answer", offered(early), named(early))
+	}
+	want := []transcript.NotAnswer{{SessionID: session216, MessageID: message, Line: 21}}
+	late := parse(21)
+	if offered(late) {
+		t.Errorf("flushed after line 21: the message that called a tool is offered as an answer")
+	}
+	if got := named(late); !slices.Equal(got, want) {
+		t.Errorf("flushed after line 21: named no answer %+v, want %+v", got, want)
+	}
+	if got := late.SkipReasons()[transcript.SkipUnpairedToolUse]; got != 1 {
+		t.Errorf("%d unpaired calls, want the tool_use of line 21", got)
+	}
+	// Read whole, every message named no answer is named once, and none is
+	// offered as an answer.
+	whole := parse(len(lines))
+	if got := named(whole); !slices.Equal(got, want) {
+		t.Errorf("read whole: named no answer %+v, want %+v", got, want)
+	}
+	seen := map[string]bool{}
+	for _, n := range whole.NotAnswers {
+		if seen[n.MessageID] {
+			t.Errorf("%s named no answer twice", n.MessageID)
+		}
+		seen[n.MessageID] = true
+		if slices.ContainsFunc(whole.Answers, func(a *transcript.Answer) bool { return a.Answer.MessageID == n.MessageID }) {
+			t.Errorf("%s: named no answer on line %d and offered as one", n.MessageID, n.Line)
+		}
+	}
+}

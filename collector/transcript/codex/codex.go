@@ -44,7 +44,6 @@ type Parser struct {
 
 type pendingCall struct {
 	id, name string
-	narrated string // the answer candidate this call made narration
 	args     []byte
 	line     int64
 	ts       time.Time
@@ -281,9 +280,9 @@ func (p *Parser) turnIndex() int {
 }
 
 func (p *Parser) call(lineNo int64, ts time.Time, callID, name string, args []byte) {
-	narrated := ""
 	if p.answer != nil {
-		narrated = p.answer.Answer.MessageID // the message before it in this response was narration
+		// The message before it in this response was narration.
+		p.emit(&transcript.NotAnswer{SessionID: p.answer.Answer.SessionID, MessageID: p.answer.Answer.MessageID, Line: lineNo})
 		p.answer = nil
 	}
 	if callID == "" {
@@ -291,7 +290,7 @@ func (p *Parser) call(lineNo int64, ts time.Time, callID, name string, args []by
 		return
 	}
 	pc := &pendingCall{
-		id: callID, name: name, narrated: narrated, args: args, line: lineNo, ts: ts,
+		id: callID, name: name, args: args, line: lineNo, ts: ts,
 		turn: p.turnIndex(), model: p.model, cwd: p.sess.Cwd,
 	}
 	for _, o := range p.pending.Put(callID, pc) {
@@ -336,7 +335,6 @@ func (p *Parser) output(lineNo int64, callID string, output []byte) {
 		SourceLine:     lineNo,
 	}, in)
 	rec.Call.IsError = exitCodeNonZero(rec.ContextText)
-	rec.Narrated = pc.narrated
 	if pc.turn == p.turnIndex() {
 		p.turnCalls = append(p.turnCalls, callID)
 	}

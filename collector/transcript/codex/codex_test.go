@@ -142,7 +142,7 @@ func TestParserBehaviour(t *testing.T) {
 // A call after an assistant message in one response makes the message
 // narration, and says which: a reader that flushed the parser between the
 // two lines took the message for an answer and must take it back.
-func TestCallNamesTheNarrationItEnds(t *testing.T) {
+func TestCallLineNamesTheNarrationItEnds(t *testing.T) {
 	lines := []string{
 		`{"timestamp":"2025-01-01T00:00:00Z","type":"session_meta","payload":{"id":"s1","cwd":"/w/p","cli_version":"0.9"}}`,
 		`{"type":"event_msg","payload":{"type":"user_message","message":"q"}}`,
@@ -173,8 +173,10 @@ func TestCallNamesTheNarrationItEnds(t *testing.T) {
 	if len(rec.Answers) != 0 || len(rec.Calls) != 2 {
 		t.Fatalf("answers %d calls %d, want 0 and 2", len(rec.Answers), len(rec.Calls))
 	}
-	if rec.Calls[0].Narrated != "" || rec.Calls[1].Narrated != candidate {
-		t.Errorf("narrated = %q, %q; want \"\", %q", rec.Calls[0].Narrated, rec.Calls[1].Narrated, candidate)
+	// The call's line says the message was narration, before the call has
+	// its output.
+	if len(rec.NotAnswers) != 1 || rec.NotAnswers[0].MessageID != candidate || rec.NotAnswers[0].Line != 6 {
+		t.Errorf("not answers = %+v; want %s, read on line 6", rec.NotAnswers, candidate)
 	}
 }
 

@@ -66,6 +66,7 @@ func findUp(tb testing.TB, rel string) string {
 type Recorder struct {
 	Calls       []*transcript.Call
 	Answers     []*transcript.Answer
+	NotAnswers  []*transcript.NotAnswer
 	Turns       []*transcript.TurnStart
 	Compactions []*transcript.Compaction
 	Skips       []*transcript.Skip
@@ -78,6 +79,8 @@ func (r *Recorder) Emit(rec transcript.Record) {
 		r.Calls = append(r.Calls, v)
 	case *transcript.Answer:
 		r.Answers = append(r.Answers, v)
+	case *transcript.NotAnswer:
+		r.NotAnswers = append(r.NotAnswers, v)
 	case *transcript.TurnStart:
 		r.Turns = append(r.Turns, v)
 	case *transcript.Compaction:
