@@ -13,6 +13,9 @@ type Analysis struct {
 	// (a processor buffer restarted past its call limit or rebuilt after an
 	// eviction), so it may contradict a complete one and must never replace it.
 	Partial bool
-	// Records is how many calls and answers the analysis saw.
+	// Records is how many calls, answers and messages known to be no
+	// answers (they called a tool) the analysis saw: it never falls as the
+	// analysis sees more, even when a message taken for an answer turns out
+	// to call a tool that never returns.
 	Records int
 }

@@ -41,6 +41,12 @@ type Session struct {
 	// Partial says these records do not start at the session's first one
 	// (a bounded buffer that was restarted); it is stamped on every result.
 	Partial bool
+	// NotAnswers counts the messages known to be no answers (they called a
+	// tool). They are part of what the analysis saw: a message taken for an
+	// answer and then shown to call a tool whose call never completes
+	// leaves one answer fewer and no call more, and without them the later
+	// analysis, which knows more, would rank below the earlier one.
+	NotAnswers int
 }
 
 // Analyze fills the follow-through fields of s.Calls (FollowedUp,
@@ -150,7 +156,7 @@ func analyze(s *Session, infos []callInfo) {
 // stamp records on every result what analysis it reflects, so that a store
 // never lets it replace a result that knew more of the session.
 func stamp(s *Session) {
-	st := schema.Analysis{Done: true, Partial: s.Partial, Records: len(s.Calls) + len(s.Answers)}
+	st := schema.Analysis{Done: true, Partial: s.Partial, Records: len(s.Calls) + len(s.Answers) + s.NotAnswers}
 	for i := range s.Calls {
 		s.Calls[i].Analysis = st
 	}

@@ -288,7 +288,7 @@ func (b *Builder) Pending(meta schema.Session) Result {
 	calls, answers := b.calls.all(), slices.Clone(b.answers)
 	transcript.Assemble(calls, answers, b.spawnedTurn)
 
-	as := analysis.Session{Meta: meta, Calls: calls, Answers: answers, Partial: b.Partial}
+	as := analysis.Session{Meta: meta, Calls: calls, Answers: answers, Partial: b.Partial, NotAnswers: len(b.notAnswers)}
 	analysis.Analyze(&as)
 
 	res := Result{Meta: as.Meta, Retracted: slices.Clone(b.retracted)}

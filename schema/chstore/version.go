@@ -23,7 +23,8 @@ import (
 //	bit  63      analysed   session analysis filled the row (follow-through,
 //	                        verdict, counts); a call as read has 0
 //	bit  62      complete   the analysis saw the session from its first record
-//	bits 46..61  extent     calls + answers the analysis saw (capped at 65,535)
+//	bits 46..61  extent     calls + answers + messages known to be no answers
+//	                        the analysis saw (capped at 65,535)
 //	bits 44..45  links      content links the row carries (original_sha256,
 //	                        context_sha256): 0–2
 //	bits 41..43  sizes      original and context sizes known (0–8, capped at 7)
