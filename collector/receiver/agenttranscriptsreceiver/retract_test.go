@@ -21,6 +21,8 @@ import (
 	"github.com/ctxaudit/ctxaudit/collector/receiver/agenttranscriptsreceiver/internal/metadata"
 	"github.com/ctxaudit/ctxaudit/collector/session"
 	"github.com/ctxaudit/ctxaudit/collector/transcript/transcripttest"
+	"github.com/ctxaudit/ctxaudit/schema"
+	"github.com/ctxaudit/ctxaudit/schema/chstore"
 )
 
 // TestAnswerCutMidMessageIsTakenBack cuts the real 2.1.6 session inside an
@@ -152,16 +154,23 @@ func takenBack(t *testing.T, sink *consumertest.TracesSink, root, message string
 		s := finalState(sink).sessions[session216]
 		return s.ToolCalls == want.ToolCalls && s.Answers == want.Answers
 	}, waitFor, 10*time.Millisecond, "session %+v, want %d calls, %d answers", finalState(sink).sessions[session216], want.ToolCalls, want.Answers)
-	var last *span
+	var chats []schema.Answer
 	for _, s := range withOp(spansOf(sink.AllTraces()), otelconv.OperationChat) {
 		if s.spanID == otelconv.SpanID(session216, "answer", message) {
-			last = &s
+			chats = append(chats, otelconv.AnswerFromAttributes(s.attrs, s.start))
 		}
 	}
-	require.NotNil(t, last, "no chat span of %s: its answer, stored before, is never taken back", message)
-	back := otelconv.AnswerFromAttributes(last.attrs, last.start)
+	require.NotEmpty(t, chats, "no chat span of %s: its answer, stored before, is never taken back", message)
+	back := chats[len(chats)-1]
 	assert.True(t, back.Retracted, "the last chat span of %s takes its answer back", message)
 	assert.Equal(t, session.RetractedVerdict, back.Verdict)
+	// The tables keep the row of highest rank: the retraction must not rank
+	// below the answer it takes back.
+	backRank, _ := chstore.Rank(&back)
+	for _, a := range chats[:len(chats)-1] {
+		rank, _ := chstore.Rank(&a)
+		assert.GreaterOrEqual(t, backRank, rank, "the retraction (analysis %+v) ranks below the answer (analysis %+v)", back.Analysis, a.Analysis)
+	}
 }
 
 // An answer the receiver sent before a restart, whose message's tool call

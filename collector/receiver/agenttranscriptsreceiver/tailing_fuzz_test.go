@@ -47,9 +47,13 @@ import (
 // tables keep — per id the row of highest rank (chstore.Rank), the later
 // write of equals, redacted as the store redacts, answers taken back
 // skipped — must be what `ctxaudit ingest` writes for the same folder,
-// field by field. Its saved input (testdata/fuzz) is a schedule that fails
-// without the answer a rebuilt session starts with (reopen): an answer sent,
-// the session evicted, and its message's tool call read afterwards.
+// field by field. Its saved inputs (testdata/fuzz) are schedules it found
+// failing: 0fb60b7d4d16a0c8 (an answer sent at a shutdown, then its
+// message's tool_use line read by the next process, the result's line too
+// long to read) fails without the answer a rebuilt session starts with
+// (reopen) and without the parser's NotAnswer on the tool_use line;
+// 35b6b263a6a97e26 fails when the extent of an analysis that took such an
+// answer back falls below the earlier one's.
 func FuzzTailedSessionsStoreTheOneShotRows(f *testing.F) {
 	corpus := tailCorpus(f)
 	f.Add([]byte{})
