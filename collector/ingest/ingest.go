@@ -332,9 +332,10 @@ func (r *run) record(f file, rec transcript.Record, st *unitState) {
 	case *transcript.Answer:
 		st.b.AddAnswer(v.Answer)
 	case *transcript.NotAnswer:
-		// The parser read the whole message and offered no answer for it;
-		// the builder holds none to drop. Given all the same, as the
-		// collector gives it.
+		// The parser read the whole message and offered no answer for it,
+		// so the builder holds none to drop; but the message counts in
+		// what the analysis saw (its extent, schema.Analysis.Records), as
+		// in the collector's.
 		st.b.NotAnswer(v.MessageID)
 	case *transcript.Skip:
 		r.skip(f.path, v)

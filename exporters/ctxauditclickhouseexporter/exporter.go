@@ -169,19 +169,11 @@ func (e *chExporter) connect(ctx context.Context) (*chstore.Store, error) {
 	return s, nil
 }
 
-// records are the rows one push writes.
-type records struct {
-	sessions []schema.Session
-	calls    []schema.ToolCall
-	answers  []schema.Answer
-	dropped  int
-}
-
 func (e *chExporter) pushTraces(ctx context.Context, td ptrace.Traces) error {
-	r := records{calls: e.takeCalls(td.SpanCount())}
-	otelconv.EachSpan(td, func(res pcommon.Map, _ string, sp ptrace.Span) { r.addSpan(sp, res) })
+	r := otelconv.Rows{Calls: e.takeCalls(td.SpanCount())}
+	r.AddTraces(td)
 	err := e.write(ctx, &r)
-	e.releaseCalls(r.calls)
+	e.releaseCalls(r.Calls)
 	return err
 }
 
@@ -206,63 +198,8 @@ func (e *chExporter) releaseCalls(calls []schema.ToolCall) {
 	e.calls.Put(&calls)
 }
 
-func (r *records) addSpan(sp ptrace.Span, res pcommon.Map) {
-	attrs := sp.Attributes()
-	switch otelconv.Operation(attrs) {
-	case otelconv.OperationExecuteTool:
-		if otelconv.AnalysisPending(attrs) {
-			// A processor holds the call: its row comes with the session's
-			// analysis, written once. The span carries nothing else stored.
-			return
-		}
-		c := otelconv.ToolCallFromAttributes(attrs, res, sp.StartTimestamp().AsTime())
-		if c.CallID == "" {
-			c.CallID = sp.SpanID().String()
-		}
-		r.addCall(c)
-	case otelconv.OperationChat:
-		// Only chat spans that carry a ctxaudit answer verdict (or take an
-		// answer back) are answers; plain model-call spans from other
-		// instrumentation are not.
-		_, verdict := attrs.Get(otelconv.AttrAnswerRisk)
-		_, retraction := attrs.Get(otelconv.AttrAnswerRetracted)
-		if !verdict && !retraction {
-			return
-		}
-		a := otelconv.AnswerFromAttributes(attrs, sp.StartTimestamp().AsTime())
-		if a.SessionID == "" || a.MessageID == "" {
-			r.dropped++
-			return
-		}
-		r.answers = append(r.answers, a)
-	case otelconv.OperationInvokeAgent:
-		if _, ok := attrs.Get(otelconv.AttrSessionToolCalls); !ok {
-			return
-		}
-		s := otelconv.SessionFromAttributes(attrs, sp.StartTimestamp().AsTime(), sp.EndTimestamp().AsTime())
-		if s.SessionID == "" {
-			r.dropped++
-			return
-		}
-		r.sessions = append(r.sessions, s)
-	}
-}
-
-func (r *records) addCall(c schema.ToolCall) {
-	if c.SessionID == "" || c.CallID == "" || c.Tool == "" {
-		r.dropped++
-		return
-	}
-	if c.Kind == "" {
-		// Not analysed (no ctxaudit processor in the pipeline): store what is
-		// known and say so, rather than claiming "none".
-		c.Kind = schema.KindUnknown
-	}
-	r.calls = append(r.calls, c)
-}
-
 func (e *chExporter) pushLogs(ctx context.Context, ld plog.Logs) error {
-	var r records
+	var r otelconv.Rows
 	otelconv.EachLogRecord(ld, func(res pcommon.Map, lr plog.LogRecord) {
 		if !otelconv.IsToolResultLog(lr) {
 			return
@@ -278,7 +215,7 @@ func (e *chExporter) pushLogs(ctx context.Context, ld plog.Logs) error {
 		if c.CallID == "" {
 			c.CallID = LogCallID(lr, res)
 		}
-		r.addCall(c)
+		r.AddCall(c)
 	})
 	return e.write(ctx, &r)
 }
@@ -301,12 +238,12 @@ func LogCallID(lr plog.LogRecord, res pcommon.Map) string {
 	return "log-" + hex.EncodeToString(h.Sum(nil)[:12])
 }
 
-func (e *chExporter) write(ctx context.Context, r *records) error {
-	if r.dropped > 0 {
-		e.dropped.Add(ctx, int64(r.dropped))
-		e.logger.Debug("records without session or call id were not stored", zap.Int("count", r.dropped))
+func (e *chExporter) write(ctx context.Context, r *otelconv.Rows) error {
+	if r.Dropped > 0 {
+		e.dropped.Add(ctx, int64(r.Dropped))
+		e.logger.Debug("records without session or call id were not stored", zap.Int("count", r.Dropped))
 	}
-	if len(r.sessions)+len(r.calls)+len(r.answers) == 0 {
+	if len(r.Sessions)+len(r.Calls)+len(r.Answers) == 0 {
 		return nil
 	}
 	s, err := e.connect(ctx)
@@ -320,9 +257,9 @@ func (e *chExporter) write(ctx context.Context, r *records) error {
 		n     int
 		write func() error
 	}{
-		{"sessions", len(r.sessions), func() error { return s.WriteSessions(ctx, r.sessions) }},
-		{"tool_calls", len(r.calls), func() error { return s.WriteToolCalls(ctx, r.calls) }},
-		{"answers", len(r.answers), func() error { return s.WriteAnswers(ctx, r.answers) }},
+		{"sessions", len(r.Sessions), func() error { return s.WriteSessions(ctx, r.Sessions) }},
+		{"tool_calls", len(r.Calls), func() error { return s.WriteToolCalls(ctx, r.Calls) }},
+		{"answers", len(r.Answers), func() error { return s.WriteAnswers(ctx, r.Answers) }},
 	}
 	for _, st := range steps {
 		if st.n == 0 {

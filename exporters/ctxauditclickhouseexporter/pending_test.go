@@ -21,10 +21,10 @@ func TestPendingCallWritesNoRow(t *testing.T) {
 		if pending {
 			otelconv.MarkAnalysisPending(spans.At(0).Attributes())
 		}
-		var r records
-		r.addSpan(spans.At(0), ptrace.NewResourceSpans().Resource().Attributes())
-		if want := map[bool]int{true: 0, false: 1}[pending]; len(r.calls) != want || r.dropped != 0 {
-			t.Errorf("pending=%v: %d call rows, %d dropped; want %d, 0", pending, len(r.calls), r.dropped, want)
+		var r otelconv.Rows
+		r.AddSpan(spans.At(0), ptrace.NewResourceSpans().Resource().Attributes())
+		if want := map[bool]int{true: 0, false: 1}[pending]; len(r.Calls) != want || r.Dropped != 0 {
+			t.Errorf("pending=%v: %d call rows, %d dropped; want %d, 0", pending, len(r.Calls), r.Dropped, want)
 		}
 	}
 }

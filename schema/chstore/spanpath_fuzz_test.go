@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/tinylib/msgp/msgp"
-	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/ctxaudit/ctxaudit/collector/otelconv"
@@ -42,10 +41,17 @@ func FuzzSpanPathWritesTheSameRows(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		g := recordGen(data)
 		meta, calls, answers := g.session()
+		// Through spans, only what ingest can make: the span path gives a
+		// record without ids ids of its own (a call its span's) or drops it
+		// (counted).
+		spanCalls, spanAnswers := producible(calls), producible(answers)
+		if len(producible([]schema.Session{meta})) == 0 {
+			meta.SessionID = "s"
+		}
 		td := ptrace.NewTraces()
 		rs := td.ResourceSpans().AppendEmpty()
 		otelconv.PutEmitterResource(rs.Resource().Attributes(), otelconv.ServiceProcessor, "v0")
-		otelconv.AppendAnalysedSession(rs.ScopeSpans().AppendEmpty().Spans(), &meta, calls, answers)
+		otelconv.AppendAnalysedSession(rs.ScopeSpans().AppendEmpty().Spans(), &meta, spanCalls, spanAnswers)
 
 		hop, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(mustMarshal(t, td))
 		if err != nil {
@@ -63,8 +69,8 @@ func FuzzSpanPathWritesTheSameRows(f *testing.F) {
 		}{{"in process", td}, {"after an OTLP hop", hop}} {
 			gotSessions, gotCalls, gotAnswers := readSpans(path.td)
 			sameRows(t, path.name, sessionColumns, []schema.Session{meta}, gotSessions)
-			sameRows(t, path.name, toolCallColumns, storable(calls), gotCalls)
-			sameRows(t, path.name, answerColumns, answers, gotAnswers)
+			sameRows(t, path.name, toolCallColumns, spanCalls, gotCalls)
+			sameRows(t, path.name, answerColumns, spanAnswers, gotAnswers)
 		}
 	})
 }
@@ -110,37 +116,28 @@ func mustMarshal(t *testing.T, td ptrace.Traces) []byte {
 	return b
 }
 
-// storable is calls as the exporter stores them: one without a session id,
-// call id or tool name is no row on either path (ingest never makes one; the
-// exporter counts it dropped).
-func storable(calls []schema.ToolCall) []schema.ToolCall {
-	var out []schema.ToolCall
-	for _, c := range calls {
-		if c.SessionID != "" && c.CallID != "" && c.Tool != "" {
-			out = append(out, c)
+// producible is recs without those ingest cannot make: every record names
+// its session and its own id (a call its tool too), and analysis gives
+// every answer a risk.
+func producible[T any](recs []T) []T {
+	return slices.DeleteFunc(slices.Clone(recs), func(r T) bool {
+		switch r := any(&r).(type) {
+		case *schema.ToolCall:
+			return r.SessionID == "" || r.CallID == "" || r.Tool == ""
+		case *schema.Answer:
+			return r.SessionID == "" || r.MessageID == "" || r.Risk == "" && !r.Retracted
+		case *schema.Session:
+			return r.SessionID == ""
 		}
-	}
-	return out
+		return false
+	})
 }
 
-// readSpans reads the records back as the exporter's addSpan does.
+// readSpans reads the records back as the exporter does (otelconv.Rows).
 func readSpans(td ptrace.Traces) (sessions []schema.Session, calls []schema.ToolCall, answers []schema.Answer) {
-	otelconv.EachSpan(td, func(res pcommon.Map, _ string, sp ptrace.Span) {
-		m := sp.Attributes()
-		start, end := sp.StartTimestamp().AsTime(), sp.EndTimestamp().AsTime()
-		switch otelconv.Operation(m) {
-		case otelconv.OperationExecuteTool:
-			c := otelconv.ToolCallFromAttributes(m, res, start)
-			if c.SessionID != "" && c.CallID != "" && c.Tool != "" {
-				calls = append(calls, c)
-			}
-		case otelconv.OperationChat:
-			answers = append(answers, otelconv.AnswerFromAttributes(m, start))
-		case otelconv.OperationInvokeAgent:
-			sessions = append(sessions, otelconv.SessionFromAttributes(m, start, end))
-		}
-	})
-	return sessions, calls, answers
+	var r otelconv.Rows
+	r.AddTraces(td)
+	return r.Sessions, r.Calls, r.Answers
 }
 
 // sameRows requires want and got to be the same rows of a table, column by

@@ -18,7 +18,6 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumertest"
-	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
 	"go.opentelemetry.io/collector/receiver/receivertest"
@@ -373,31 +372,10 @@ func keptRows(t *testing.T, accepted []ptrace.Traces) rows {
 	t.Helper()
 	var m tableModel
 	for _, td := range accepted {
-		var sessions []schema.Session
-		var calls []schema.ToolCall
-		var answers []schema.Answer
-		otelconv.EachSpan(td, func(res pcommon.Map, _ string, sp ptrace.Span) {
-			attrs := sp.Attributes()
-			switch otelconv.Operation(attrs) {
-			case otelconv.OperationExecuteTool:
-				c := otelconv.ToolCallFromAttributes(attrs, res, sp.StartTimestamp().AsTime())
-				if c.CallID == "" {
-					c.CallID = sp.SpanID().String()
-				}
-				calls = append(calls, c)
-			case otelconv.OperationChat:
-				_, verdict := attrs.Get(otelconv.AttrAnswerRisk)
-				_, retraction := attrs.Get(otelconv.AttrAnswerRetracted)
-				if verdict || retraction {
-					answers = append(answers, otelconv.AnswerFromAttributes(attrs, sp.StartTimestamp().AsTime()))
-				}
-			case otelconv.OperationInvokeAgent:
-				if _, ok := attrs.Get(otelconv.AttrSessionToolCalls); ok {
-					sessions = append(sessions, otelconv.SessionFromAttributes(attrs, sp.StartTimestamp().AsTime(), sp.EndTimestamp().AsTime()))
-				}
-			}
-		})
-		m.write(sessions, calls, answers)
+		var r otelconv.Rows
+		r.AddTraces(td)
+		require.Zero(t, r.Dropped, "records the exporter cannot store")
+		m.write(r.Sessions, r.Calls, r.Answers)
 	}
 	return m.rows(t)
 }
