@@ -84,7 +84,7 @@ func loadFixtureAt(t testing.TB, ctx context.Context, store *chstore.Store, now 
 		return schema.ToolCall{
 			SessionID: s.id, CallID: id, Tool: tool, Timestamp: at(minute).Add(123 * time.Millisecond),
 			Source: s.source, HarnessVersion: s.version, Model: s.model, Project: s.project, Cwd: s.cwd, GitBranch: "main",
-			Turn: turn, MessageID: "msg-" + id, Arguments: `{"target":"` + target + `"}`, Target: target, Forensics: f,
+			Turn: schema.KnownTurn(turn), MessageID: "msg-" + id, Arguments: `{"target":"` + target + `"}`, Target: target, Forensics: f,
 			SourceFile: "/fixtures/" + s.id + ".jsonl", SourceLine: int64(minute + 1),
 		}
 	}
@@ -198,7 +198,7 @@ func loadFixtureAt(t testing.TB, ctx context.Context, store *chstore.Store, now 
 	calls := append(append(append(append(append(ccCalls, cxCalls...), piCalls...), cc2Calls...), orphanCalls...), oldCall)
 
 	answer := func(s sess, id string, minute, turn int, risk schema.Risk, absence bool, text string, inputs, incomplete []string, reasons map[string][]string) schema.Answer {
-		a := schema.Answer{SessionID: s.id, MessageID: id, Timestamp: at(minute).Add(500 * time.Millisecond), Turn: turn, Source: s.source,
+		a := schema.Answer{SessionID: s.id, MessageID: id, Timestamp: at(minute).Add(500 * time.Millisecond), Turn: schema.KnownTurn(turn), Source: s.source,
 			Model: s.model, Text: text, InputCallIDs: inputs, IncompleteInputs: incomplete, AbsenceClaim: absence, Risk: risk,
 			ReasonCalls: reasons}
 		for _, r := range []string{schema.ReasonAbsenceClaimOnPartialInput, schema.ReasonSilentTruncation, schema.ReasonSuspectedTruncation,
@@ -249,7 +249,7 @@ func loadFixtureAt(t testing.TB, ctx context.Context, store *chstore.Store, now 
 				out.EndedAt = c.Timestamp
 			}
 			out.ToolCalls++
-			out.Turns = max(out.Turns, c.Turn+1)
+			out.Turns = schema.Known(max(out.Turns.N, uint64(c.Turn.N)+1))
 			if c.Truncated {
 				out.TruncatedCalls++
 			}

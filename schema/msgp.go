@@ -9,11 +9,13 @@ package schema
 // stored value reads as the contract does; like JSON, it leaves out
 // Analysis, which a held (not yet analysed) record does not have. A call's
 // fields are written only when they are not zero (the msg tags'
-// omitempty; an unknown Count or Ratio is the zero one, a known zero is
+// omitempty, and omitzero for a Turn, which msgp knows only by its
+// IsZero; an unknown Count, Ratio or Turn is the zero one, a known zero is
 // not), which halves a held call (976 → 460 bytes for a call of the
 // collector benchmark): session.Builder holds its calls encoded. Values
 // written before, with every key, read the same
-// (TestStoredRecordsOfEveryKeyReadBack in the processor).
+// (TestStoredRecordsOfEveryKeyReadBack in the processor); a turn is an
+// integer or nil (turn.go), so one written as a plain integer reads back.
 // Times come back in UTC: the instant is what every store keeps.
 
 //go:generate go tool msgp -file . -o msgp_gen.go -io=false -tests=false
@@ -21,4 +23,4 @@ package schema
 //msgp:tags msg,json
 //msgp:clearomitted
 //msgp:timezone utc
-//msgp:ignore Session ToolOutput
+//msgp:ignore Session ToolOutput Turn

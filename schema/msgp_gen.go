@@ -131,7 +131,11 @@ func (z *Answer) MarshalMsg(b []byte) (o []byte, err error) {
 		o = msgp.AppendTime(o, z.Timestamp)
 		// string "turn"
 		o = append(o, 0xa4, 0x74, 0x75, 0x72, 0x6e)
-		o = msgp.AppendInt(o, z.Turn)
+		o, err = z.Turn.MarshalMsg(o)
+		if err != nil {
+			err = msgp.WrapError(err, "Turn")
+			return
+		}
 		// string "source"
 		o = append(o, 0xa6, 0x73, 0x6f, 0x75, 0x72, 0x63, 0x65)
 		o = msgp.AppendString(o, string(z.Source))
@@ -245,7 +249,7 @@ func (z *Answer) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				return
 			}
 		case "turn":
-			z.Turn, bts, err = msgp.ReadIntBytes(bts)
+			bts, err = z.Turn.UnmarshalMsg(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "Turn")
 				return
@@ -457,7 +461,7 @@ func (z *Answer) UnmarshalMsg(bts []byte) (o []byte, err error) {
 
 // Msgsize returns an upper bound estimate of the number of bytes occupied by the serialized message
 func (z *Answer) Msgsize() (s int) {
-	s = 3 + 11 + msgp.StringPrefixSize + len(z.SessionID) + 11 + msgp.StringPrefixSize + len(z.MessageID) + 10 + msgp.TimeSize + 5 + msgp.IntSize + 7 + msgp.StringPrefixSize + len(string(z.Source)) + 6 + msgp.StringPrefixSize + len(z.Model) + 9 + msgp.StringPrefixSize + len(z.AgentID) + 10 + msgp.BoolSize + 5 + msgp.StringPrefixSize + len(z.Text) + 15 + msgp.ArrayHeaderSize
+	s = 3 + 11 + msgp.StringPrefixSize + len(z.SessionID) + 11 + msgp.StringPrefixSize + len(z.MessageID) + 10 + msgp.TimeSize + 5 + z.Turn.Msgsize() + 7 + msgp.StringPrefixSize + len(string(z.Source)) + 6 + msgp.StringPrefixSize + len(z.Model) + 9 + msgp.StringPrefixSize + len(z.AgentID) + 10 + msgp.BoolSize + 5 + msgp.StringPrefixSize + len(z.Text) + 15 + msgp.ArrayHeaderSize
 	for za0001 := range z.InputCallIDs {
 		s += msgp.StringPrefixSize + len(z.InputCallIDs[za0001])
 	}
@@ -2334,7 +2338,7 @@ func (z *ToolCall) MarshalMsg(b []byte) (o []byte, err error) {
 		zb0001Len--
 		zb0001Mask |= 0x800
 	}
-	if z.Turn == 0 {
+	if z.Turn.IsZero() {
 		zb0001Len--
 		zb0001Mask |= 0x1000
 	}
@@ -2460,7 +2464,11 @@ func (z *ToolCall) MarshalMsg(b []byte) (o []byte, err error) {
 		if (zb0001Mask & 0x1000) == 0 { // if not omitted
 			// string "turn"
 			o = append(o, 0xa4, 0x74, 0x75, 0x72, 0x6e)
-			o = msgp.AppendInt(o, z.Turn)
+			o, err = z.Turn.MarshalMsg(o)
+			if err != nil {
+				err = msgp.WrapError(err, "Turn")
+				return
+			}
 		}
 		if (zb0001Mask & 0x2000) == 0 { // if not omitted
 			// string "message_id"
@@ -2678,7 +2686,7 @@ func (z *ToolCall) UnmarshalMsg(bts []byte) (o []byte, err error) {
 			}
 			zb0001Mask |= 0x400
 		case "turn":
-			z.Turn, bts, err = msgp.ReadIntBytes(bts)
+			bts, err = z.Turn.UnmarshalMsg(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "Turn")
 				return
@@ -2874,7 +2882,7 @@ func (z *ToolCall) UnmarshalMsg(bts []byte) (o []byte, err error) {
 			z.Sidechain = false
 		}
 		if (zb0001Mask & 0x800) == 0 {
-			z.Turn = 0
+			z.Turn = Turn{}
 		}
 		if (zb0001Mask & 0x1000) == 0 {
 			z.MessageID = ""
@@ -2925,7 +2933,7 @@ func (z *ToolCall) UnmarshalMsg(bts []byte) (o []byte, err error) {
 
 // Msgsize returns an upper bound estimate of the number of bytes occupied by the serialized message
 func (z *ToolCall) Msgsize() (s int) {
-	s = 3 + 11 + msgp.StringPrefixSize + len(z.SessionID) + 8 + msgp.StringPrefixSize + len(z.CallID) + 5 + msgp.StringPrefixSize + len(z.Tool) + 10 + msgp.TimeSize + 7 + msgp.StringPrefixSize + len(string(z.Source)) + 16 + msgp.StringPrefixSize + len(z.HarnessVersion) + 6 + msgp.StringPrefixSize + len(z.Model) + 8 + msgp.StringPrefixSize + len(z.Project) + 4 + msgp.StringPrefixSize + len(z.Cwd) + 11 + msgp.StringPrefixSize + len(z.GitBranch) + 9 + msgp.StringPrefixSize + len(z.AgentID) + 10 + msgp.BoolSize + 5 + msgp.IntSize + 11 + msgp.StringPrefixSize + len(z.MessageID) + 10 + msgp.StringPrefixSize + len(z.Arguments) + 7 + msgp.StringPrefixSize + len(z.Target) + 9 + msgp.BoolSize + 10 + z.Forensics.Msgsize() + 12 + msgp.BoolSize + 16 + msgp.StringPrefixSize + len(z.ContinuationOf) + 17 + 1 + 2 + msgp.Float64Size + 6 + msgp.BoolSize + 21 + msgp.BoolSize + 24 + msgp.BoolSize + 9 + msgp.BoolSize + 16 + msgp.StringPrefixSize + len(z.OriginalSHA256) + 15 + msgp.StringPrefixSize + len(z.ContextSHA256) + 12 + msgp.StringPrefixSize + len(z.SourceFile) + 12 + msgp.Int64Size
+	s = 3 + 11 + msgp.StringPrefixSize + len(z.SessionID) + 8 + msgp.StringPrefixSize + len(z.CallID) + 5 + msgp.StringPrefixSize + len(z.Tool) + 10 + msgp.TimeSize + 7 + msgp.StringPrefixSize + len(string(z.Source)) + 16 + msgp.StringPrefixSize + len(z.HarnessVersion) + 6 + msgp.StringPrefixSize + len(z.Model) + 8 + msgp.StringPrefixSize + len(z.Project) + 4 + msgp.StringPrefixSize + len(z.Cwd) + 11 + msgp.StringPrefixSize + len(z.GitBranch) + 9 + msgp.StringPrefixSize + len(z.AgentID) + 10 + msgp.BoolSize + 5 + z.Turn.Msgsize() + 11 + msgp.StringPrefixSize + len(z.MessageID) + 10 + msgp.StringPrefixSize + len(z.Arguments) + 7 + msgp.StringPrefixSize + len(z.Target) + 9 + msgp.BoolSize + 10 + z.Forensics.Msgsize() + 12 + msgp.BoolSize + 16 + msgp.StringPrefixSize + len(z.ContinuationOf) + 17 + 1 + 2 + msgp.Float64Size + 6 + msgp.BoolSize + 21 + msgp.BoolSize + 24 + msgp.BoolSize + 9 + msgp.BoolSize + 16 + msgp.StringPrefixSize + len(z.OriginalSHA256) + 15 + msgp.StringPrefixSize + len(z.ContextSHA256) + 12 + msgp.StringPrefixSize + len(z.SourceFile) + 12 + msgp.Int64Size
 	return
 }
 

@@ -174,8 +174,9 @@ type ToolCall struct {
 	// AgentID is set for sub-agent (sidechain) threads.
 	AgentID   string `json:"agent_id" msg:"agent_id,omitempty"`
 	Sidechain bool   `json:"sidechain" msg:"sidechain,omitempty"`
-	// Turn is the 0-based index of the user prompt this call belongs to.
-	Turn int `json:"turn" msg:"turn,omitempty"`
+	// Turn is the 0-based index of the user prompt this call belongs to;
+	// unknown when the source did not say (a span without ctxaudit.turn).
+	Turn Turn `json:"turn" msg:"turn,omitzero"`
 	// MessageID is the assistant message that issued the call.
 	MessageID string `json:"message_id" msg:"message_id,omitempty"`
 
@@ -220,7 +221,7 @@ type Answer struct {
 	SessionID string    `json:"session_id"`
 	MessageID string    `json:"message_id"`
 	Timestamp time.Time `json:"timestamp"`
-	Turn      int       `json:"turn"`
+	Turn      Turn      `json:"turn"`
 	Source    Harness   `json:"source"`
 	Model     string    `json:"model"`
 	AgentID   string    `json:"agent_id"`
@@ -267,12 +268,14 @@ type Session struct {
 	EndedAt        time.Time `json:"ended_at"`
 	SourceFile     string    `json:"source_file,omitempty"`
 
-	Turns          int `json:"turns"`
-	ToolCalls      int `json:"tool_calls"`
-	TruncatedCalls int `json:"truncated_calls"`
-	SilentCalls    int `json:"silent_calls"`
-	Answers        int `json:"answers"`
-	RiskyAnswers   int `json:"risky_answers"`
+	// Turns is how many user turns the session had; unknown when a call
+	// or answer's turn is.
+	Turns          Count `json:"turns"`
+	ToolCalls      int   `json:"tool_calls"`
+	TruncatedCalls int   `json:"truncated_calls"`
+	SilentCalls    int   `json:"silent_calls"`
+	Answers        int   `json:"answers"`
+	RiskyAnswers   int   `json:"risky_answers"`
 	// Compactions counts compaction / micro-compaction boundaries: results the
 	// model saw were later cleared from its context.
 	Compactions int  `json:"compactions"`

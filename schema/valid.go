@@ -54,8 +54,6 @@ func (c *ToolCall) Validate() error {
 	switch {
 	case !StorableTime(c.Timestamp):
 		return invalidTime("timestamp", c.Timestamp)
-	case c.Turn > math.MaxUint32:
-		return invalidCount("turn", c.Turn)
 	case c.Kind != "" && !c.Kind.Valid():
 		return invalid("truncation kind", c.Kind)
 	case c.Strategy != "" && !c.Strategy.Valid():
@@ -74,8 +72,6 @@ func (a *Answer) Validate() error {
 	switch {
 	case !StorableTime(a.Timestamp):
 		return invalidTime("timestamp", a.Timestamp)
-	case a.Turn > math.MaxUint32:
-		return invalidCount("turn", a.Turn)
 	case a.Risk != "" && !a.Risk.Valid():
 		return invalid("risk", a.Risk)
 	case a.Absence != "" && !a.Absence.Valid():
@@ -94,11 +90,13 @@ func (s *Session) Validate() error {
 		return invalidTime("end", s.EndedAt)
 	case s.MaxRisk != "" && !s.MaxRisk.Valid():
 		return invalid("max risk", s.MaxRisk)
+	case s.Turns.Known && s.Turns.N > math.MaxUint32:
+		return fmt.Errorf("turns %d is more than a UInt32 column holds", s.Turns.N)
 	}
 	for _, n := range []struct {
 		what string
 		n    int
-	}{{"turns", s.Turns}, {"tool calls", s.ToolCalls}, {"truncated calls", s.TruncatedCalls}, {"silent calls", s.SilentCalls},
+	}{{"tool calls", s.ToolCalls}, {"truncated calls", s.TruncatedCalls}, {"silent calls", s.SilentCalls},
 		{"answers", s.Answers}, {"risky answers", s.RiskyAnswers}, {"compactions", s.Compactions}} {
 		if n.n > math.MaxUint32 {
 			return invalidCount(n.what, n.n)

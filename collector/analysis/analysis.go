@@ -171,7 +171,7 @@ func count(s *Session) {
 	m := &s.Meta
 	m.ToolCalls, m.TruncatedCalls, m.SilentCalls = len(s.Calls), 0, 0
 	m.Answers, m.RiskyAnswers, m.MaxRisk = len(s.Answers), 0, schema.RiskNone
-	turns := 0
+	turns := turnCount{}
 	for i := range s.Calls {
 		c := &s.Calls[i]
 		if isTruncated(c) {
@@ -180,7 +180,7 @@ func count(s *Session) {
 				m.SilentCalls++
 			}
 		}
-		turns = max(turns, c.Turn+1)
+		turns.add(c.Turn)
 	}
 	for i := range s.Answers {
 		a := &s.Answers[i]
@@ -190,7 +190,37 @@ func count(s *Session) {
 		if a.Risk.Severity() > m.MaxRisk.Severity() {
 			m.MaxRisk = a.Risk
 		}
-		turns = max(turns, a.Turn+1)
+		turns.add(a.Turn)
 	}
-	m.Turns = max(m.Turns, turns)
+	m.Turns = turns.of(m.Turns)
+}
+
+// turnCount finds a session's turns from the turns of its records.
+type turnCount struct {
+	n, records int
+	unknown    bool // a record's turn is unknown
+}
+
+func (t *turnCount) add(turn schema.Turn) {
+	t.records++
+	if !turn.Known {
+		t.unknown = true
+		return
+	}
+	t.n = max(t.n, int(turn.N)+1)
+}
+
+// of is the session's turn count given what its source counted (a
+// transcript counts its user prompts; a span seldom says): at least the
+// turns its records name. Without a count from the source it is known only
+// when every record's turn is, and there is a record: a call of unknown
+// turn may have been in any number of turns.
+func (t *turnCount) of(counted schema.Count) schema.Count {
+	switch {
+	case counted.Known:
+		return schema.Known(max(counted.N, uint64(t.n)))
+	case t.unknown || t.records == 0:
+		return schema.Unknown
+	}
+	return schema.KnownInt(t.n)
 }

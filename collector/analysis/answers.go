@@ -162,10 +162,13 @@ func inputIndices(a *schema.Answer, byID map[string]int) []int {
 	return out
 }
 
-// turnCalls indexes calls by thread and turn, for deriveInputs.
+// turnCalls indexes calls by thread and turn, for deriveInputs. The calls
+// of a thread whose turn is unknown are one group: nothing tells where
+// their turns begin, so an answer of unknown turn may rest on any of them
+// (and its row says its turn is unknown).
 type turnKey struct {
 	agent string
-	turn  int
+	turn  schema.Turn
 }
 
 func indexTurns(calls []schema.ToolCall) map[turnKey][]int {

@@ -79,7 +79,7 @@ func understated() callOpt { return func(c *schema.ToolCall) { c.MarkerUnderstat
 
 func agent(id string) callOpt { return func(c *schema.ToolCall) { c.AgentID, c.Sidechain = id, true } }
 
-func turn(n int) callOpt { return func(c *schema.ToolCall) { c.Turn = n } }
+func turn(n int) callOpt { return func(c *schema.ToolCall) { c.Turn = schema.KnownTurn(n) } }
 
 func answer(id string, sec int, text string, inputs ...string) schema.Answer {
 	return schema.Answer{SessionID: "s1", MessageID: id, Timestamp: at(sec), Text: text, InputCallIDs: inputs}

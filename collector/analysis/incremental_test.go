@@ -29,7 +29,7 @@ func randomTimelineOver(r *rand.Rand, n int, files []string) []event {
 	var turnCalls []string
 	turn := 0
 	addCall := func(c schema.ToolCall) {
-		c.Turn = turn
+		c.Turn = schema.KnownTurn(turn)
 		if r.IntN(8) == 0 {
 			c.AgentID, c.Sidechain = "sub", true
 		}
@@ -83,7 +83,7 @@ func randomTimelineOver(r *rand.Rand, n int, files []string) []event {
 		case 9, 10:
 			texts := []string{"There is no such option.", "It works now.", "文件中沒有這個設定。", "If it is not found, retry."}
 			a := answer("m"+id, i, texts[r.IntN(len(texts))])
-			a.Turn = turn
+			a.Turn = schema.KnownTurn(turn)
 			if r.IntN(2) == 0 {
 				a.InputCallIDs = append([]string(nil), turnCalls...)
 			}

@@ -347,7 +347,7 @@ var scenarios = []struct {
 		},
 		answers: []schema.Answer{func() schema.Answer {
 			a := answer("a1", 10, "The build is broken.")
-			a.Turn = 1
+			a.Turn = schema.KnownTurn(1)
 			return a
 		}()},
 		calls2: map[string]wantCall{

@@ -214,7 +214,7 @@ func (r *run) unit(ctx context.Context, u unit) error {
 	res := st.b.Analyze(meta)
 
 	r.sum.Sessions++
-	r.sum.Turns += res.Meta.Turns
+	r.sum.Turns += int(res.Meta.Turns.N) // a transcript counts its turns: known
 	r.sum.Compactions += res.Meta.Compactions
 	r.sum.ToolCalls += len(res.Calls)
 	r.sum.Answers += len(res.Answers)

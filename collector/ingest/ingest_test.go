@@ -140,7 +140,7 @@ func TestRunClaudeCodeSession(t *testing.T) {
 		t.Errorf("truncated by kind = %v, want explicit 1", sum.TruncatedByKind)
 	}
 	s := w.sessions[0]
-	if s.SessionID != session216 || s.Turns != 3 || s.ToolCalls != 26 || s.Answers != 3 ||
+	if s.SessionID != session216 || s.Turns != schema.Known(3) || s.ToolCalls != 26 || s.Answers != 3 ||
 		s.InputTokens != 1698799+114039 || s.OutputTokens != 7154+3062 || s.Model != "claude-opus-4-5-20251101" ||
 		!strings.HasSuffix(s.SourceFile, session216+".jsonl") {
 		t.Errorf("session = %+v", s)
@@ -164,8 +164,8 @@ func TestRunClaudeCodeSession(t *testing.T) {
 	for _, c := range w.calls {
 		if c.Sidechain {
 			sidechain++
-			if c.AgentID != "a4d534b" || c.Turn != 0 || !strings.Contains(c.SourceFile, "subagents") {
-				t.Errorf("sidechain call %s: agent %q turn %d file %s", c.CallID, c.AgentID, c.Turn, c.SourceFile)
+			if c.AgentID != "a4d534b" || c.Turn != schema.KnownTurn(0) || !strings.Contains(c.SourceFile, "subagents") {
+				t.Errorf("sidechain call %s: agent %q turn %s file %s", c.CallID, c.AgentID, c.Turn, c.SourceFile)
 			}
 		}
 	}

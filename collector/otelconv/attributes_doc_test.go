@@ -151,7 +151,7 @@ func TestEmittedAttributesHaveDocumentedTypes(t *testing.T) {
 	call := schema.ToolCall{
 		SessionID: "s", CallID: "c2", Tool: "Read", Timestamp: at, Source: schema.HarnessClaudeCode,
 		HarnessVersion: "2.1.6", Model: "m", Project: "p", Cwd: "/w", GitBranch: "main", AgentID: "a",
-		Sidechain: true, Turn: 1, MessageID: "msg", Arguments: `{"file_path":"/w/a.go"}`, Target: "/w/a.go", IsError: true,
+		Sidechain: true, Turn: schema.KnownTurn(1), MessageID: "msg", Arguments: `{"file_path":"/w/a.go"}`, Target: "/w/a.go", IsError: true,
 		Forensics: schema.Forensics{
 			Original: schema.Original{Sizes: schema.Sizes{Bytes: schema.Known(4), Chars: schema.Known(4), Lines: schema.Known(2), Tokens: schema.Known(1)},
 				Source: schema.SourceHarnessMetadata, Precision: schema.PrecisionLowerBound},
@@ -167,7 +167,7 @@ func TestEmittedAttributesHaveDocumentedTypes(t *testing.T) {
 		SourceFile: "/t/s.jsonl", SourceLine: 3, Analysis: schema.Analysis{Done: true, Records: 2, Partial: true},
 	}
 	answer := schema.Answer{
-		SessionID: "s", MessageID: "msg2", Timestamp: at, Source: schema.HarnessClaudeCode, Sidechain: true, Turn: 1,
+		SessionID: "s", MessageID: "msg2", Timestamp: at, Source: schema.HarnessClaudeCode, Sidechain: true, Turn: schema.KnownTurn(1),
 		Text: "none found", InputCallIDs: []string{"c2"}, IncompleteInputs: []string{"c2"}, AbsenceClaim: true,
 		Absence: schema.AbsenceScoped, AbsenceClause: "none found in the first 10 lines", AbsenceScope: "in the first 10 lines",
 		Risk: schema.RiskHigh, Reasons: []string{schema.ReasonExplicitTruncation},
@@ -175,7 +175,7 @@ func TestEmittedAttributesHaveDocumentedTypes(t *testing.T) {
 	}
 	session := schema.Session{
 		SessionID: "s", Source: schema.HarnessClaudeCode, HarnessVersion: "2.1.6", Model: "m", Project: "p", Cwd: "/w",
-		GitBranch: "main", StartedAt: at, EndedAt: at, SourceFile: "/t/s.jsonl", Turns: 2, ToolCalls: 1, TruncatedCalls: 1,
+		GitBranch: "main", StartedAt: at, EndedAt: at, SourceFile: "/t/s.jsonl", Turns: schema.Known(2), ToolCalls: 1, TruncatedCalls: 1,
 		SilentCalls: 1, Answers: 1, RiskyAnswers: 1, Compactions: 1, MaxRisk: schema.RiskHigh,
 	}
 	spans := ptrace.NewSpanSlice()

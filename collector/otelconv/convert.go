@@ -2,6 +2,7 @@ package otelconv
 
 import (
 	"crypto/sha256"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -114,8 +115,8 @@ func appendToolCall(spans ptrace.SpanSlice, c *schema.ToolCall, ids *sessionIDs,
 // exactly — each slot is a key and a value, and an emitted span is built
 // for every analysed call (TestToolCallAttributesCount).
 func toolCallAttributes(c *schema.ToolCall) int {
-	const always = 5 // operation, tool, call and conversation ids, turn
-	n := always + forensicsAttributes(&c.Forensics)
+	const always = 4 // operation, tool, call and conversation ids
+	n := always + forensicsAttributes(&c.Forensics) + oneIf(c.Turn.Known)
 	n += trueCount(c.Sidechain, c.IsError, c.FollowedUp, c.Searched, c.CoverageUpperBound, c.CoverageMixedVersions)
 	n += nonEmptyCount(c.Model, c.AgentID, c.Arguments, string(c.Source), c.HarnessVersion, c.Project,
 		c.Cwd, c.GitBranch, c.MessageID, c.Target, c.SourceFile, c.ContinuationOf)
@@ -207,7 +208,7 @@ func putToolCall(m pcommon.Map, c *schema.ToolCall) {
 	putNonEmpty(m, AttrCwd, c.Cwd)
 	putNonEmpty(m, AttrGitBranch, c.GitBranch)
 	putTrue(m, AttrSidechain, c.Sidechain)
-	m.PutInt(AttrTurn, int64(c.Turn))
+	putTurn(m, c.Turn)
 	putNonEmpty(m, AttrMessageID, c.MessageID)
 	putNonEmpty(m, AttrTarget, c.Target)
 	putTrue(m, AttrIsError, c.IsError)
@@ -351,7 +352,7 @@ func AppendAnswer(spans ptrace.SpanSlice, a *schema.Answer) ptrace.Span {
 	putNonEmpty(m, AttrAgentID, a.AgentID)
 	putNonEmpty(m, AttrSource, string(a.Source))
 	putTrue(m, AttrSidechain, a.Sidechain)
-	m.PutInt(AttrTurn, int64(a.Turn))
+	putTurn(m, a.Turn)
 	m.PutStr(AttrMessageID, a.MessageID)
 	m.PutStr(AttrAnswerText, a.Text)
 	putStrings(m, AttrAnswerInputs, a.InputCallIDs)
@@ -394,7 +395,7 @@ func AppendSession(spans ptrace.SpanSlice, s *schema.Session) ptrace.Span {
 	putNonEmpty(m, AttrCwd, s.Cwd)
 	putNonEmpty(m, AttrGitBranch, s.GitBranch)
 	putNonEmpty(m, AttrSourceFile, s.SourceFile)
-	m.PutInt(AttrSessionTurns, int64(s.Turns))
+	putCount(m, AttrSessionTurns, s.Turns)
 	m.PutInt(AttrSessionToolCalls, int64(s.ToolCalls))
 	m.PutInt(AttrSessionTruncatedCalls, int64(s.TruncatedCalls))
 	m.PutInt(AttrSessionSilentCalls, int64(s.SilentCalls))
@@ -506,6 +507,22 @@ func boolValue(v pcommon.Value, present bool) bool {
 }
 
 func integer(m pcommon.Map, k string) int64 { return integerOf(count(m, k)) }
+
+// turnOf is a turn read as a count: unknown when absent, negative or past
+// a turn's range, never turn 0 (docs/attributes.md, ctxaudit.turn).
+func turnOf(c schema.Count) schema.Turn {
+	if !c.Known {
+		return schema.Turn{}
+	}
+	return schema.KnownTurn64(int64(min(c.N, math.MaxInt64)))
+}
+
+// putTurn writes ctxaudit.turn when the turn is known.
+func putTurn(m pcommon.Map, t schema.Turn) {
+	if t.Known {
+		m.PutInt(AttrTurn, int64(t.N))
+	}
+}
 
 // integerOf is c as an int64, 0 when unknown.
 func integerOf(c schema.Count) int64 {
@@ -623,7 +640,7 @@ func toolCallFields(x *callAttrs, resource pcommon.Map, t time.Time) schema.Tool
 		GitBranch:      x.str(sGitBranch),
 		AgentID:        x.str(sAgentID),
 		Sidechain:      x.boolean(sSidechain),
-		Turn:           int(x.integer(sTurn)),
+		Turn:           turnOf(x.count(sTurn)),
 		MessageID:      x.str(sMessageID),
 		Arguments:      x.first(sToolCallArguments, sClaudeCodeToolInput, sClaudeCodeToolParams),
 		Target:         x.str(sTarget),
@@ -770,7 +787,7 @@ func AnswerFromAttributes(m pcommon.Map, t time.Time) schema.Answer {
 		SessionID:        str(m, AttrConversationID),
 		MessageID:        first(m, AttrMessageID, AttrResponseID),
 		Timestamp:        t.UTC(),
-		Turn:             int(integer(m, AttrTurn)),
+		Turn:             turnOf(count(m, AttrTurn)),
 		Source:           schema.Harness(str(m, AttrSource)),
 		Model:            first(m, AttrResponseModel, AttrRequestModel),
 		AgentID:          str(m, AttrAgentID),
@@ -848,7 +865,7 @@ func SessionFromAttributes(m pcommon.Map, start, end time.Time) schema.Session {
 		StartedAt:      start.UTC(),
 		EndedAt:        end.UTC(),
 		SourceFile:     str(m, AttrSourceFile),
-		Turns:          int(integer(m, AttrSessionTurns)),
+		Turns:          count(m, AttrSessionTurns),
 		ToolCalls:      int(integer(m, AttrSessionToolCalls)),
 		TruncatedCalls: int(integer(m, AttrSessionTruncatedCalls)),
 		SilentCalls:    int(integer(m, AttrSessionSilentCalls)),

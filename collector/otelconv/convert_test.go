@@ -20,7 +20,7 @@ func sampleCall() schema.ToolCall {
 	return schema.ToolCall{
 		SessionID: "s-1", CallID: "toolu_1", Tool: "WebFetch", Timestamp: time.Date(2026, 1, 2, 3, 4, 5, 600, time.UTC),
 		Source: schema.HarnessClaudeCode, HarnessVersion: "2.1.6", Model: "claude-opus-4-5", Project: "p", Cwd: "/w",
-		GitBranch: "main", AgentID: "a1", Sidechain: true, Turn: 2, MessageID: "msg_1", Arguments: `{"url":"https://x"}`,
+		GitBranch: "main", AgentID: "a1", Sidechain: true, Turn: schema.KnownTurn(2), MessageID: "msg_1", Arguments: `{"url":"https://x"}`,
 		Target: "https://x", IsError: true,
 		Forensics: schema.Forensics{
 			Original: schema.Original{Sizes: schema.Sizes{Bytes: schema.Known(156000), Tokens: schema.Known(39000)}, Source: schema.SourceHarnessMetadata,
@@ -65,6 +65,58 @@ func TestUnknownSizesStayUnknown(t *testing.T) {
 	got := ToolCallFromAttributes(sp.Attributes(), pcommon.NewMap(), c.Timestamp)
 	if got.Original.Bytes.Known || got.Context.Chars.Known || got.SessionCoverage.Known {
 		t.Fatalf("unknown became known: %+v", got)
+	}
+}
+
+// A span that does not say its turn is in no known turn: not turn 0, the
+// first. Nor is one whose ctxaudit.turn no turn column holds. Written back,
+// an unknown turn is no attribute at all; a known 0 is one.
+func TestUnknownTurnStaysUnknown(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		put  func(pcommon.Map)
+		want schema.Turn
+	}{
+		{"absent", func(pcommon.Map) {}, schema.Turn{}},
+		{"0", func(m pcommon.Map) { m.PutInt(AttrTurn, 0) }, schema.KnownTurn(0)},
+		{"4", func(m pcommon.Map) { m.PutInt(AttrTurn, 4) }, schema.KnownTurn(4)},
+		{"a string of 4", func(m pcommon.Map) { m.PutStr(AttrTurn, "4") }, schema.KnownTurn(4)},
+		{"-1", func(m pcommon.Map) { m.PutInt(AttrTurn, -1) }, schema.Turn{}},
+		{"2^32", func(m pcommon.Map) { m.PutInt(AttrTurn, math.MaxUint32+1) }, schema.Turn{}},
+		{"2.5", func(m pcommon.Map) { m.PutDouble(AttrTurn, 2.5) }, schema.Turn{}},
+	} {
+		m := pcommon.NewMap()
+		tc.put(m)
+		if got := ToolCallFromAttributes(m, pcommon.NewMap(), time.Time{}).Turn; got != tc.want {
+			t.Errorf("call, turn %s: read %+v, want %+v", tc.name, got, tc.want)
+		}
+		if got := AnswerFromAttributes(m, time.Time{}).Turn; got != tc.want {
+			t.Errorf("answer, turn %s: read %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+	spans := ptrace.NewSpanSlice()
+	c := sampleCall()
+	for _, turn := range []schema.Turn{{}, schema.KnownTurn(0)} {
+		c.Turn = turn
+		attrs := AppendToolCall(spans, &c).Attributes()
+		if _, has := attrs.Get(AttrTurn); has != turn.Known {
+			t.Errorf("call of turn %s written with ctxaudit.turn: %v", turn, has)
+		}
+		if got := ToolCallFromAttributes(attrs, pcommon.NewMap(), c.Timestamp).Turn; got != turn {
+			t.Errorf("call of turn %s read back in turn %s", turn, got)
+		}
+		a := schema.Answer{SessionID: "s", MessageID: "m", Turn: turn}
+		attrs = AppendAnswer(spans, &a).Attributes()
+		if _, has := attrs.Get(AttrTurn); has != turn.Known {
+			t.Errorf("answer of turn %s written with ctxaudit.turn: %v", turn, has)
+		}
+	}
+	s := schema.Session{SessionID: "s"}
+	if _, has := AppendSession(spans, &s).Attributes().Get(AttrSessionTurns); has {
+		t.Error("a session of unknown turns written with ctxaudit.session.turns")
+	}
+	if got := SessionFromAttributes(pcommon.NewMap(), time.Time{}, time.Time{}).Turns; got.Known {
+		t.Errorf("a session span without ctxaudit.session.turns read as %s turns", got)
 	}
 }
 
@@ -167,7 +219,7 @@ func TestPrecisionAndTailAttributes(t *testing.T) {
 }
 
 func TestAnswerAndSessionRoundTrip(t *testing.T) {
-	a := schema.Answer{SessionID: "s-1", MessageID: "m1", Timestamp: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Turn: 1,
+	a := schema.Answer{SessionID: "s-1", MessageID: "m1", Timestamp: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Turn: schema.KnownTurn(1),
 		Source: schema.HarnessCodex, Model: "gpt", Text: "沒有", InputCallIDs: []string{"c1", "c2"}, IncompleteInputs: []string{"c1"},
 		AbsenceClaim: true, Absence: schema.AbsenceUnscoped, AbsenceClause: "there is no such setting", Risk: schema.RiskHigh, Reasons: []string{"silent_truncation", "not_followed_up"},
 		ReasonCalls: map[string][]string{"silent_truncation": {"c1"}, "not_followed_up": {}}, Verdict: "v"}
@@ -181,7 +233,7 @@ func TestAnswerAndSessionRoundTrip(t *testing.T) {
 		t.Fatalf("retraction round trip:\n got %+v\nwant %+v", got, a)
 	}
 	s := schema.Session{SessionID: "s-1", Source: schema.HarnessPi, HarnessVersion: "1", Model: "m", Project: "p", Cwd: "/c",
-		GitBranch: "b", StartedAt: a.Timestamp, EndedAt: a.Timestamp.Add(time.Hour), SourceFile: "/f", Turns: 2, ToolCalls: 3,
+		GitBranch: "b", StartedAt: a.Timestamp, EndedAt: a.Timestamp.Add(time.Hour), SourceFile: "/f", Turns: schema.Known(2), ToolCalls: 3,
 		TruncatedCalls: 1, SilentCalls: 1, Answers: 2, RiskyAnswers: 1, Compactions: 1, MaxRisk: schema.RiskHigh, InputTokens: 5, OutputTokens: 6}
 	sp = AppendSession(spans, &s)
 	if got := SessionFromAttributes(sp.Attributes(), sp.StartTimestamp().AsTime(), sp.EndTimestamp().AsTime()); !reflect.DeepEqual(got, s) {

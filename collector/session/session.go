@@ -50,7 +50,7 @@ type Builder struct {
 	// since, to be listed by the next one.
 	retracted []schema.Answer
 	// spawnedTurn maps a sub-agent id to the turn of the Task call that ran it.
-	spawnedTurn map[string]int
+	spawnedTurn map[string]schema.Turn
 	// sentCall is a fingerprint of the follow-through each call was last
 	// returned with; sentAnswer a fingerprint of each answer as last
 	// returned (see Sent).
@@ -65,7 +65,7 @@ type Builder struct {
 func New(id string) *Builder {
 	return &Builder{
 		id: id, callIdx: map[string]int{}, ansIdx: map[string]int{}, notAnswers: map[string]bool{},
-		spawnedTurn: map[string]int{},
+		spawnedTurn: map[string]schema.Turn{},
 		sentCall:    map[string]uint64{}, sentAnswer: map[string]uint64{},
 	}
 }
@@ -79,7 +79,7 @@ func (b *Builder) ID() string { return b.id }
 // change even when it concludes the same: the stored row must say how much
 // of the session it reflects, whichever path wrote it.
 type followThrough struct {
-	turn           int
+	turn           schema.Turn
 	target         string
 	followedUp     bool
 	continuationOf string
@@ -108,7 +108,11 @@ func callPrint(c *schema.ToolCall) uint64 {
 
 func (f followThrough) print() uint64 {
 	b := make([]byte, 0, 48+len(f.target)+len(f.continuationOf))
-	b = binary.AppendVarint(b, int64(f.turn))
+	turn := uint64(0) // unknown; a known turn n is n+1
+	if f.turn.Known {
+		turn = uint64(f.turn.N) + 1
+	}
+	b = binary.AppendUvarint(b, turn)
 	b = binary.AppendUvarint(b, uint64(len(f.target)))
 	b = append(b, f.target...)
 	b = binary.AppendUvarint(b, uint64(len(f.continuationOf)))
@@ -235,7 +239,7 @@ func (b *Builder) HasCall(id string) bool { _, ok := b.callIdx[id]; return ok }
 
 // Empty reports a session with nothing to show: no calls, no answers, no turns.
 func (b *Builder) Empty(meta *schema.Session) bool {
-	return b.calls.len() == 0 && len(b.answers) == 0 && meta.Turns == 0
+	return b.calls.len() == 0 && len(b.answers) == 0 && meta.Turns.N == 0
 }
 
 // Result is what an analysis returns.

@@ -85,15 +85,15 @@ func TestSubAgentPlacement(t *testing.T) {
 	at := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	b := New("s")
 	side := call("side", at.Add(time.Second), false, `{"file_path":"/b.go"}`)
-	side.Sidechain, side.AgentID, side.Turn = true, "agent-1", 0
+	side.Sidechain, side.AgentID, side.Turn = true, "agent-1", schema.KnownTurn(0)
 	b.AddCall(side, "", true)
 	task := call("task", at, false, `{}`)
-	task.Turn = 3
+	task.Turn = schema.KnownTurn(3)
 	b.AddCall(task, "agent-1", true)
 	res := b.Analyze(schema.Session{SessionID: "s"})
 	for _, c := range res.Calls {
-		if c.CallID == "side" && c.Turn != 3 {
-			t.Errorf("sub-agent call in turn %d, want the Task's turn 3", c.Turn)
+		if c.CallID == "side" && c.Turn != schema.KnownTurn(3) {
+			t.Errorf("sub-agent call in turn %s, want the Task's turn 3", c.Turn)
 		}
 	}
 	b.Partial = true
@@ -248,10 +248,12 @@ func TestCallPrintCoversFollowThrough(t *testing.T) {
 			t.Errorf("%v has %d fields, callPrint covers %d: add the new ones to followThrough.print", typ, got, want)
 		}
 	}
-	base := followThrough{turn: 3, target: "a.go", continuationOf: "toolu_1", coverage: schema.KnownRatio(0.5),
+	base := followThrough{turn: schema.KnownTurn(3), target: "a.go", continuationOf: "toolu_1", coverage: schema.KnownRatio(0.5),
 		analysis: schema.Analysis{Done: true, Records: 12}}
 	changes := map[string]func(*followThrough){
-		"turn":              func(f *followThrough) { f.turn = 4 },
+		"turn":              func(f *followThrough) { f.turn = schema.KnownTurn(4) },
+		"turn 0":            func(f *followThrough) { f.turn = schema.KnownTurn(0) },
+		"turn unknown":      func(f *followThrough) { f.turn = schema.Turn{} },
 		"target":            func(f *followThrough) { f.target = "b.go" },
 		"followedUp":        func(f *followThrough) { f.followedUp = true },
 		"continuationOf":    func(f *followThrough) { f.continuationOf = "toolu_2" },

@@ -41,7 +41,7 @@ func MergeSession(main *schema.Session, other schema.Session) {
 // their agent (spawnedTurn: agent id → turn), calls are ordered as issued
 // (time, then file and line) and answers by time. Both the one-shot ingest
 // and the collector's receiver use it, so they analyse sessions alike.
-func Assemble(calls []schema.ToolCall, answers []schema.Answer, spawnedTurn map[string]int) {
+func Assemble(calls []schema.ToolCall, answers []schema.Answer, spawnedTurn map[string]schema.Turn) {
 	for i := range calls {
 		PlaceCall(&calls[i], spawnedTurn)
 	}
@@ -63,7 +63,7 @@ func Assemble(calls []schema.ToolCall, answers []schema.Answer, spawnedTurn map[
 // sees only the sub-agent's report, which was built on them, so a cut the
 // sub-agent never recovered from is an incomplete input of the answer that
 // relays it.
-func addSubAgentInputs(calls []schema.ToolCall, answers []schema.Answer, spawnedTurn map[string]int) {
+func addSubAgentInputs(calls []schema.ToolCall, answers []schema.Answer, spawnedTurn map[string]schema.Turn) {
 	if len(spawnedTurn) == 0 {
 		return
 	}
@@ -91,7 +91,7 @@ func addSubAgentInputs(calls []schema.ToolCall, answers []schema.Answer, spawned
 }
 
 // PlaceCall moves a sub-agent call into the turn that spawned its agent.
-func PlaceCall(c *schema.ToolCall, spawnedTurn map[string]int) {
+func PlaceCall(c *schema.ToolCall, spawnedTurn map[string]schema.Turn) {
 	if c.Sidechain {
 		if t, ok := spawnedTurn[c.AgentID]; ok {
 			c.Turn = t

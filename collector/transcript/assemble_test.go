@@ -23,16 +23,16 @@ func TestMergeSession(t *testing.T) {
 func TestAssemble(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
 	calls := []schema.ToolCall{
-		{CallID: "sub", Sidechain: true, AgentID: "a1", Turn: 0, Timestamp: t0.Add(2 * time.Second), SourceFile: "agent-a1.jsonl", SourceLine: 3},
-		{CallID: "late", Turn: 2, Timestamp: t0.Add(3 * time.Second), SourceFile: "main.jsonl", SourceLine: 9},
-		{CallID: "tie-b", Turn: 2, Timestamp: t0, SourceFile: "main.jsonl", SourceLine: 5},
-		{CallID: "tie-a", Turn: 2, Timestamp: t0, SourceFile: "main.jsonl", SourceLine: 4},
+		{CallID: "sub", Sidechain: true, AgentID: "a1", Turn: schema.KnownTurn(0), Timestamp: t0.Add(2 * time.Second), SourceFile: "agent-a1.jsonl", SourceLine: 3},
+		{CallID: "late", Turn: schema.KnownTurn(2), Timestamp: t0.Add(3 * time.Second), SourceFile: "main.jsonl", SourceLine: 9},
+		{CallID: "tie-b", Turn: schema.KnownTurn(2), Timestamp: t0, SourceFile: "main.jsonl", SourceLine: 5},
+		{CallID: "tie-a", Turn: schema.KnownTurn(2), Timestamp: t0, SourceFile: "main.jsonl", SourceLine: 4},
 	}
 	answers := []schema.Answer{
 		{MessageID: "m2", Timestamp: t0.Add(5 * time.Second)},
 		{MessageID: "m1", Sidechain: true, AgentID: "a1", Timestamp: t0.Add(4 * time.Second)},
 	}
-	Assemble(calls, answers, map[string]int{"a1": 2})
+	Assemble(calls, answers, map[string]schema.Turn{"a1": schema.KnownTurn(2)})
 	var order []string
 	for _, c := range calls {
 		order = append(order, c.CallID)
@@ -40,8 +40,8 @@ func TestAssemble(t *testing.T) {
 	if got := order; len(got) != 4 || got[0] != "tie-a" || got[1] != "tie-b" || got[2] != "sub" || got[3] != "late" {
 		t.Fatalf("call order %v, want [tie-a tie-b sub late]", got)
 	}
-	if calls[2].Turn != 2 || answers[0].MessageID != "m1" || answers[0].Turn != 2 {
-		t.Fatalf("sub-agent records not placed in the spawning turn: call turn %d, answers %+v", calls[2].Turn, answers)
+	if calls[2].Turn != schema.KnownTurn(2) || answers[0].MessageID != "m1" || answers[0].Turn != schema.KnownTurn(2) {
+		t.Fatalf("sub-agent records not placed in the spawning turn: call turn %s, answers %+v", calls[2].Turn, answers)
 	}
 }
 
@@ -51,15 +51,15 @@ func TestAssemble(t *testing.T) {
 func TestAssembleSubAgentCallsAreInputsOfTheRelayingAnswer(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 11, 0, 0, 0, time.UTC)
 	calls := []schema.ToolCall{
-		{CallID: "agent", Tool: "Agent", Turn: 0, Timestamp: t0},
-		{CallID: "sub-bash", Tool: "Bash", AgentID: "a1", Sidechain: true, Turn: 7, Timestamp: t0.Add(time.Second)},
-		{CallID: "late-sub", Tool: "Bash", AgentID: "a1", Sidechain: true, Turn: 7, Timestamp: t0.Add(time.Minute)},
+		{CallID: "agent", Tool: "Agent", Turn: schema.KnownTurn(0), Timestamp: t0},
+		{CallID: "sub-bash", Tool: "Bash", AgentID: "a1", Sidechain: true, Turn: schema.KnownTurn(7), Timestamp: t0.Add(time.Second)},
+		{CallID: "late-sub", Tool: "Bash", AgentID: "a1", Sidechain: true, Turn: schema.KnownTurn(7), Timestamp: t0.Add(time.Minute)},
 	}
 	answers := []schema.Answer{
-		{MessageID: "sub-answer", AgentID: "a1", Sidechain: true, Turn: 7, Timestamp: t0.Add(2 * time.Second), InputCallIDs: []string{"sub-bash"}},
-		{MessageID: "main-answer", Turn: 0, Timestamp: t0.Add(3 * time.Second), InputCallIDs: []string{"agent"}},
+		{MessageID: "sub-answer", AgentID: "a1", Sidechain: true, Turn: schema.KnownTurn(7), Timestamp: t0.Add(2 * time.Second), InputCallIDs: []string{"sub-bash"}},
+		{MessageID: "main-answer", Turn: schema.KnownTurn(0), Timestamp: t0.Add(3 * time.Second), InputCallIDs: []string{"agent"}},
 	}
-	Assemble(calls, answers, map[string]int{"a1": 0})
+	Assemble(calls, answers, map[string]schema.Turn{"a1": schema.KnownTurn(0)})
 	var main schema.Answer
 	for _, a := range answers {
 		if a.MessageID == "main-answer" {

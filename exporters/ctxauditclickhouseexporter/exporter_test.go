@@ -131,10 +131,19 @@ func TestExportToClickHouse(t *testing.T) {
 	}
 	if got, found, err := s.Session(ctx, "exp-1"); err != nil || !found || got.MaxRisk != schema.RiskMedium {
 		t.Fatalf("session: %+v found=%v err=%v", got, found, err)
+	} else if got.Turns.Known {
+		t.Errorf("session stored with %s turns; its span said none", got.Turns)
+	}
+	// No span said its turn: none is stored as turn 0, the first.
+	if calls[0].Turn.Known || answers[0].Turn.Known {
+		t.Errorf("call stored in turn %s, answer in turn %s; their spans said none", calls[0].Turn, answers[0].Turn)
 	}
 	logCalls, err := s.ToolCalls(ctx, "cc-log")
 	if err != nil || len(logCalls) != 1 || logCalls[0].Source != schema.HarnessClaudeCode || logCalls[0].Kind != schema.KindUnknown {
 		t.Fatalf("log row: %+v, %v (no processor ran, so the kind must be unknown, not none)", logCalls, err)
+	}
+	if logCalls[0].Turn.Known {
+		t.Errorf("log row stored in turn %s; the event said none", logCalls[0].Turn)
 	}
 }
 

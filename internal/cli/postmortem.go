@@ -217,7 +217,7 @@ func loadAnswerScope(ctx context.Context, s *chstore.Store, sp chstore.SessionSp
 	if !ok {
 		return nil, nil, usagef("answer %q is not in session %s; its answers are: %s", q.answer, q.session, answerIDs(answers))
 	}
-	calls, err := s.SessionToolCalls(ctx, sp, chstore.CallFilter{Turns: []int{a.Turn}})
+	calls, err := s.SessionToolCalls(ctx, sp, chstore.CallFilter{Turns: []schema.Turn{a.Turn}})
 	if err != nil {
 		return nil, nil, err
 	}

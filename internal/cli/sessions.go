@@ -245,8 +245,12 @@ func writeSessionsTable(w io.Writer, sessions []schema.Session, f chstore.Sessio
 	fmt.Fprintln(tw, "LAST ACTIVE (UTC)\tSESSION\tSOURCE\tTURNS\tCALLS\tTRUNCATED\tSILENT\tANSWERS\tRISKY\tMAX RISK\tPROJECT")
 	for _, s := range sessions {
 		last := lastActive(s)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\n",
-			last.UTC().Format("2006-01-02 15:04"), s.SessionID, s.Source, s.Turns, s.ToolCalls, s.TruncatedCalls,
+		turns := "?" // unknown: the calls' source did not say their turns
+		if s.Turns.Known {
+			turns = s.Turns.String()
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\n",
+			last.UTC().Format("2006-01-02 15:04"), s.SessionID, s.Source, turns, s.ToolCalls, s.TruncatedCalls,
 			s.SilentCalls, s.Answers, s.RiskyAnswers, s.MaxRisk, orDash(firstNonEmpty(s.Cwd, s.Project)))
 	}
 	if err := tw.Flush(); err != nil {

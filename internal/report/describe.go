@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,14 +20,15 @@ import (
 
 // event is one line of the timeline: a tool call or an answer.
 type event struct {
-	turn   int
+	turn   schema.Turn
 	at     time.Time
 	call   *schema.ToolCall
 	answer *schema.Answer
 }
 
 // timeline interleaves calls and answers by turn, then time; at the same
-// instant a call comes before the answer built on it.
+// instant a call comes before the answer built on it. Records of unknown
+// turn come last, by time.
 func timeline(pm *Postmortem) []event {
 	evs := make([]event, 0, len(pm.ToolCalls)+len(pm.Answers))
 	for i := range pm.ToolCalls {
@@ -40,7 +42,7 @@ func timeline(pm *Postmortem) []event {
 	sort.SliceStable(evs, func(i, j int) bool {
 		a, b := evs[i], evs[j]
 		if a.turn != b.turn {
-			return a.turn < b.turn
+			return a.turn.Less(b.turn)
 		}
 		if !a.at.Equal(b.at) {
 			return a.at.Before(b.at)
@@ -207,7 +209,11 @@ func recorded(s *schema.Session) string {
 	if s.Answers > 0 {
 		answers += ", worst risk " + orDefault(string(s.MaxRisk), "none")
 	}
-	return plural(s.Turns, "turn") + ", " + calls + ", " + answers
+	turns := "turns unknown"
+	if s.Turns.Known {
+		turns = plural(int(min(s.Turns.N, math.MaxInt32)), "turn")
+	}
+	return turns + ", " + calls + ", " + answers
 }
 
 // span is "2026-01-15 14:30:20 – 14:30:46 UTC", repeating the date only

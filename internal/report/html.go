@@ -48,7 +48,7 @@ type page struct {
 }
 
 type htmlTurn struct {
-	N      int
+	N      schema.Turn // "unknown" in the page when unknown
 	Events []htmlEvent
 }
 
@@ -126,7 +126,7 @@ type link struct{ Href, Text string }
 
 type htmlAnswer struct {
 	ID, Anchor, Clock, Agent, Risk, Text, Verdict string
-	Turn                                          int
+	Turn                                          schema.Turn
 	AbsenceClaim                                  bool
 	Inputs, Incomplete                            []link
 	Reasons                                       []htmlReason
@@ -161,7 +161,7 @@ func htmlPage(pm *Postmortem) page {
 	}
 	p.Header = append(p.Header, [2]string{"time", span(s.StartedAt, s.EndedAt)}, [2]string{"recorded", recorded(s)})
 	if pm.Answer != "" && len(pm.Answers) == 1 {
-		p.Header = append(p.Header, [2]string{"scope", fmt.Sprintf("answer %s and the calls of its turn (turn %d)", pm.Answer, pm.Answers[0].Turn)})
+		p.Header = append(p.Header, [2]string{"scope", fmt.Sprintf("answer %s and the calls of its turn (turn %s)", pm.Answer, pm.Answers[0].Turn)})
 	}
 	p.Legend = []legendItem{
 		{"complete", "complete: all of it entered the context"},

@@ -53,7 +53,7 @@ func (m mdWriter) header(pm *Postmortem) {
 	m.line("| Time | %s |", cell(span(s.StartedAt, s.EndedAt)))
 	m.line("| Recorded | %s |", cell(recorded(s)))
 	if pm.Answer != "" && len(pm.Answers) == 1 {
-		m.line("| Scope | answer %s and the calls of its turn (turn %d) |", cellCode(pm.Answer), pm.Answers[0].Turn)
+		m.line("| Scope | answer %s and the calls of its turn (turn %s) |", cellCode(pm.Answer), pm.Answers[0].Turn)
 	}
 }
 
@@ -73,7 +73,7 @@ func (m mdWriter) timeline(pm *Postmortem) {
 	var notes []string
 	for _, ev := range timeline(pm) {
 		if a := ev.answer; a != nil {
-			m.line("| %d | %s | **answer** %s%s | | | | | risk **%s** |", a.Turn, clock(a.Timestamp),
+			m.line("| %s | %s | **answer** %s%s | | | | | risk **%s** |", a.Turn, clock(a.Timestamp),
 				cellCode(a.MessageID), escapePipes(agentTag(a.Sidechain, a.AgentID)), a.Risk)
 			continue
 		}
@@ -95,7 +95,7 @@ func (m mdWriter) timeline(pm *Postmortem) {
 			d := c.Disclosure
 			told = yesNo(d.Range) + " / " + yesNo(d.Reason) + " / " + yesNo(d.Next)
 		}
-		m.line("| %d | %s | %s | %s | %s | %s | %s | %s |", c.Turn, clock(c.Timestamp), call,
+		m.line("| %s | %s | %s | %s | %s | %s | %s | %s |", c.Turn, clock(c.Timestamp), call,
 			cell(originalHeadline(c.Original)), cell(headline(c.Context)), cut, told, cell(followUp(c, next[c.CallID])))
 		if n := callNote(c); n != "" {
 			notes = append(notes, n)
@@ -146,7 +146,7 @@ func (m mdWriter) answers(pm *Postmortem) {
 	for i := range pm.Answers {
 		a := &pm.Answers[i]
 		m.line("")
-		m.line("#### %s at %s (turn %d)%s: risk **%s**", code(a.MessageID), clock(a.Timestamp), a.Turn, agentTag(a.Sidechain, a.AgentID), a.Risk)
+		m.line("#### %s at %s (turn %s)%s: risk **%s**", code(a.MessageID), clock(a.Timestamp), a.Turn, agentTag(a.Sidechain, a.AgentID), a.Risk)
 		m.line("")
 		for _, l := range strings.Split(strings.TrimSpace(a.Text), "\n") {
 			m.line("> %s", l)

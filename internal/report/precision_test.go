@@ -62,7 +62,7 @@ func precisionSample() Input {
 	}
 	return Input{
 		Session: schema.Session{SessionID: "sess-p", Source: schema.HarnessClaudeCode, HarnessVersion: "2.1.328", StartedAt: at(0), EndedAt: at(20),
-			Turns: 1, ToolCalls: 4, TruncatedCalls: 3},
+			Turns: schema.Known(1), ToolCalls: 4, TruncatedCalls: 3},
 		Calls: []schema.ToolCall{bash, read, fetch1, fetch2},
 	}
 }

@@ -27,10 +27,10 @@ func sample() Input {
 	sess := schema.Session{
 		SessionID: "sess-1", Source: schema.HarnessClaudeCode, HarnessVersion: "2.1.22", Model: "claude-opus-4-5",
 		Cwd: "/srv/app", GitBranch: "fix|pipes", StartedAt: t0.Add(-time.Minute), EndedAt: t0.Add(3 * time.Minute),
-		Turns: 2, ToolCalls: 3, TruncatedCalls: 2, SilentCalls: 1, Answers: 2, RiskyAnswers: 1, MaxRisk: schema.RiskHigh,
+		Turns: schema.Known(2), ToolCalls: 3, TruncatedCalls: 2, SilentCalls: 1, Answers: 2, RiskyAnswers: 1, MaxRisk: schema.RiskHigh,
 	}
 	bash := schema.ToolCall{
-		SessionID: "sess-1", CallID: "toolu_bash", Tool: "Bash", Timestamp: t0, Turn: 0,
+		SessionID: "sess-1", CallID: "toolu_bash", Tool: "Bash", Timestamp: t0, Turn: schema.KnownTurn(0),
 		Arguments: "{\"command\":\"grep -r `token` . | head\"}",
 		Forensics: schema.Forensics{
 			Original:  schema.Original{Sizes: schema.Sizes{Bytes: schema.Known(140000), Chars: schema.Known(140000), Lines: schema.Unknown, Tokens: schema.Known(35000)}, Source: schema.SourceHarnessMetadata},
@@ -46,7 +46,7 @@ func sample() Input {
 		ContextSHA256:   "ctx-bash", OriginalSHA256: "orig-bash",
 	}
 	sub := schema.ToolCall{
-		SessionID: "sess-1", CallID: "toolu_sub", Tool: "WebFetch", Timestamp: t0.Add(20 * time.Second), Turn: 0,
+		SessionID: "sess-1", CallID: "toolu_sub", Tool: "WebFetch", Timestamp: t0.Add(20 * time.Second), Turn: schema.KnownTurn(0),
 		AgentID: "a4d534b", Sidechain: true, Target: "https://example.com/docs",
 		Forensics: schema.Forensics{
 			Original: schema.Original{Source: schema.SourceUnknown}, Context: schema.Sizes{Chars: schema.Known(900)},
@@ -56,7 +56,7 @@ func sample() Input {
 		ContextSHA256: "ctx-sub",
 	}
 	read := schema.ToolCall{
-		SessionID: "sess-1", CallID: "toolu_read", Tool: "Read", Timestamp: t0.Add(30 * time.Second), Turn: 0,
+		SessionID: "sess-1", CallID: "toolu_read", Tool: "Read", Timestamp: t0.Add(30 * time.Second), Turn: schema.KnownTurn(0),
 		Arguments: `{"file_path":"/srv/app/main.go"}`,
 		Forensics: schema.Forensics{
 			Original: schema.Original{Sizes: schema.Sizes{Bytes: schema.Known(120), Chars: schema.Known(120), Lines: schema.Known(6), Tokens: schema.Known(30)}, Source: schema.SourceHarnessMetadata},
@@ -66,7 +66,7 @@ func sample() Input {
 		SessionCoverage: schema.KnownRatio(1), ContextSHA256: "ctx-read",
 	}
 	high := schema.Answer{
-		SessionID: "sess-1", MessageID: "msg_high", Timestamp: t0.Add(40 * time.Second), Turn: 0,
+		SessionID: "sess-1", MessageID: "msg_high", Timestamp: t0.Add(40 * time.Second), Turn: schema.KnownTurn(0),
 		Text:         "There is no `token` flag.\nSee | the docs.",
 		InputCallIDs: []string{"toolu_bash", "toolu_sub", "toolu_read"}, IncompleteInputs: []string{"toolu_bash", "toolu_sub"},
 		AbsenceClaim: true, Absence: schema.AbsenceUnscoped, AbsenceClause: "There is no `token` flag.", Risk: schema.RiskHigh,
@@ -81,7 +81,7 @@ func sample() Input {
 		},
 	}
 	chat := schema.Answer{
-		SessionID: "sess-1", MessageID: "msg_chat", Timestamp: t0.Add(3 * time.Minute), Turn: 1,
+		SessionID: "sess-1", MessageID: "msg_chat", Timestamp: t0.Add(3 * time.Minute), Turn: schema.KnownTurn(1),
 		Text: "Done.", Absence: schema.AbsenceNone, Risk: schema.RiskNone,
 	}
 	return Input{Session: sess, Calls: []schema.ToolCall{bash, sub, read}, Answers: []schema.Answer{high, chat}}
@@ -256,7 +256,7 @@ func TestSessionFromRecords(t *testing.T) {
 	got := SessionFromRecords("sess-1", in.Calls, in.Answers)
 	want := schema.Session{
 		SessionID: "sess-1", Source: in.Calls[0].Source, StartedAt: t0, EndedAt: t0.Add(3 * time.Minute),
-		Turns: 2, ToolCalls: 3, TruncatedCalls: 2, SilentCalls: 1, Answers: 2, RiskyAnswers: 1, MaxRisk: schema.RiskHigh,
+		Turns: schema.Known(2), ToolCalls: 3, TruncatedCalls: 2, SilentCalls: 1, Answers: 2, RiskyAnswers: 1, MaxRisk: schema.RiskHigh,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got  %+v\nwant %+v", got, want)
@@ -321,5 +321,77 @@ func TestTurnNumbersAgree(t *testing.T) {
 		if !strings.Contains(text.String(), fmt.Sprintf("\nTurn %d\n", a.Turn)) {
 			t.Errorf("text lacks the heading Turn %d of the JSON's turn", a.Turn)
 		}
+	}
+}
+
+// Records whose source did not say their turn: every form says the turn is
+// unknown — null in the JSON, "unknown" in the text, Markdown and HTML —
+// and none calls it turn 0. They come after the known turns, by time.
+func TestUnknownTurnIsSaidUnknown(t *testing.T) {
+	in := sample()
+	in.Session.Turns = schema.Unknown
+	in.Calls[2].Turn = schema.Turn{}
+	in.Answers[1].Turn = schema.Turn{}
+	pm := Build(in)
+
+	var js, text, md, page bytes.Buffer
+	if err := WriteJSON(&js, &pm); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteText(&text, &pm); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteMarkdown(&md, &pm); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteHTML(&page, &pm); err != nil {
+		t.Fatal(err)
+	}
+	var decoded struct {
+		Session struct {
+			Turns *int `json:"turns"`
+		} `json:"session"`
+		Answers []struct {
+			MessageID string `json:"message_id"`
+			Turn      *int   `json:"turn"`
+		} `json:"answers"`
+		ToolCalls []struct {
+			CallID string `json:"call_id"`
+			Turn   *int   `json:"turn"`
+		} `json:"tool_calls"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &decoded); err != nil {
+		t.Fatal(err)
+	}
+	if decoded.Session.Turns != nil {
+		t.Errorf("JSON session turns %d, want null", *decoded.Session.Turns)
+	}
+	for _, c := range decoded.ToolCalls {
+		if known := c.Turn != nil; known != (c.CallID != "toolu_read") {
+			t.Errorf("JSON call %s turn %v: want null only for toolu_read", c.CallID, c.Turn)
+		}
+	}
+	for _, a := range decoded.Answers {
+		if known := a.Turn != nil; known != (a.MessageID != "msg_chat") {
+			t.Errorf("JSON answer %s turn %v: want null only for msg_chat", a.MessageID, a.Turn)
+		}
+	}
+	txt := text.String()
+	for _, want := range []string{"turns unknown,", "\nTurn 0\n", "\nTurn unknown\n", "msg_chat at 00:02:50 (turn unknown)"} {
+		if !strings.Contains(txt, want) {
+			t.Errorf("text lacks %q:\n%s", want, txt)
+		}
+	}
+	if strings.Index(txt, "\nTurn unknown\n") < strings.Index(txt, "\nTurn 0\n") || strings.Count(txt, "\nTurn 0\n") != 1 {
+		t.Errorf("the unknown turn must come once, after turn 0:\n%s", txt)
+	}
+	if !strings.Contains(md.String(), "| unknown |") || !strings.Contains(md.String(), "(turn unknown)") {
+		t.Errorf("markdown lacks the unknown turn:\n%s", md.String())
+	}
+	if !strings.Contains(page.String(), `data-turn="unknown"`) || !strings.Contains(page.String(), "(turn unknown)") {
+		t.Error("the HTML page lacks the unknown turn")
+	}
+	if got := SessionFromRecords("sess-1", in.Calls, in.Answers).Turns; got.Known {
+		t.Errorf("a session summarised from records of unknown turn has %s turns", got)
 	}
 }

@@ -7,7 +7,7 @@ import "github.com/ctxaudit/ctxaudit/schema"
 // hand, so its counts are those of the scope, not necessarily the session.
 func SessionFromRecords(id string, calls []schema.ToolCall, answers []schema.Answer) schema.Session {
 	s := schema.Session{SessionID: id, MaxRisk: schema.RiskNone}
-	turns := map[int]bool{}
+	turns := map[schema.Turn]bool{}
 	widen := func(c schema.ToolCall) {
 		if s.StartedAt.IsZero() || c.Timestamp.Before(s.StartedAt) {
 			s.StartedAt = c.Timestamp
@@ -45,6 +45,9 @@ func SessionFromRecords(id string, calls []schema.ToolCall, answers []schema.Ans
 			s.MaxRisk = a.Risk
 		}
 	}
-	s.Turns = len(turns)
+	s.Turns = schema.KnownInt(len(turns))
+	if turns[schema.Turn{}] {
+		s.Turns = schema.Unknown // a record of unknown turn may be in any of them
+	}
 	return s
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/ctxaudit/ctxaudit/schema"
 )
 
 // WriteText renders pm for a terminal: a header, the timeline, the answers
@@ -54,7 +56,7 @@ func (t textWriter) header(pm *Postmortem) {
 	t.field("  ", "time", span(s.StartedAt, s.EndedAt))
 	t.field("  ", "recorded", recorded(s))
 	if pm.Answer != "" && len(pm.Answers) == 1 {
-		t.field("  ", "scope", fmt.Sprintf("answer %s and the calls of its turn (turn %d)", pm.Answer, pm.Answers[0].Turn))
+		t.field("  ", "scope", fmt.Sprintf("answer %s and the calls of its turn (turn %s)", pm.Answer, pm.Answers[0].Turn))
 	}
 }
 
@@ -66,13 +68,13 @@ func (t textWriter) timeline(pm *Postmortem) {
 		return
 	}
 	next := followers(pm.ToolCalls)
-	turn, date := -1, day(pm.Session.StartedAt)
+	first, turn, date := true, schema.Turn{}, day(pm.Session.StartedAt)
 	const sub = "              "
 	for _, ev := range timeline(pm) {
-		if ev.turn != turn {
-			turn = ev.turn
+		if first || ev.turn != turn {
+			first, turn = false, ev.turn
 			t.line("")
-			t.line("Turn %d", turn)
+			t.line("Turn %s", turn)
 		}
 		if d := day(ev.at); d != date && !ev.at.IsZero() {
 			date = d
@@ -123,7 +125,7 @@ func (t textWriter) answers(pm *Postmortem) {
 	for i := range pm.Answers {
 		a := &pm.Answers[i]
 		t.line("")
-		t.line("  %s at %s (turn %d)%s: risk %s", a.MessageID, clock(a.Timestamp), a.Turn, agentTag(a.Sidechain, a.AgentID), a.Risk)
+		t.line("  %s at %s (turn %s)%s: risk %s", a.MessageID, clock(a.Timestamp), a.Turn, agentTag(a.Sidechain, a.AgentID), a.Risk)
 		t.line("%s%s", sub, quote(a.Text, 400))
 		field("absence", absenceText(a, func(s string) string { return quote(s, 160) }))
 		field("inputs", idList(a.InputCallIDs))

@@ -89,7 +89,10 @@ func loadCross(t *testing.T, en engines) crossData {
 		}
 		for i := range n {
 			c := fullCall(fmt.Sprintf("toolu_%02d_%02d", k, i), base.Add(time.Duration(i*700+k*37)*time.Millisecond+time.Duration(i*131)*time.Microsecond))
-			c.SessionID, c.Turn, c.SourceLine = id, i/4, int64(i+1)
+			c.SessionID, c.Turn, c.SourceLine = id, schema.KnownTurn(i/4), int64(i+1)
+			if i%7 == 6 {
+				c.Turn = schema.Turn{} // a span that did not say
+			}
 			c.Kind = kinds[i%len(kinds)]
 			c.Truncated = c.Kind != schema.KindNone
 			c.FollowedUp = i%3 == 0
@@ -103,14 +106,14 @@ func loadCross(t *testing.T, en engines) crossData {
 		}
 		for turn := range 3 {
 			a := fullAnswer(id, fmt.Sprintf("msg_%d_%d", k, turn), base.Add(time.Duration(turn)*1500*time.Millisecond+999*time.Millisecond), []schema.Risk{schema.RiskNone, schema.RiskMedium, schema.RiskHigh}[turn])
-			a.Turn = turn
+			a.Turn = schema.KnownTurn(turn)
 			answers = append(answers, a)
 		}
 		sessions = append(sessions, schema.Session{
 			SessionID: id, Source: []schema.Harness{schema.HarnessClaudeCode, schema.HarnessCodex, schema.HarnessPi}[k%3],
 			HarnessVersion: "2.1.6", Model: "claude-opus-4-5", Project: "p'" + id, Cwd: "/w", GitBranch: "main",
 			StartedAt: base.Add(-time.Minute).Truncate(time.Second), EndedAt: base.Add(time.Duration(k) * time.Hour).Truncate(time.Second),
-			SourceFile: "/data/" + id + ".jsonl", Turns: 3, ToolCalls: n, Answers: 3, MaxRisk: []schema.Risk{schema.RiskLow, schema.RiskHigh}[k%2],
+			SourceFile: "/data/" + id + ".jsonl", Turns: schema.Known(3), ToolCalls: n, Answers: 3, MaxRisk: []schema.Risk{schema.RiskLow, schema.RiskHigh}[k%2],
 		})
 	}
 	outputs := []schema.ToolOutput{
@@ -164,11 +167,13 @@ func TestEveryQueryOnBothEngines(t *testing.T) {
 			return []any{sess, ok}, err
 		})
 		for name, f := range map[string]chstore.CallFilter{
-			"all":       {},
-			"turns":     {Turns: []int{0, 2}},
-			"call ids":  {CallIDs: []string{"toolu_00_01", "toolu_02_07", "toolu_02_22", "toolu_01_00", "nope"}},
-			"paged":     {PageSize: 4},
-			"paged ids": {PageSize: 2, CallIDs: []string{"toolu_02_03", "toolu_02_04", "toolu_02_05", "toolu_02_06"}, Turns: []int{1}},
+			"all":         {},
+			"turns":       {Turns: []schema.Turn{schema.KnownTurn(0), schema.KnownTurn(2)}},
+			"unknown":     {Turns: []schema.Turn{{}}},
+			"and unknown": {Turns: []schema.Turn{schema.KnownTurn(1), {}}},
+			"call ids":    {CallIDs: []string{"toolu_00_01", "toolu_02_07", "toolu_02_22", "toolu_01_00", "nope"}},
+			"paged":       {PageSize: 4},
+			"paged ids":   {PageSize: 2, CallIDs: []string{"toolu_02_03", "toolu_02_04", "toolu_02_05", "toolu_02_06"}, Turns: []schema.Turn{schema.KnownTurn(1)}},
 		} {
 			calls := same(t, en, "SessionToolCalls "+id+" "+name, func(s *chstore.Store) ([]schema.ToolCall, error) {
 				return s.SessionToolCalls(ctx, sp, f)

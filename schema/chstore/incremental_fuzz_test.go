@@ -33,8 +33,11 @@ func FuzzIncrementalAnalysisStoresTheOneShotRows(f *testing.F) {
 	f.Add([]byte("read cut, read again; there is no foo"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		g := recordGen(data)
-		meta := schema.Session{SessionID: "s", Source: schema.HarnessClaudeCode, Turns: 3}
+		meta := schema.Session{SessionID: "s", Source: schema.HarnessClaudeCode, Turns: schema.Known(3)}
 		calls, answers := g.turns("s")
+		if len(calls) > 0 && !calls[0].Turn.Known {
+			meta.Turns = schema.Unknown // spans that do not say their turns do not count them either
+		}
 		arrived := g.arrival(calls, answers)
 		// A call sent again with other content (a sender that learned more)
 		// is stored as last sent; the one-shot reads that version.
@@ -189,6 +192,15 @@ func (g *recordGen) turns(session string) ([]schema.ToolCall, []schema.Answer) {
 	next := func() time.Time { at = at.Add(time.Duration(1+g.byte()%5) * time.Second); return at }
 	var calls []schema.ToolCall
 	var answers []schema.Answer
+	// A quarter of the sessions come from an instrumentation that does
+	// not say its turns (no ctxaudit.turn): every record's turn is unknown.
+	said := g.byte()%4 != 0
+	turnOf := func(turn int) schema.Turn {
+		if !said {
+			return schema.Turn{}
+		}
+		return schema.KnownTurn(turn)
+	}
 	n := 0
 	for turn := 1; turn <= 1+int(g.byte()%3); turn++ {
 		for k := range int(g.byte() % 4) {
@@ -198,22 +210,22 @@ func (g *recordGen) turns(session string) ([]schema.ToolCall, []schema.Answer) {
 			}
 			if g.byte()%5 == 0 {
 				// The message read as an answer before its call's line came.
-				answers = append(answers, schema.Answer{SessionID: session, MessageID: msg, Timestamp: next(), Turn: turn,
+				answers = append(answers, schema.Answer{SessionID: session, MessageID: msg, Timestamp: next(), Turn: turnOf(turn),
 					Source: schema.HarnessClaudeCode, Text: pick(g, "Let me check.", "There is no foo here.")})
 			}
-			calls = append(calls, g.turnCall(session, fmt.Sprintf("c%d", n), msg, turn, next()))
+			calls = append(calls, g.turnCall(session, fmt.Sprintf("c%d", n), msg, turnOf(turn), next()))
 			n++
 		}
 		if g.byte()%4 != 0 {
 			answers = append(answers, schema.Answer{SessionID: session, MessageID: fmt.Sprintf("a%d", turn), Timestamp: next(),
-				Turn: turn, Source: schema.HarnessClaudeCode,
+				Turn: turnOf(turn), Source: schema.HarnessClaudeCode,
 				Text: pick(g, "Done.", "There is no function foo in /r/a.go.", "The file has 400 lines.", "没有找到 foo。")})
 		}
 	}
 	return calls, answers
 }
 
-func (g *recordGen) turnCall(session, id, msg string, turn int, at time.Time) schema.ToolCall {
+func (g *recordGen) turnCall(session, id, msg string, turn schema.Turn, at time.Time) schema.ToolCall {
 	file := pick(g, "/r/a.go", "/r/b.go")
 	c := schema.ToolCall{SessionID: session, CallID: id, MessageID: msg, Turn: turn, Timestamp: at,
 		Source: schema.HarnessClaudeCode, Cwd: "/r", Project: "r"}

@@ -134,8 +134,9 @@ func (s *Store) SessionRow(ctx context.Context, sessionID string) (schema.Sessio
 // CallFilter narrows SessionToolCalls. The zero value reads every call.
 type CallFilter struct {
 	// Turns keeps only calls of these turns (sub-agent calls belong to the
-	// turn that spawned them).
-	Turns []int
+	// turn that spawned them); the unknown turn keeps the calls whose turn
+	// is unknown.
+	Turns []schema.Turn
 	// CallIDs keeps only these calls.
 	CallIDs []string
 	// PageSize is the number of rows per round trip (default DefaultPageSize).
@@ -158,12 +159,25 @@ func (s *Store) sessionToolCalls(ctx context.Context, sp SessionSpan, f CallFilt
 		sessionID: sp.SessionID, span: sp.Calls, pageSize: f.PageSize, variant: v,
 	}
 	if len(f.Turns) > 0 {
-		turns := make([]any, len(f.Turns))
-		for i, t := range f.Turns {
-			turns[i] = uint32(max(t, 0))
+		var known []any
+		unknown := false
+		for _, t := range f.Turns {
+			if t.Known {
+				known = append(known, t.N)
+			} else {
+				unknown = true
+			}
 		}
-		q.where = append(q.where, "turn IN ?")
-		q.args = append(q.args, clickhouse.GroupSet{Value: turns})
+		switch {
+		case len(known) > 0 && unknown:
+			q.where = append(q.where, "(turn IN ? OR turn IS NULL)")
+			q.args = append(q.args, clickhouse.GroupSet{Value: known})
+		case len(known) > 0:
+			q.where = append(q.where, "turn IN ?")
+			q.args = append(q.args, clickhouse.GroupSet{Value: known})
+		default:
+			q.where = append(q.where, "turn IS NULL")
+		}
 	}
 	var out []schema.ToolCall
 	err := q.forEachIDChunk(f.CallIDs, func(q pagedQuery) error {

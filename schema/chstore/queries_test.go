@@ -19,7 +19,7 @@ import (
 
 func fullAnswer(session, id string, ts time.Time, risk schema.Risk) schema.Answer {
 	return schema.Answer{
-		SessionID: session, MessageID: id, Timestamp: ts, Turn: 3, Source: schema.HarnessClaudeCode,
+		SessionID: session, MessageID: id, Timestamp: ts, Turn: schema.KnownTurn(3), Source: schema.HarnessClaudeCode,
 		Model: "claude-opus-4-5", AgentID: "a4d534b", Sidechain: true, Text: "There is no such setting — 沒有。",
 		InputCallIDs: []string{"toolu_01", "toolu_02"}, IncompleteInputs: []string{"toolu_01"}, AbsenceClaim: true,
 		Absence: schema.AbsenceUnscoped, AbsenceClause: "there is no such setting", AbsenceScope: "",
@@ -50,7 +50,7 @@ func TestReadBackEveryField(t *testing.T) {
 	session := schema.Session{
 		SessionID: calls[0].SessionID, Source: schema.HarnessClaudeCode, HarnessVersion: "2.1.6", Model: "claude-opus-4-5",
 		Project: "-Users-gray-项目", Cwd: "/Users/gray/项目", GitBranch: "main", StartedAt: ts.Add(-time.Minute).Truncate(time.Second),
-		EndedAt: ts.Add(time.Minute).Truncate(time.Second), SourceFile: "/data/sess.jsonl", Turns: 4, ToolCalls: 2,
+		EndedAt: ts.Add(time.Minute).Truncate(time.Second), SourceFile: "/data/sess.jsonl", Turns: schema.Known(4), ToolCalls: 2,
 		TruncatedCalls: 2, SilentCalls: 2, Answers: 1, RiskyAnswers: 1, MaxRisk: schema.RiskHigh, InputTokens: 10, OutputTokens: 20,
 	}
 	if err := s.WriteToolCalls(ctx, calls); err != nil {
@@ -117,7 +117,7 @@ func TestSessionSpanOfUnknownSession(t *testing.T) {
 }
 
 // TestSessionToolCallsPagesAndFilters reads a session in pages smaller than
-// it, and by turn and by id.
+// it, and by turn (the unknown turn too) and by id.
 func TestSessionToolCallsPagesAndFilters(t *testing.T) {
 	ctx := context.Background()
 	s := chtest.NewStore(t)
@@ -125,7 +125,10 @@ func TestSessionToolCallsPagesAndFilters(t *testing.T) {
 	var calls []schema.ToolCall
 	for i := range 25 {
 		c := fullCall(fmt.Sprintf("toolu_%02d", 24-i), start.Add(time.Duration(i)*5*time.Second)) // ids run against time
-		c.Turn = i / 10
+		c.Turn = schema.KnownTurn(i / 10)
+		if i >= 20 {
+			c.Turn = schema.Turn{} // said no turn: stored NULL, read back unknown
+		}
 		calls = append(calls, c)
 	}
 	if err := s.WriteToolCalls(ctx, calls); err != nil {
@@ -138,7 +141,7 @@ func TestSessionToolCallsPagesAndFilters(t *testing.T) {
 	ids := func(cs []schema.ToolCall) string {
 		var out []string
 		for _, c := range cs {
-			out = append(out, c.CallID)
+			out = append(out, c.CallID+"@"+c.Turn.String())
 		}
 		return strings.Join(out, " ")
 	}
@@ -149,8 +152,10 @@ func TestSessionToolCallsPagesAndFilters(t *testing.T) {
 	}{
 		{"all in pages of 7", chstore.CallFilter{PageSize: 7}, calls},
 		{"page size dividing the session", chstore.CallFilter{PageSize: 5}, calls},
-		{"turn 1", chstore.CallFilter{Turns: []int{1}, PageSize: 3}, calls[10:20]},
-		{"turns 0 and 2", chstore.CallFilter{Turns: []int{0, 2}}, append(append([]schema.ToolCall(nil), calls[:10]...), calls[20:]...)},
+		{"turn 1", chstore.CallFilter{Turns: []schema.Turn{schema.KnownTurn(1)}, PageSize: 3}, calls[10:20]},
+		{"turns 0 and 2", chstore.CallFilter{Turns: []schema.Turn{schema.KnownTurn(0), schema.KnownTurn(2)}}, calls[:10]},
+		{"turn unknown", chstore.CallFilter{Turns: []schema.Turn{{}}}, calls[20:]},
+		{"turn 0 and unknown", chstore.CallFilter{Turns: []schema.Turn{schema.KnownTurn(0), {}}}, append(append([]schema.ToolCall(nil), calls[:10]...), calls[20:]...)},
 		{"by id", chstore.CallFilter{CallIDs: []string{"toolu_03", "toolu_20", "toolu_nope"}}, []schema.ToolCall{calls[4], calls[21]}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

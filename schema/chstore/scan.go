@@ -17,7 +17,8 @@ func scanToolCall(rows driver.Rows) (schema.ToolCall, error) {
 	var (
 		r                                                            schema.ToolCall
 		ts                                                           time.Time
-		tsNs, turn                                                   uint32
+		tsNs                                                         uint32
+		turn                                                         *uint32
 		source, origSource, kind, strategy, unit                     string
 		sidechain, isError, truncated, partial                       uint8
 		dRange, dReason, dNext, dScore, understated, followed, srchd uint8
@@ -40,7 +41,7 @@ func scanToolCall(rows driver.Rows) (schema.ToolCall, error) {
 	r.Timestamp = ts.Truncate(time.Second).Add(time.Duration(tsNs)).UTC() // ts may hold milliseconds
 	r.Source = schema.Harness(source)
 	r.Sidechain, r.IsError, r.Truncated, r.PartialByRequest = sidechain == 1, isError == 1, truncated == 1, partial == 1
-	r.Turn = int(turn)
+	r.Turn = schema.TurnFromPtr(turn)
 	r.Original = schema.Original{Sizes: sizes(ob, oc, ol, ot), Source: schema.OriginalSource(origSource)}
 	if precision != "unknown" {
 		r.Original.Precision = schema.Precision(precision)
@@ -64,7 +65,8 @@ func scanAnswer(rows driver.Rows) (schema.Answer, error) {
 	var (
 		r                       schema.Answer
 		ts                      time.Time
-		tsNs, turn              uint32
+		tsNs                    uint32
+		turn                    *uint32
 		source, risk, absence   string
 		sidechain, absenceClaim uint8
 		retracted               uint8
@@ -78,7 +80,7 @@ func scanAnswer(rows driver.Rows) (schema.Answer, error) {
 	}
 	r.Retracted = retracted == 1
 	r.Timestamp = ts.Truncate(time.Second).Add(time.Duration(tsNs)).UTC() // ts may hold milliseconds
-	r.Turn, r.Source, r.Risk = int(turn), schema.Harness(source), schema.Risk(risk)
+	r.Turn, r.Source, r.Risk = schema.TurnFromPtr(turn), schema.Harness(source), schema.Risk(risk)
 	r.Sidechain, r.AbsenceClaim = sidechain == 1, absenceClaim == 1
 	r.Absence = schema.Absence(absence)
 	r.ReasonCalls = make(map[string][]string, len(r.Reasons))
@@ -93,10 +95,11 @@ func scanAnswer(rows driver.Rows) (schema.Answer, error) {
 
 func scanSession(rows driver.Rows) (schema.Session, error) {
 	var (
-		sess                                                     schema.Session
-		source, maxRisk                                          string
-		turns, calls, truncated, silent, answers, risky, compact uint32
-		version                                                  uint64
+		sess                                              schema.Session
+		source, maxRisk                                   string
+		calls, truncated, silent, answers, risky, compact uint32
+		turns                                             *uint32
+		version                                           uint64
 	)
 	if err := rows.Scan(&sess.SessionID, &source, &sess.HarnessVersion, &sess.Model, &sess.Project, &sess.Cwd,
 		&sess.GitBranch, &sess.StartedAt, &sess.EndedAt, &sess.SourceFile, &turns, &calls, &truncated, &silent,
@@ -105,7 +108,10 @@ func scanSession(rows driver.Rows) (schema.Session, error) {
 	}
 	sess.Source, sess.MaxRisk = schema.Harness(source), schema.Risk(maxRisk)
 	sess.StartedAt, sess.EndedAt = sess.StartedAt.UTC(), sess.EndedAt.UTC()
-	sess.Turns, sess.ToolCalls, sess.TruncatedCalls, sess.SilentCalls = int(turns), int(calls), int(truncated), int(silent)
+	sess.ToolCalls, sess.TruncatedCalls, sess.SilentCalls = int(calls), int(truncated), int(silent)
+	if turns != nil {
+		sess.Turns = schema.Known(uint64(*turns))
+	}
 	sess.Answers, sess.RiskyAnswers, sess.Compactions = int(answers), int(risky), int(compact)
 	sess.Analysis = analysisOfVersion(version)
 	return sess, nil

@@ -298,6 +298,12 @@ func (g *recordGen) count() schema.Count {
 	}
 }
 
+func (g *recordGen) turn() schema.Turn {
+	return pick(g, schema.Turn{}, schema.KnownTurn(0), schema.KnownTurn(1), schema.KnownTurn(7),
+		schema.Turn{N: math.MaxUint32, Known: true}, schema.Turn{N: uint32(g.u64()), Known: true},
+		schema.Turn{N: 5}) // the last unknown, built without KnownTurn
+}
+
 func (g *recordGen) integer() int {
 	return pick(g, 0, 1, 7, -1, math.MaxUint32, math.MaxUint32+1, math.MaxInt64, math.MinInt64, int(int32(g.u64())))
 }
@@ -355,7 +361,7 @@ func (g *recordGen) session() (schema.Session, []schema.ToolCall, []schema.Answe
 	meta := schema.Session{
 		SessionID: id, Source: g.harness(), HarnessVersion: g.str(), Model: g.str(), Project: g.str(), Cwd: g.str(),
 		GitBranch: g.str(), StartedAt: g.time(), EndedAt: g.time(), SourceFile: g.str(),
-		Turns: g.integer(), ToolCalls: g.integer(), TruncatedCalls: g.integer(), SilentCalls: g.integer(),
+		Turns: g.count(), ToolCalls: g.integer(), TruncatedCalls: g.integer(), SilentCalls: g.integer(),
 		Answers: g.integer(), RiskyAnswers: g.integer(), Compactions: g.integer(),
 		MaxRisk: pick(g, append([]schema.Risk{""}, schema.Risks...)...), InputTokens: g.u64(), OutputTokens: g.u64(),
 		Analysis: g.analysis(),
@@ -375,7 +381,7 @@ func (g *recordGen) call(session string, i int) schema.ToolCall {
 	c := schema.ToolCall{
 		SessionID: session, CallID: pick(g, fmt.Sprintf("toolu_%d", i), fmt.Sprintf("call,%d", i), ""), Tool: g.str(),
 		Timestamp: g.time(), Source: g.harness(), HarnessVersion: g.str(), Model: g.str(), Project: g.str(), Cwd: g.str(),
-		GitBranch: g.str(), AgentID: g.str(), Sidechain: g.bool(), Turn: g.integer(), MessageID: g.str(),
+		GitBranch: g.str(), AgentID: g.str(), Sidechain: g.bool(), Turn: g.turn(), MessageID: g.str(),
 		Arguments: g.str(), Target: g.str(), IsError: g.bool(),
 		Forensics: schema.Forensics{
 			Original: schema.Original{
@@ -426,7 +432,7 @@ func detected(f schema.Forensics) schema.Forensics {
 
 func (g *recordGen) answer(session string, i int) schema.Answer {
 	a := schema.Answer{
-		SessionID: session, MessageID: pick(g, fmt.Sprintf("msg_%d", i), ""), Timestamp: g.time(), Turn: g.integer(),
+		SessionID: session, MessageID: pick(g, fmt.Sprintf("msg_%d", i), ""), Timestamp: g.time(), Turn: g.turn(),
 		Source: g.harness(), Model: g.str(), AgentID: g.str(), Sidechain: g.bool(), Text: g.str(),
 		InputCallIDs: g.strs(), IncompleteInputs: g.strs(), AbsenceClaim: g.bool(),
 		Absence:       pick(g, append([]schema.Absence{""}, schema.Absences...)...),

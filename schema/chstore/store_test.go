@@ -132,7 +132,7 @@ func fullCall(id string, ts time.Time) schema.ToolCall {
 		SessionID: "sess-ünïcode-会话", CallID: id, Tool: "WebFetch", Timestamp: ts,
 		Source: schema.HarnessClaudeCode, HarnessVersion: "2.1.6", Model: "claude-opus-4-5",
 		Project: "-Users-gray-项目", Cwd: "/Users/gray/项目", GitBranch: "main", AgentID: "a4d534b",
-		Sidechain: true, Turn: 3, MessageID: "msg_01", Arguments: `{"url":"https://example.com/文档"}`,
+		Sidechain: true, Turn: schema.KnownTurn(3), MessageID: "msg_01", Arguments: `{"url":"https://example.com/文档"}`,
 		Target: "https://example.com/文档", IsError: true,
 		Forensics: schema.Forensics{
 			Original: schema.Original{Sizes: schema.Sizes{Bytes: schema.Known(156000), Chars: schema.Unknown,
@@ -195,7 +195,7 @@ func TestAnswerAndSessionRoundTrip(t *testing.T) {
 	s := chtest.NewStore(t)
 	ts := time.Date(2026, 1, 19, 21, 30, 0, 123_456_789, time.UTC)
 	ans := schema.Answer{
-		SessionID: "s1", MessageID: "msg_9", Timestamp: ts, Turn: 2, Source: schema.HarnessCodex, Model: "gpt-5.1",
+		SessionID: "s1", MessageID: "msg_9", Timestamp: ts, Turn: schema.KnownTurn(2), Source: schema.HarnessCodex, Model: "gpt-5.1",
 		AgentID: "", Sidechain: false, Text: "沒有這個設定 — there is no such setting",
 		InputCallIDs: []string{"c1", "c2"}, IncompleteInputs: []string{"c1"}, AbsenceClaim: true, Risk: schema.RiskHigh,
 		Absence: schema.AbsenceScoped, AbsenceClause: "in the first 2,000 lines there is no such setting", AbsenceScope: "in the first 2,000 lines",
@@ -217,7 +217,7 @@ func TestAnswerAndSessionRoundTrip(t *testing.T) {
 	sess := schema.Session{
 		SessionID: "s1", Source: schema.HarnessCodex, HarnessVersion: "0.60.1", Model: "gpt-5.1", Project: "rtchess",
 		Cwd: "/w/rtchess", GitBranch: "main", StartedAt: ts.Truncate(time.Second), EndedAt: ts.Add(time.Hour).Truncate(time.Second),
-		SourceFile: "/x/rollout.jsonl", Turns: 3, ToolCalls: 10, TruncatedCalls: 2, SilentCalls: 1, Answers: 4,
+		SourceFile: "/x/rollout.jsonl", Turns: schema.Known(3), ToolCalls: 10, TruncatedCalls: 2, SilentCalls: 1, Answers: 4,
 		RiskyAnswers: 1, Compactions: 1, MaxRisk: schema.RiskHigh, InputTokens: 12345, OutputTokens: 678,
 	}
 	if err := s.WriteSessions(ctx, []schema.Session{sess}); err != nil {

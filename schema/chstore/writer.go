@@ -3,6 +3,7 @@ package chstore
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -140,6 +141,11 @@ func countColumn[T any](name string, f func(*T) schema.Count) column[T] {
 	return nullableColumn(name, func(r *T) (uint64, bool) { return f(r).Stored() })
 }
 
+// turnColumn is a Nullable(UInt32) turn: NULL when unknown, never turn 0.
+func turnColumn[T any](name string, f func(*T) schema.Turn) column[T] {
+	return nullableColumn(name, func(r *T) (uint32, bool) { t := f(r); return t.N, t.Known })
+}
+
 // ratioColumn is a Nullable(Float64): NULL when unknown (or no share).
 func ratioColumn[T any](name string, f func(*T) schema.Ratio) column[T] {
 	return nullableColumn(name, func(r *T) (float64, bool) { return f(r).Stored() })
@@ -189,7 +195,7 @@ var toolCallColumns = []column[schema.ToolCall]{
 	stringColumn("git_branch", func(r *schema.ToolCall) string { return r.GitBranch }),
 	stringColumn("agent_id", func(r *schema.ToolCall) string { return r.AgentID }),
 	boolColumn("sidechain", func(r *schema.ToolCall) bool { return r.Sidechain }),
-	uint32Column("turn", func(r *schema.ToolCall) uint32 { return uint32(max(r.Turn, 0)) }),
+	turnColumn("turn", func(r *schema.ToolCall) schema.Turn { return r.Turn }),
 	stringColumn("message_id", func(r *schema.ToolCall) string { return r.MessageID }),
 	stringColumn("arguments", func(r *schema.ToolCall) string { return r.Arguments }),
 	stringColumn("target", func(r *schema.ToolCall) string { return r.Target }),
@@ -248,7 +254,7 @@ var answerColumns = []column[schema.Answer]{
 	stringColumn("message_id", func(r *schema.Answer) string { return r.MessageID }),
 	timeColumn("ts", func(r *schema.Answer) time.Time { return eventTime(r.Timestamp) }),
 	uint32Column("ts_ns", func(r *schema.Answer) uint32 { return nanos(r.Timestamp) }),
-	uint32Column("turn", func(r *schema.Answer) uint32 { return uint32(max(r.Turn, 0)) }),
+	turnColumn("turn", func(r *schema.Answer) schema.Turn { return r.Turn }),
 	stringColumn("source", func(r *schema.Answer) string { return string(r.Source) }),
 	stringColumn("model", func(r *schema.Answer) string { return r.Model }),
 	stringColumn("agent_id", func(r *schema.Answer) string { return r.AgentID }),
@@ -285,7 +291,9 @@ var sessionColumns = []column[schema.Session]{
 	timeColumn("started_at", func(r *schema.Session) time.Time { return seconds(r.StartedAt) }),
 	timeColumn("ended_at", func(r *schema.Session) time.Time { return seconds(r.EndedAt) }),
 	stringColumn("source_file", func(r *schema.Session) string { return r.SourceFile }),
-	uint32Column("turns", func(r *schema.Session) uint32 { return uint32(max(r.Turns, 0)) }),
+	nullableColumn("turns", func(r *schema.Session) (uint32, bool) {
+		return uint32(r.Turns.N), r.Turns.Known && r.Turns.N <= math.MaxUint32 // Validate refuses more
+	}),
 	uint32Column("tool_calls", func(r *schema.Session) uint32 { return uint32(max(r.ToolCalls, 0)) }),
 	uint32Column("truncated_calls", func(r *schema.Session) uint32 { return uint32(max(r.TruncatedCalls, 0)) }),
 	uint32Column("silent_calls", func(r *schema.Session) uint32 { return uint32(max(r.SilentCalls, 0)) }),

@@ -201,7 +201,7 @@ func testEachCallWrittenOnce(t *testing.T, addr string, forward bool) {
 			}
 			if got.Kind != w.Kind || got.Truncated != w.Truncated || got.FollowedUp != w.FollowedUp ||
 				got.SessionCoverage != w.SessionCoverage || got.ContinuationOf != w.ContinuationOf || got.Turn != w.Turn {
-				t.Errorf("%s/%s stored %+v; analysis gives kind %s truncated %v followed %v coverage %+v continuation %q turn %d",
+				t.Errorf("%s/%s stored %+v; analysis gives kind %s truncated %v followed %v coverage %+v continuation %q turn %s",
 					sid, got.CallID, got, w.Kind, w.Truncated, w.FollowedUp, w.SessionCoverage, w.ContinuationOf, w.Turn)
 			}
 		}

@@ -113,7 +113,7 @@ func TestSessionAnalysisWhenIdle(t *testing.T) {
 	// Sub-agent calls sit in the turn of the Task that ran them.
 	for _, c := range finalState(sink).calls {
 		if c.Sidechain {
-			assert.Equal(t, 0, c.Turn, "sidechain call %s", c.CallID)
+			assert.Equal(t, schema.KnownTurn(0), c.Turn, "sidechain call %s", c.CallID)
 		}
 	}
 }

@@ -118,6 +118,7 @@ func New(opts transcript.Options) *Parser {
 			SessionID:  transcript.SessionIDFromPath(opts.SourceFile),
 			Source:     schema.HarnessClaudeCode,
 			SourceFile: opts.SourceFile,
+			Turns:      schema.Known(0), // a transcript shows its turns: none yet
 		},
 	}
 }
@@ -267,7 +268,7 @@ func (p *Parser) assistant(env *envelope) {
 				SessionID: p.sess.SessionID, Turn: p.turn, Line: p.prompt.line,
 				Timestamp: p.prompt.ts, AgentID: env.agentID, Sidechain: env.sidechain,
 			})
-			p.sess.Turns++
+			p.sess.Turns = schema.Known(p.sess.Turns.N + 1)
 			p.prompt = nil
 		}
 		if p.turn < 0 {
@@ -363,7 +364,7 @@ func (p *Parser) finishMessage() {
 	if m.text.Len() > 0 && !m.toolUse && !m.synthetic && len(p.turnCalls) > 0 {
 		p.emit(&transcript.Answer{Line: m.line, Answer: schema.Answer{
 			SessionID: p.sess.SessionID, MessageID: m.id, Timestamp: m.ts,
-			Turn: m.turn, Source: schema.HarnessClaudeCode, Model: m.model,
+			Turn: schema.KnownTurn(m.turn), Source: schema.HarnessClaudeCode, Model: m.model,
 			AgentID: m.agentID, Sidechain: m.sidechain, Text: m.text.String(),
 			InputCallIDs: append([]string(nil), p.turnCalls...),
 		}})
@@ -490,7 +491,7 @@ func (p *Parser) toolResult(env *envelope, block, result []byte) {
 		GitBranch:      firstNonEmpty(pc.branch, p.sess.GitBranch),
 		AgentID:        pc.agentID,
 		Sidechain:      pc.sidechain,
-		Turn:           pc.turn,
+		Turn:           schema.KnownTurn(pc.turn),
 		MessageID:      pc.messageID,
 		IsError:        isError,
 		SourceLine:     env.line,

@@ -64,12 +64,12 @@ func TestSession216MainThread(t *testing.T) {
 		t.Fatalf("answers = %d, want 2", got)
 	}
 	a0, a1 := rec.Answers[0].Answer, rec.Answers[1].Answer
-	if a0.MessageID != "msg_016CDR4Xm3Gvd4pT8HitDxbT" || rec.Answers[0].Line != 29 || a0.Turn != 0 || len(a0.InputCallIDs) != 8 {
-		t.Errorf("answer 0 = %s line %d turn %d inputs %d; want msg_016CDR4Xm3Gvd4pT8HitDxbT line 29 turn 0 inputs 8",
+	if a0.MessageID != "msg_016CDR4Xm3Gvd4pT8HitDxbT" || rec.Answers[0].Line != 29 || a0.Turn != schema.KnownTurn(0) || len(a0.InputCallIDs) != 8 {
+		t.Errorf("answer 0 = %s line %d turn %s inputs %d; want msg_016CDR4Xm3Gvd4pT8HitDxbT line 29 turn 0 inputs 8",
 			a0.MessageID, rec.Answers[0].Line, a0.Turn, len(a0.InputCallIDs))
 	}
-	if a1.MessageID != "msg_01Xqf8eWd27yp8D4XrUd9Qak" || rec.Answers[1].Line != 67 || a1.Turn != 1 || len(a1.InputCallIDs) != 11 {
-		t.Errorf("answer 1 = %s line %d turn %d inputs %d; want msg_01Xqf8eWd27yp8D4XrUd9Qak line 67 turn 1 inputs 11",
+	if a1.MessageID != "msg_01Xqf8eWd27yp8D4XrUd9Qak" || rec.Answers[1].Line != 67 || a1.Turn != schema.KnownTurn(1) || len(a1.InputCallIDs) != 11 {
+		t.Errorf("answer 1 = %s line %d turn %s inputs %d; want msg_01Xqf8eWd27yp8D4XrUd9Qak line 67 turn 1 inputs 11",
 			a1.MessageID, rec.Answers[1].Line, a1.Turn, len(a1.InputCallIDs))
 	}
 	if a1.InputCallIDs[4] != "toolu_01PRASLbbpSRmj2CjAaB1NP4" {
@@ -79,7 +79,7 @@ func TestSession216MainThread(t *testing.T) {
 	want := schema.Session{
 		SessionID: session216, Source: schema.HarnessClaudeCode, HarnessVersion: "2.1.6",
 		Model: "claude-opus-4-5-20251101", Project: "claude-bug", Cwd: "/Users/gray/Projects/claude-bug",
-		GitBranch: "main", Turns: 3, InputTokens: 1698799, OutputTokens: 7154,
+		GitBranch: "main", Turns: schema.Known(3), InputTokens: 1698799, OutputTokens: 7154,
 	}
 	got := sess
 	got.StartedAt, got.EndedAt, got.SourceFile = want.StartedAt, want.EndedAt, ""
@@ -111,7 +111,7 @@ func TestSession216MainThread(t *testing.T) {
 	}
 	bash := rec.CallAtLine(9)
 	if bash == nil || bash.Call.CallID != "toolu_01Sp3tRLK5ZawunsPZjyKuC3" || bash.Call.Target != `date "+%Y%m%d-%H%M%S"` ||
-		bash.Call.MessageID != "msg_01EwicMwiVdZD44kVWJ5uFzm" || bash.Call.Turn != 0 || bash.Call.Model != "claude-opus-4-5-20251101" {
+		bash.Call.MessageID != "msg_01EwicMwiVdZD44kVWJ5uFzm" || bash.Call.Turn != schema.KnownTurn(0) || bash.Call.Model != "claude-opus-4-5-20251101" {
 		t.Errorf("line 9 = %+v", bash)
 	}
 }

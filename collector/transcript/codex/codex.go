@@ -65,6 +65,7 @@ func New(opts transcript.Options) *Parser {
 			SessionID:  transcript.SessionIDFromPath(opts.SourceFile),
 			Source:     schema.HarnessCodex,
 			SourceFile: opts.SourceFile,
+			Turns:      schema.Known(0), // a transcript shows its turns: none yet
 		},
 	}
 }
@@ -257,7 +258,7 @@ func (p *Parser) assistantMessage(lineNo int64, ts time.Time, id string, content
 		id = transcript.LineID(p.sess.SessionID, lineNo)
 	}
 	p.answer = &transcript.Answer{Line: lineNo, Answer: schema.Answer{
-		SessionID: p.sess.SessionID, MessageID: id, Timestamp: ts, Turn: p.turnIndex(),
+		SessionID: p.sess.SessionID, MessageID: id, Timestamp: ts, Turn: schema.KnownTurn(p.turnIndex()),
 		Source: schema.HarnessCodex, Model: p.model, Text: b.String(),
 		InputCallIDs: append([]string(nil), p.turnCalls...),
 	}}
@@ -331,7 +332,7 @@ func (p *Parser) output(lineNo int64, callID string, output []byte) {
 		Project:        p.sess.Project,
 		Cwd:            pc.cwd,
 		GitBranch:      p.sess.GitBranch,
-		Turn:           pc.turn,
+		Turn:           schema.KnownTurn(pc.turn),
 		SourceLine:     lineNo,
 	}, in)
 	rec.Call.IsError = exitCodeNonZero(rec.ContextText)
@@ -406,7 +407,7 @@ func (p *Parser) event(lineNo int64, ts time.Time, payload []byte) {
 	case "user_message":
 		p.turn++
 		p.turnCalls = p.turnCalls[:0]
-		p.sess.Turns++
+		p.sess.Turns = schema.Known(p.sess.Turns.N + 1)
 		p.emit(&transcript.TurnStart{
 			SessionID: p.sess.SessionID, Turn: p.turnIndex(), Line: lineNo, Timestamp: ts,
 		})

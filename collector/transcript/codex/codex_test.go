@@ -32,8 +32,8 @@ func TestRolloutFirstTurn(t *testing.T) {
 		if c.Call.Truncated {
 			truncated++
 		}
-		if c.Call.Turn != 0 || c.Call.Model != "gpt-5.1-codex-max" || c.Call.SessionID != "019aad50-a7e6-7422-b7a8-0b384290624f" {
-			t.Errorf("call %s: turn %d model %q session %q", c.Call.CallID, c.Call.Turn, c.Call.Model, c.Call.SessionID)
+		if c.Call.Turn != schema.KnownTurn(0) || c.Call.Model != "gpt-5.1-codex-max" || c.Call.SessionID != "019aad50-a7e6-7422-b7a8-0b384290624f" {
+			t.Errorf("call %s: turn %s model %q session %q", c.Call.CallID, c.Call.Turn, c.Call.Model, c.Call.SessionID)
 		}
 	}
 	if want := map[string]int{"shell_command": 10, "update_plan": 4, "apply_patch": 27}; !equal(tools, want) {
@@ -65,14 +65,14 @@ func TestRolloutFirstTurn(t *testing.T) {
 		t.Fatalf("answers = %d, want 1", len(rec.Answers))
 	}
 	a := rec.Answers[0]
-	if a.Line != 299 || a.Answer.MessageID != "019aad50-a7e6-7422-b7a8-0b384290624f:299" || len(a.Answer.InputCallIDs) != 41 || a.Answer.Turn != 0 {
-		t.Errorf("answer = line %d %s inputs %d turn %d", a.Line, a.Answer.MessageID, len(a.Answer.InputCallIDs), a.Answer.Turn)
+	if a.Line != 299 || a.Answer.MessageID != "019aad50-a7e6-7422-b7a8-0b384290624f:299" || len(a.Answer.InputCallIDs) != 41 || a.Answer.Turn != schema.KnownTurn(0) {
+		t.Errorf("answer = line %d %s inputs %d turn %s", a.Line, a.Answer.MessageID, len(a.Answer.InputCallIDs), a.Answer.Turn)
 	}
 
 	want := schema.Session{
 		SessionID: "019aad50-a7e6-7422-b7a8-0b384290624f", Source: schema.HarnessCodex, HarnessVersion: "0.60.1",
 		Model: "gpt-5.1-codex-max", Project: "rtchess", Cwd: "/Users/pinouchon/code/rtchess",
-		Turns: 1, InputTokens: 1687255, OutputTokens: 54092,
+		Turns: schema.Known(1), InputTokens: 1687255, OutputTokens: 54092,
 	}
 	got := sess
 	got.StartedAt, got.EndedAt, got.SourceFile = want.StartedAt, want.EndedAt, ""

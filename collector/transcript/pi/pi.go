@@ -53,6 +53,7 @@ func New(opts transcript.Options) *Parser {
 			SessionID:  transcript.SessionIDFromPath(opts.SourceFile),
 			Source:     schema.HarnessPi,
 			SourceFile: opts.SourceFile,
+			Turns:      schema.Known(0), // a transcript shows its turns: none yet
 		},
 	}
 }
@@ -200,7 +201,7 @@ func (p *Parser) message(e *entry) {
 		}
 		p.turn++
 		p.turnCalls = p.turnCalls[:0]
-		p.sess.Turns++
+		p.sess.Turns = schema.Known(p.sess.Turns.N + 1)
 		p.emit(&transcript.TurnStart{
 			SessionID: p.sess.SessionID, Turn: p.turnIndex(), Line: e.line, Timestamp: e.ts,
 		})
@@ -286,7 +287,7 @@ func (p *Parser) assistant(e *entry, model string, content, usage []byte) {
 	}
 	if text.Len() > 0 && !calls && len(p.turnCalls) > 0 {
 		p.emit(&transcript.Answer{Line: e.line, Answer: schema.Answer{
-			SessionID: p.sess.SessionID, MessageID: id, Timestamp: e.ts, Turn: p.turnIndex(),
+			SessionID: p.sess.SessionID, MessageID: id, Timestamp: e.ts, Turn: schema.KnownTurn(p.turnIndex()),
 			Source: schema.HarnessPi, Model: p.model, Text: text.String(),
 			InputCallIDs: append([]string(nil), p.turnCalls...),
 		}})
@@ -336,7 +337,7 @@ func (p *Parser) toolResult(e *entry, callID, toolName string, content, details 
 		Model:      pc.model,
 		Project:    p.sess.Project,
 		Cwd:        p.sess.Cwd,
-		Turn:       pc.turn,
+		Turn:       schema.KnownTurn(pc.turn),
 		MessageID:  pc.messageID,
 		IsError:    isError,
 		SourceLine: e.line,

@@ -102,7 +102,7 @@ func TestParserBehaviour(t *testing.T) {
 	if got := rec.SkipReasons(); got[transcript.SkipMalformed] != 1 || len(got) != 1 {
 		t.Errorf("skips = %v", got)
 	}
-	if s := p.Session(); s.InputTokens != 106 || s.OutputTokens != 11 || s.Turns != 1 {
+	if s := p.Session(); s.InputTokens != 106 || s.OutputTokens != 11 || s.Turns != schema.Known(1) {
 		t.Errorf("session = %+v", s)
 	}
 }

@@ -129,14 +129,14 @@ type fileJSON struct {
 }
 
 type openAnswerJSON struct {
-	Session   string    `json:"session_id"`
-	Message   string    `json:"message_id"`
-	Timestamp time.Time `json:"ts"`
-	Turn      int       `json:"turn"`
-	Source    string    `json:"source,omitempty"`
-	Model     string    `json:"model,omitempty"`
-	AgentID   string    `json:"agent_id,omitempty"`
-	Sidechain bool      `json:"sidechain,omitempty"`
+	Session   string      `json:"session_id"`
+	Message   string      `json:"message_id"`
+	Timestamp time.Time   `json:"ts"`
+	Turn      schema.Turn `json:"turn"`
+	Source    string      `json:"source,omitempty"`
+	Model     string      `json:"model,omitempty"`
+	AgentID   string      `json:"agent_id,omitempty"`
+	Sidechain bool        `json:"sidechain,omitempty"`
 }
 
 // Encode returns the stored form of f.

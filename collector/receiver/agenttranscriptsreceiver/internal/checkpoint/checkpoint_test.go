@@ -26,7 +26,7 @@ func TestRoundTrip(t *testing.T) {
 
 	// With the answer its last analysis returned for its last message:
 	// what a retraction needs, never the text.
-	want.OpenAnswer = &schema.Answer{SessionID: want.SessionID, MessageID: "msg_01", Turn: 3,
+	want.OpenAnswer = &schema.Answer{SessionID: want.SessionID, MessageID: "msg_01", Turn: schema.KnownTurn(3),
 		Timestamp: time.Date(2026, 1, 15, 10, 30, 0, 123_000_000, time.UTC), Source: schema.HarnessClaudeCode,
 		Model: "claude-opus-4-5", AgentID: "a1", Sidechain: true}
 	raw, err = Encode(want)

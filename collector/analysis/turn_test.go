@@ -1,0 +1,73 @@
+package analysis
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/ctxaudit/ctxaudit/schema"
+)
+
+// Calls from spans that do not say their turn: the session's turn count is
+// unknown, not 1 (every call "in turn 0"); an answer of unknown turn rests
+// on its thread's calls of unknown turn made up to it, and one of a known
+// turn only on that turn's.
+func TestUnknownTurns(t *testing.T) {
+	unknownTurn := func(c *schema.ToolCall) { c.Turn = schema.Turn{} }
+	s := Session{
+		Calls: []schema.ToolCall{
+			call("c1", "Read", `{"file_path":"/repo/a.go"}`, 1, unknownTurn),
+			call("c2", "Read", `{"file_path":"/repo/b.go"}`, 2, unknownTurn, cut(schema.KindSilent, schema.StrategyHead, schema.UnitLines, 1, 100, 500)),
+			call("c3", "Read", `{"file_path":"/repo/c.go"}`, 3, turn(1)),
+			call("c4", "Read", `{"file_path":"/repo/d.go"}`, 5, unknownTurn),
+		},
+		Answers: []schema.Answer{
+			answer("m1", 4, "It reads b.go."),
+			answer("m2", 4, "It reads c.go."),
+		},
+	}
+	s.Answers[1].Turn = schema.KnownTurn(1)
+	Analyze(&s)
+
+	if s.Meta.Turns.Known {
+		t.Errorf("session turns %s; want unknown: three calls and an answer do not say theirs", s.Meta.Turns)
+	}
+	if got := s.Answers[0].InputCallIDs; !slices.Equal(got, []string{"c1", "c2"}) {
+		t.Errorf("answer of unknown turn rests on %v; want the calls of unknown turn made before it, [c1 c2]", got)
+	}
+	if got := s.Answers[0].IncompleteInputs; !slices.Equal(got, []string{"c2"}) {
+		t.Errorf("incomplete inputs %v; want [c2]", got)
+	}
+	if got := s.Answers[1].InputCallIDs; !slices.Equal(got, []string{"c3"}) {
+		t.Errorf("answer of turn 1 rests on %v; want [c3]", got)
+	}
+	if s.Answers[0].Turn.Known || s.Calls[0].Turn.Known {
+		t.Errorf("analysis gave a turn to records that had none: answer %s, call %s", s.Answers[0].Turn, s.Calls[0].Turn)
+	}
+}
+
+// A session's turn count: what its transcript counted, at least the turns
+// its records name; without a count, one more than the highest turn when
+// every record's is known.
+func TestTurnCount(t *testing.T) {
+	known := func(n int) callOpt { return turn(n) }
+	for _, tc := range []struct {
+		name    string
+		counted schema.Count
+		calls   []schema.ToolCall
+		want    schema.Count
+	}{
+		{"counted, no records", schema.Known(0), nil, schema.Known(0)},
+		{"counted, more than the records show", schema.Known(5), []schema.ToolCall{call("a", "Read", "{}", 1, known(2))}, schema.Known(5)},
+		{"counted, fewer than the records show", schema.Known(1), []schema.ToolCall{call("a", "Read", "{}", 1, known(2))}, schema.Known(3)},
+		{"counted, a record of unknown turn", schema.Known(4), []schema.ToolCall{call("a", "Read", "{}", 1)}, schema.Known(4)},
+		{"not counted, turns known", schema.Unknown, []schema.ToolCall{call("a", "Read", "{}", 1, known(0)), call("b", "Read", "{}", 2, known(3))}, schema.Known(4)},
+		{"not counted, one turn unknown", schema.Unknown, []schema.ToolCall{call("a", "Read", "{}", 1, known(0)), call("b", "Read", "{}", 2)}, schema.Unknown},
+		{"not counted, no records", schema.Unknown, nil, schema.Unknown},
+	} {
+		s := Session{Meta: schema.Session{Turns: tc.counted}, Calls: tc.calls}
+		Analyze(&s)
+		if s.Meta.Turns != tc.want {
+			t.Errorf("%s: turns %s, want %s", tc.name, s.Meta.Turns, tc.want)
+		}
+	}
+}

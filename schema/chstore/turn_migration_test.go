@@ -1,0 +1,134 @@
+package chstore_test
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ctxaudit/ctxaudit/internal/chtest"
+	"github.com/ctxaudit/ctxaudit/schema"
+	"github.com/ctxaudit/ctxaudit/schema/migrations"
+)
+
+// TestTurnUnknownMigration upgrades a database at version 6 that holds a
+// call, an answer and a session: their turns read the same after 0007;
+// records whose turn is unknown can then be written and read back as
+// unknown, not turn 0. 0007 interrupted after its statements but before it
+// was recorded runs again as the migrator runs it on 18.16 (MODIFY COLUMN
+// to the type the column already has).
+func TestTurnUnknownMigration(t *testing.T) {
+	ctx := context.Background()
+	s := chtest.OpenStore(t, chtest.Address(t))
+	all, err := migrations.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) < 7 || all[6].Name != "turn_unknown" {
+		t.Fatalf("migration 0007 is missing or not turn_unknown")
+	}
+	v, err := s.RenderingVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn := s.Conn()
+	if err := conn.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+migrations.QuoteIdent(s.Database())); err != nil {
+		t.Fatal(err)
+	}
+	ifExists := regexp.MustCompile(`(?i)(ADD COLUMN|MODIFY COLUMN) IF (NOT )?EXISTS`)
+	run := func(m migrations.Migration) {
+		t.Helper()
+		stmts, err := m.StatementsFor(s.Database(), v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, st := range stmts {
+			if !v.Modern() {
+				st = ifExists.ReplaceAllString(st, "$1")
+			}
+			if err := conn.Exec(ctx, st); err != nil && !strings.Contains(err.Error(), "already exists") {
+				t.Fatalf("%04d_%s: %v", m.Version, m.Name, err)
+			}
+		}
+	}
+	for _, m := range all[:6] {
+		run(m)
+	}
+
+	// Written at version 6, where turn is a plain UInt32.
+	ts := time.Date(2026, 2, 3, 4, 5, 6, 0, time.UTC)
+	old := fullCall("toolu_old", ts)
+	old.SessionID, old.Turn = "turn-upgrade", schema.KnownTurn(2)
+	oldAnswer := schema.Answer{SessionID: old.SessionID, MessageID: "msg_old", Timestamp: ts.Add(time.Second), Turn: schema.KnownTurn(2),
+		Risk: schema.RiskNone, Analysis: schema.Analysis{Done: true, Records: 2}}
+	if err := s.WriteToolCalls(ctx, []schema.ToolCall{old}); err != nil {
+		t.Fatalf("write a call at version 6: %v", err)
+	}
+	if err := s.WriteAnswers(ctx, []schema.Answer{oldAnswer}); err != nil {
+		t.Fatalf("write an answer at version 6: %v", err)
+	}
+
+	run(all[6]) // interrupted: ran, not recorded
+	res, err := s.Migrate(ctx)
+	if err != nil {
+		t.Fatalf("migrate after an interrupted 0007: %v", err)
+	}
+	if res.Current != migrations.Latest() {
+		t.Fatalf("schema at %d after migrate, want %d", res.Current, migrations.Latest())
+	}
+
+	unknown := fullCall("toolu_unknown", ts.Add(2*time.Second))
+	unknown.SessionID, unknown.Turn = old.SessionID, schema.Turn{}
+	if err := s.WriteToolCalls(ctx, []schema.ToolCall{unknown}); err != nil {
+		t.Fatalf("write a call of unknown turn: %v", err)
+	}
+	newAnswer := schema.Answer{SessionID: old.SessionID, MessageID: "msg_unknown", Timestamp: ts.Add(3 * time.Second),
+		Risk: schema.RiskNone, Analysis: schema.Analysis{Done: true, Records: 4}}
+	if err := s.WriteAnswers(ctx, []schema.Answer{newAnswer}); err != nil {
+		t.Fatalf("write an answer of unknown turn: %v", err)
+	}
+	sess := schema.Session{SessionID: old.SessionID, StartedAt: ts, EndedAt: ts.Add(3 * time.Second), ToolCalls: 2, Answers: 2,
+		MaxRisk: schema.RiskNone, Analysis: schema.Analysis{Done: true, Records: 4}}
+	if err := s.WriteSessions(ctx, []schema.Session{sess}); err != nil {
+		t.Fatalf("write a session of unknown turns: %v", err)
+	}
+
+	calls, err := s.ToolCalls(ctx, old.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	turns := map[string]schema.Turn{}
+	for _, c := range calls {
+		turns[c.CallID] = c.Turn
+	}
+	if len(calls) != 2 || turns["toolu_old"] != schema.KnownTurn(2) || turns["toolu_unknown"] != (schema.Turn{}) {
+		t.Fatalf("calls read back with turns %v, want toolu_old in turn 2 and toolu_unknown in none known", turns)
+	}
+	sp, err := s.SessionSpan(ctx, old.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answers, err := s.SessionAnswers(ctx, sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(answers) != 2 || answers[0].Turn != schema.KnownTurn(2) || answers[1].Turn != (schema.Turn{}) {
+		t.Fatalf("answers read back %+v, want msg_old in turn 2, msg_unknown in none known", answers)
+	}
+	got, found, err := s.SessionRow(ctx, old.SessionID)
+	if err != nil || !found {
+		t.Fatalf("session row: found %v, %v", found, err)
+	}
+	if got.Turns.Known {
+		t.Fatalf("session turns read back %s, want unknown", got.Turns)
+	}
+	var nulls uint64
+	q := "SELECT countIf(isNull(turn)) FROM " + migrations.QuoteIdent(s.Database()) + ".tool_calls WHERE session_id = 'turn-upgrade'"
+	if err := conn.QueryRow(ctx, q).Scan(&nulls); err != nil {
+		t.Fatal(err)
+	}
+	if nulls != 1 {
+		t.Fatalf("%d calls stored with a NULL turn, want 1", nulls)
+	}
+}
