@@ -49,7 +49,8 @@ Code's tool-results folder, only there). The search is case-sensitive.
 object with session_id, source, answers[], tool_calls[] and, with --expect, expect{}
 (unknown sizes are null, never 0); --format html is one self-contained page (no
 network) with a bar per call showing what of the original entered the context.
-Turns are numbered from 0, as in the records.
+Turns are numbered from 0, as in the records; a record whose source did not say
+its turn (a span without ctxaudit.turn) is in turn "unknown" (null in JSON).
 
 A session or answer id that does not exist is a usage error (exit 2).`,
 		Example: `  ctxaudit postmortem examples/sessions/claude-code --session 55555555-0005-4005-8005-000000000005 --expect UPLOAD_DISABLED
