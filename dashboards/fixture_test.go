@@ -237,7 +237,7 @@ func loadFixtureAt(t testing.TB, ctx context.Context, store *chstore.Store, now 
 
 	summarize := func(s sess, calls []schema.ToolCall, answers []schema.Answer) schema.Session {
 		out := schema.Session{SessionID: s.id, Source: s.source, HarnessVersion: s.version, Model: s.model, Project: s.project, Cwd: s.cwd,
-			GitBranch: "main", SourceFile: "/fixtures/" + s.id + ".jsonl", InputTokens: 120000, OutputTokens: 4000, MaxRisk: schema.RiskNone}
+			GitBranch: "main", SourceFile: "/fixtures/" + s.id + ".jsonl", InputTokens: schema.Known(120000), OutputTokens: schema.Known(4000), MaxRisk: schema.RiskNone}
 		for _, c := range calls {
 			if c.SessionID != s.id {
 				continue

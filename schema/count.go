@@ -48,23 +48,37 @@ func KnownFloat(f float64) Count {
 	return Count{N: uint64(f), Known: true}
 }
 
-// SumTokens is a session's token total a + b. Totals are plain integers, 0
-// when none is known; a total past MaxCount is none either, and stays past
-// it however much is added (it is stored as 0), where a plain sum would
-// wrap around to a small, wrong figure.
-func SumTokens(a, b uint64) uint64 {
-	if a > MaxCount || b > MaxCount-a {
-		return math.MaxUint64
+// A session's token totals are Counts: unknown until a message reports
+// usage (a session no message reported usage for did not use 0 tokens), the
+// sum of what was reported after. A total past MaxCount is none — unknown,
+// NULL — and stays so however much is added (tokensPast), where a plain sum
+// would wrap around to a small, wrong figure.
+
+// tokensPast is a token total past MaxCount: unknown, and it stays so.
+var tokensPast = Count{N: math.MaxUint64}
+
+// AddTokens is total after a message reports n more tokens.
+func AddTokens(total Count, n uint64) Count {
+	if n > MaxCount {
+		return tokensPast
 	}
-	return a + b
+	return SumTokens(total, Count{N: n, Known: true})
 }
 
-// StoredTokens is a token total as stored: 0, none known, past MaxCount.
-func StoredTokens(n uint64) uint64 {
-	if n > MaxCount {
-		return 0
+// SumTokens is the sum of two token totals (a session's threads): known
+// when either is, past MaxCount when either is or their sum would be.
+func SumTokens(a, b Count) Count {
+	switch {
+	case a == tokensPast || b == tokensPast:
+		return tokensPast
+	case !a.Known:
+		return b
+	case !b.Known:
+		return a
+	case a.N > MaxCount || b.N > MaxCount-a.N:
+		return tokensPast
 	}
-	return n
+	return Count{N: a.N + b.N, Known: true}
 }
 
 // Unknown is the unknown count; it equals the zero value and exists for readability.

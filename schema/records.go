@@ -280,9 +280,10 @@ type Session struct {
 	// model saw were later cleared from its context.
 	Compactions int  `json:"compactions"`
 	MaxRisk     Risk `json:"max_risk"`
-	// Usage, summed once per assistant message.
-	InputTokens  uint64 `json:"input_tokens"`
-	OutputTokens uint64 `json:"output_tokens"`
+	// Usage, summed once per assistant message (AddTokens); unknown when
+	// no message reported any.
+	InputTokens  Count `json:"input_tokens"`
+	OutputTokens Count `json:"output_tokens"`
 
 	Analysis Analysis `json:"-"`
 }

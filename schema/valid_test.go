@@ -96,19 +96,45 @@ func TestFiguresNoPathCarriesAreUnknown(t *testing.T) {
 			t.Errorf("Ratio{%v, known}.Stored() known = %v, want %v", tc.v, stored, tc.known)
 		}
 	}
-	for _, tc := range []struct{ a, b, sum, stored uint64 }{
-		{1, 2, 3, 3},
-		{MaxCount - 1, 1, MaxCount, MaxCount},
-		{MaxCount, 1, math.MaxUint64, 0},
+	for _, tc := range []struct {
+		a    Count
+		b    uint64
+		want Count
+	}{
+		{Unknown, 0, Known(0)}, // a message reported usage: 0 is a figure
+		{Unknown, 7, Known(7)},
+		{Known(1), 2, Known(3)},
+		{Known(MaxCount - 1), 1, Known(MaxCount)},
+		{Known(MaxCount), 1, tokensPast},
 		// 2^63 + 2^63 wrapped around to 0; 1e19 + 1e19 to 1.55e18, a plausible, wrong figure
-		{1 << 63, 1 << 63, math.MaxUint64, 0},
-		{1e19, 1e19, math.MaxUint64, 0},
-		{math.MaxUint64, 5, math.MaxUint64, 0},
-		{5, math.MaxUint64, math.MaxUint64, 0},
+		{Known(1 << 62), 1 << 63, tokensPast},
+		{Known(1), 1e19, tokensPast},
+		{tokensPast, 5, tokensPast},
+		{Unknown, math.MaxUint64, tokensPast},
 	} {
-		got := SumTokens(tc.a, tc.b)
-		if got != tc.sum || StoredTokens(got) != tc.stored {
-			t.Errorf("SumTokens(%d, %d) = %d (stored %d), want %d (stored %d)", tc.a, tc.b, got, StoredTokens(got), tc.sum, tc.stored)
+		got := AddTokens(tc.a, tc.b)
+		if got != tc.want {
+			t.Errorf("AddTokens(%+v, %d) = %+v, want %+v", tc.a, tc.b, got, tc.want)
 		}
+		if _, stored := got.Stored(); stored != (tc.want != tokensPast) {
+			t.Errorf("AddTokens(%+v, %d) stored: %v", tc.a, tc.b, stored)
+		}
+	}
+	for _, tc := range []struct{ a, b, want Count }{
+		{Unknown, Unknown, Unknown},
+		{Unknown, Known(4), Known(4)},
+		{Known(4), Unknown, Known(4)},
+		{Known(4), Known(0), Known(4)},
+		{Known(MaxCount), Known(1), tokensPast},
+		{tokensPast, Unknown, tokensPast},
+		{Unknown, tokensPast, tokensPast},
+		{tokensPast, Known(1), tokensPast},
+	} {
+		if got := SumTokens(tc.a, tc.b); got != tc.want {
+			t.Errorf("SumTokens(%+v, %+v) = %+v, want %+v", tc.a, tc.b, got, tc.want)
+		}
+	}
+	if b, _ := tokensPast.MarshalJSON(); string(b) != "null" {
+		t.Errorf("a token total past MaxCount is %s in JSON, want null", b)
 	}
 }

@@ -403,8 +403,8 @@ func AppendSession(spans ptrace.SpanSlice, s *schema.Session) ptrace.Span {
 	m.PutInt(AttrSessionRiskyAnswers, int64(s.RiskyAnswers))
 	m.PutInt(AttrSessionCompactions, int64(s.Compactions))
 	putNonEmpty(m, AttrSessionMaxRisk, string(s.MaxRisk))
-	m.PutInt(AttrUsageInputTokens, int64(schema.StoredTokens(s.InputTokens)))
-	m.PutInt(AttrUsageOutputTokens, int64(schema.StoredTokens(s.OutputTokens)))
+	putCount(m, AttrUsageInputTokens, s.InputTokens)
+	putCount(m, AttrUsageOutputTokens, s.OutputTokens)
 	putAnalysis(m, s.Analysis)
 	return sp
 }
@@ -873,8 +873,8 @@ func SessionFromAttributes(m pcommon.Map, start, end time.Time) schema.Session {
 		RiskyAnswers:   int(integer(m, AttrSessionRiskyAnswers)),
 		Compactions:    int(integer(m, AttrSessionCompactions)),
 		MaxRisk:        schema.Risk(str(m, AttrSessionMaxRisk)),
-		InputTokens:    uint64(integer(m, AttrUsageInputTokens)),
-		OutputTokens:   uint64(integer(m, AttrUsageOutputTokens)),
+		InputTokens:    count(m, AttrUsageInputTokens),
+		OutputTokens:   count(m, AttrUsageOutputTokens),
 		Analysis:       analysisOf(m),
 	}
 }

@@ -106,10 +106,10 @@ func TestSubAgentPlacement(t *testing.T) {
 func TestMergeMeta(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	m := MergeMeta(
-		schema.Session{SessionID: "main", Model: "m1", StartedAt: t0.Add(time.Minute), EndedAt: t0.Add(2 * time.Minute), InputTokens: 5},
-		schema.Session{SessionID: "agent", Model: "m2", Cwd: "/w", StartedAt: t0, EndedAt: t0.Add(3 * time.Minute), InputTokens: 7},
+		schema.Session{SessionID: "main", Model: "m1", StartedAt: t0.Add(time.Minute), EndedAt: t0.Add(2 * time.Minute), InputTokens: schema.Known(5)},
+		schema.Session{SessionID: "agent", Model: "m2", Cwd: "/w", StartedAt: t0, EndedAt: t0.Add(3 * time.Minute), InputTokens: schema.Known(7)},
 	)
-	if m.SessionID != "main" || m.Model != "m1" || m.Cwd != "/w" || !m.StartedAt.Equal(t0) || !m.EndedAt.Equal(t0.Add(3*time.Minute)) || m.InputTokens != 12 {
+	if m.SessionID != "main" || m.Model != "m1" || m.Cwd != "/w" || !m.StartedAt.Equal(t0) || !m.EndedAt.Equal(t0.Add(3*time.Minute)) || m.InputTokens != schema.Known(12) {
 		t.Errorf("merged %+v", m)
 	}
 	if MergeMeta() != (schema.Session{}) {

@@ -10,11 +10,11 @@ import (
 
 func TestMergeSession(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
-	main := schema.Session{SessionID: "s", Model: "m", StartedAt: t0, EndedAt: t0.Add(time.Hour), InputTokens: 10, OutputTokens: 1}
+	main := schema.Session{SessionID: "s", Model: "m", StartedAt: t0, EndedAt: t0.Add(time.Hour), InputTokens: schema.Known(10), OutputTokens: schema.Known(1)}
 	MergeSession(&main, schema.Session{SessionID: "other", Model: "x", GitBranch: "dev", StartedAt: t0.Add(-time.Minute),
-		EndedAt: t0.Add(2 * time.Hour), InputTokens: 5, OutputTokens: 2, Compactions: 1})
+		EndedAt: t0.Add(2 * time.Hour), InputTokens: schema.Known(5), OutputTokens: schema.Known(2), Compactions: 1})
 	want := schema.Session{SessionID: "s", Model: "m", GitBranch: "dev", StartedAt: t0.Add(-time.Minute),
-		EndedAt: t0.Add(2 * time.Hour), InputTokens: 15, OutputTokens: 3, Compactions: 1}
+		EndedAt: t0.Add(2 * time.Hour), InputTokens: schema.Known(15), OutputTokens: schema.Known(3), Compactions: 1}
 	if main != want {
 		t.Fatalf("merged %+v\nwant %+v", main, want)
 	}

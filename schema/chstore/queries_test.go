@@ -51,7 +51,7 @@ func TestReadBackEveryField(t *testing.T) {
 		SessionID: calls[0].SessionID, Source: schema.HarnessClaudeCode, HarnessVersion: "2.1.6", Model: "claude-opus-4-5",
 		Project: "-Users-gray-项目", Cwd: "/Users/gray/项目", GitBranch: "main", StartedAt: ts.Add(-time.Minute).Truncate(time.Second),
 		EndedAt: ts.Add(time.Minute).Truncate(time.Second), SourceFile: "/data/sess.jsonl", Turns: schema.Known(4), ToolCalls: 2,
-		TruncatedCalls: 2, SilentCalls: 2, Answers: 1, RiskyAnswers: 1, MaxRisk: schema.RiskHigh, InputTokens: 10, OutputTokens: 20,
+		TruncatedCalls: 2, SilentCalls: 2, Answers: 1, RiskyAnswers: 1, MaxRisk: schema.RiskHigh, InputTokens: schema.Known(10), OutputTokens: schema.Known(20),
 	}
 	if err := s.WriteToolCalls(ctx, calls); err != nil {
 		t.Fatal(err)

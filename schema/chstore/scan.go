@@ -99,11 +99,12 @@ func scanSession(rows driver.Rows) (schema.Session, error) {
 		source, maxRisk                                   string
 		calls, truncated, silent, answers, risky, compact uint32
 		turns                                             *uint32
+		inputTokens, outputTokens                         *uint64
 		version                                           uint64
 	)
 	if err := rows.Scan(&sess.SessionID, &source, &sess.HarnessVersion, &sess.Model, &sess.Project, &sess.Cwd,
 		&sess.GitBranch, &sess.StartedAt, &sess.EndedAt, &sess.SourceFile, &turns, &calls, &truncated, &silent,
-		&answers, &risky, &compact, &maxRisk, &sess.InputTokens, &sess.OutputTokens, &version); err != nil {
+		&answers, &risky, &compact, &maxRisk, &inputTokens, &outputTokens, &version); err != nil {
 		return sess, err
 	}
 	sess.Source, sess.MaxRisk = schema.Harness(source), schema.Risk(maxRisk)
@@ -112,6 +113,7 @@ func scanSession(rows driver.Rows) (schema.Session, error) {
 	if turns != nil {
 		sess.Turns = schema.Known(uint64(*turns))
 	}
+	sess.InputTokens, sess.OutputTokens = schema.CountFromPtr(inputTokens), schema.CountFromPtr(outputTokens)
 	sess.Answers, sess.RiskyAnswers, sess.Compactions = int(answers), int(risky), int(compact)
 	sess.Analysis = analysisOfVersion(version)
 	return sess, nil

@@ -363,7 +363,7 @@ func (g *recordGen) session() (schema.Session, []schema.ToolCall, []schema.Answe
 		GitBranch: g.str(), StartedAt: g.time(), EndedAt: g.time(), SourceFile: g.str(),
 		Turns: g.count(), ToolCalls: g.integer(), TruncatedCalls: g.integer(), SilentCalls: g.integer(),
 		Answers: g.integer(), RiskyAnswers: g.integer(), Compactions: g.integer(),
-		MaxRisk: pick(g, append([]schema.Risk{""}, schema.Risks...)...), InputTokens: g.u64(), OutputTokens: g.u64(),
+		MaxRisk: pick(g, append([]schema.Risk{""}, schema.Risks...)...), InputTokens: g.count(), OutputTokens: g.count(),
 		Analysis: g.analysis(),
 	}
 	calls := make([]schema.ToolCall, int(g.byte()%4))

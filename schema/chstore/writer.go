@@ -301,8 +301,8 @@ var sessionColumns = []column[schema.Session]{
 	uint32Column("risky_answers", func(r *schema.Session) uint32 { return uint32(max(r.RiskyAnswers, 0)) }),
 	uint32Column("compactions", func(r *schema.Session) uint32 { return uint32(max(r.Compactions, 0)) }),
 	stringColumn("max_risk", func(r *schema.Session) string { return string(nonEmpty(r.MaxRisk, schema.RiskNone)) }),
-	uint64Column("input_tokens", func(r *schema.Session) uint64 { return schema.StoredTokens(r.InputTokens) }),
-	uint64Column("output_tokens", func(r *schema.Session) uint64 { return schema.StoredTokens(r.OutputTokens) }),
+	countColumn("input_tokens", func(r *schema.Session) schema.Count { return r.InputTokens }),
+	countColumn("output_tokens", func(r *schema.Session) schema.Count { return r.OutputTokens }),
 	versionColumn[schema.Session](),
 }
 

@@ -77,8 +77,8 @@ type message struct {
 	turn      int
 	agentID   string
 	sidechain bool
-	usageIn   uint64
-	usageOut  uint64
+	usageIn   schema.Count
+	usageOut  schema.Count
 }
 
 // envelope holds the per-line fields shared by user/assistant/system lines.
@@ -612,15 +612,20 @@ func (p *Parser) skip(line int64, reason, detail string) {
 
 // readUsage returns input tokens (fresh + cache writes + cache reads: all
 // the prompt the model processed) and output tokens.
-func readUsage(u []byte) (in, out uint64) {
+// readUsage reads a message's usage: each figure unknown unless the usage
+// reports it.
+func readUsage(u []byte) (in, out schema.Count) {
 	it := jsonscan.Object(u)
 	for it.Next() {
-		n, _ := jsonscan.Uint(it.Value())
+		n, ok := jsonscan.Uint(it.Value())
+		if !ok {
+			continue
+		}
 		switch string(it.Key()) {
 		case "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens":
-			in += n
+			in = schema.AddTokens(in, n)
 		case "output_tokens":
-			out = n
+			out = schema.AddTokens(schema.Unknown, n)
 		}
 	}
 	return in, out

@@ -415,10 +415,10 @@ func (p *Parser) event(lineNo int64, ts time.Time, payload []byte) {
 		// total_token_usage is cumulative: the last one is the session's.
 		tot := jsonscan.Get(payload, "info", "total_token_usage")
 		if in, ok := jsonscan.Uint(jsonscan.Get(tot, "input_tokens")); ok {
-			p.sess.InputTokens = in
+			p.sess.InputTokens = schema.AddTokens(schema.Unknown, in)
 		}
 		if out, ok := jsonscan.Uint(jsonscan.Get(tot, "output_tokens")); ok {
-			p.sess.OutputTokens = out
+			p.sess.OutputTokens = schema.AddTokens(schema.Unknown, out)
 		}
 	case "exec_command_end":
 		id := jsonscan.StringOr(jsonscan.Get(payload, "call_id"))

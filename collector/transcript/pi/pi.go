@@ -277,12 +277,15 @@ func (p *Parser) assistant(e *entry, model string, content, usage []byte) {
 	// Each pi assistant entry is one API response with its own usage.
 	it := jsonscan.Object(usage)
 	for it.Next() {
-		n, _ := jsonscan.Uint(it.Value())
+		n, ok := jsonscan.Uint(it.Value())
+		if !ok {
+			continue // not a figure: no usage reported
+		}
 		switch string(it.Key()) {
 		case "input", "cacheRead", "cacheWrite":
-			p.sess.InputTokens = schema.SumTokens(p.sess.InputTokens, n)
+			p.sess.InputTokens = schema.AddTokens(p.sess.InputTokens, n)
 		case "output":
-			p.sess.OutputTokens = schema.SumTokens(p.sess.OutputTokens, n)
+			p.sess.OutputTokens = schema.AddTokens(p.sess.OutputTokens, n)
 		}
 	}
 	if text.Len() > 0 && !calls && len(p.turnCalls) > 0 {

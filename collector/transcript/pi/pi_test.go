@@ -71,7 +71,7 @@ func TestSelectedLines(t *testing.T) {
 		t.Errorf("compaction = %+v", c)
 	}
 	if sess.SessionID != "ffae836b-9420-4060-ac13-7745215f90ff" || sess.Cwd != "/Users/badlogic/workspaces/pi-mono" ||
-		sess.Project != "pi-mono" || sess.Model != "claude-opus-4-5" || sess.Compactions != 1 || sess.OutputTokens != 68 {
+		sess.Project != "pi-mono" || sess.Model != "claude-opus-4-5" || sess.Compactions != 1 || sess.OutputTokens != schema.Known(68) {
 		t.Errorf("session = %+v", sess)
 	}
 }
@@ -102,7 +102,7 @@ func TestParserBehaviour(t *testing.T) {
 	if got := rec.SkipReasons(); got[transcript.SkipMalformed] != 1 || len(got) != 1 {
 		t.Errorf("skips = %v", got)
 	}
-	if s := p.Session(); s.InputTokens != 106 || s.OutputTokens != 11 || s.Turns != schema.Known(1) {
+	if s := p.Session(); s.InputTokens != schema.Known(106) || s.OutputTokens != schema.Known(11) || s.Turns != schema.Known(1) {
 		t.Errorf("session = %+v", s)
 	}
 }

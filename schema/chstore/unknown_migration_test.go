@@ -12,21 +12,21 @@ import (
 	"github.com/ctxaudit/ctxaudit/schema/migrations"
 )
 
-// TestTurnUnknownMigration upgrades a database at version 6 that holds a
-// call, an answer and a session: their turns read the same after 0007;
-// records whose turn is unknown can then be written and read back as
-// unknown, not turn 0. 0007 interrupted after its statements but before it
+// TestUnknownIsNullMigration upgrades a database at version 6 that holds a
+// call, an answer and a session: their turns and token totals read the
+// same after 0007; records whose turn or tokens are unknown can then be
+// written and read back as unknown, not 0. 0007 interrupted after its statements but before it
 // was recorded runs again as the migrator runs it on 18.16 (MODIFY COLUMN
 // to the type the column already has).
-func TestTurnUnknownMigration(t *testing.T) {
+func TestUnknownIsNullMigration(t *testing.T) {
 	ctx := context.Background()
 	s := chtest.OpenStore(t, chtest.Address(t))
 	all, err := migrations.All()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(all) < 7 || all[6].Name != "turn_unknown" {
-		t.Fatalf("migration 0007 is missing or not turn_unknown")
+	if len(all) < 7 || all[6].Name != "unknown_is_null" {
+		t.Fatalf("migration 0007 is missing or not unknown_is_null")
 	}
 	v, err := s.RenderingVersion()
 	if err != nil {
@@ -67,6 +67,11 @@ func TestTurnUnknownMigration(t *testing.T) {
 	}
 	if err := s.WriteAnswers(ctx, []schema.Answer{oldAnswer}); err != nil {
 		t.Fatalf("write an answer at version 6: %v", err)
+	}
+	oldSession := schema.Session{SessionID: "old-session", StartedAt: ts, EndedAt: ts, Turns: schema.Known(3), ToolCalls: 1,
+		MaxRisk: schema.RiskNone, InputTokens: schema.Known(1200), OutputTokens: schema.Known(0), Analysis: schema.Analysis{Done: true, Records: 1}}
+	if err := s.WriteSessions(ctx, []schema.Session{oldSession}); err != nil {
+		t.Fatalf("write a session at version 6: %v", err)
 	}
 
 	run(all[6]) // interrupted: ran, not recorded
@@ -120,8 +125,15 @@ func TestTurnUnknownMigration(t *testing.T) {
 	if err != nil || !found {
 		t.Fatalf("session row: found %v, %v", found, err)
 	}
-	if got.Turns.Known {
-		t.Fatalf("session turns read back %s, want unknown", got.Turns)
+	if got.Turns.Known || got.InputTokens.Known || got.OutputTokens.Known {
+		t.Fatalf("session read back with %s turns, %s/%s tokens; want all unknown", got.Turns, got.InputTokens, got.OutputTokens)
+	}
+	got, found, err = s.SessionRow(ctx, oldSession.SessionID)
+	if err != nil || !found {
+		t.Fatalf("session row written before: found %v, %v", found, err)
+	}
+	if got.Turns != schema.Known(3) || got.InputTokens != schema.Known(1200) || got.OutputTokens != schema.Known(0) {
+		t.Fatalf("session written before read back with %s turns, %s/%s tokens; want 3, 1200/0", got.Turns, got.InputTokens, got.OutputTokens)
 	}
 	var nulls uint64
 	q := "SELECT countIf(isNull(turn)) FROM " + migrations.QuoteIdent(s.Database()) + ".tool_calls WHERE session_id = 'turn-upgrade'"
