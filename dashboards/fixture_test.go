@@ -237,7 +237,8 @@ func loadFixtureAt(t testing.TB, ctx context.Context, store *chstore.Store, now 
 
 	summarize := func(s sess, calls []schema.ToolCall, answers []schema.Answer) schema.Session {
 		out := schema.Session{SessionID: s.id, Source: s.source, HarnessVersion: s.version, Model: s.model, Project: s.project, Cwd: s.cwd,
-			GitBranch: "main", SourceFile: "/fixtures/" + s.id + ".jsonl", InputTokens: schema.Known(120000), OutputTokens: schema.Known(4000), MaxRisk: schema.RiskNone}
+			GitBranch: "main", SourceFile: "/fixtures/" + s.id + ".jsonl", InputTokens: schema.Known(120000), OutputTokens: schema.Known(4000), MaxRisk: schema.RiskNone,
+			Turns: schema.Known(0), Compactions: schema.Known(0)} // as a transcript shows them
 		for _, c := range calls {
 			if c.SessionID != s.id {
 				continue
@@ -257,7 +258,7 @@ func loadFixtureAt(t testing.TB, ctx context.Context, store *chstore.Store, now 
 				out.SilentCalls++
 			}
 			if c.Strategy == schema.StrategyCleared {
-				out.Compactions++
+				out.Compactions = schema.Known(out.Compactions.N + 1)
 			}
 		}
 		for _, a := range answers {

@@ -48,6 +48,15 @@ func KnownFloat(f float64) Count {
 	return Count{N: uint64(f), Known: true}
 }
 
+// Plus is c + d: unknown when either is, or when the sum would pass
+// MaxCount.
+func (c Count) Plus(d Count) Count {
+	if !c.Known || !d.Known || c.N > MaxCount || d.N > MaxCount-c.N {
+		return Unknown
+	}
+	return Count{N: c.N + d.N, Known: true}
+}
+
 // A session's token totals are Counts: unknown until a message reports
 // usage (a session no message reported usage for did not use 0 tokens), the
 // sum of what was reported after. A total past MaxCount is none — unknown,

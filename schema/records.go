@@ -277,9 +277,10 @@ type Session struct {
 	Answers        int   `json:"answers"`
 	RiskyAnswers   int   `json:"risky_answers"`
 	// Compactions counts compaction / micro-compaction boundaries: results the
-	// model saw were later cleared from its context.
-	Compactions int  `json:"compactions"`
-	MaxRisk     Risk `json:"max_risk"`
+	// model saw were later cleared from its context. Unknown when the
+	// source does not show them (spans do not).
+	Compactions Count `json:"compactions"`
+	MaxRisk     Risk  `json:"max_risk"`
 	// Usage, summed once per assistant message (AddTokens); unknown when
 	// no message reported any.
 	InputTokens  Count `json:"input_tokens"`

@@ -92,12 +92,14 @@ func (s *Session) Validate() error {
 		return invalid("max risk", s.MaxRisk)
 	case s.Turns.Known && s.Turns.N > math.MaxUint32:
 		return fmt.Errorf("turns %d is more than a UInt32 column holds", s.Turns.N)
+	case s.Compactions.Known && s.Compactions.N > math.MaxUint32:
+		return fmt.Errorf("compactions %d is more than a UInt32 column holds", s.Compactions.N)
 	}
 	for _, n := range []struct {
 		what string
 		n    int
 	}{{"tool calls", s.ToolCalls}, {"truncated calls", s.TruncatedCalls}, {"silent calls", s.SilentCalls},
-		{"answers", s.Answers}, {"risky answers", s.RiskyAnswers}, {"compactions", s.Compactions}} {
+		{"answers", s.Answers}, {"risky answers", s.RiskyAnswers}} {
 		if n.n > math.MaxUint32 {
 			return invalidCount(n.what, n.n)
 		}

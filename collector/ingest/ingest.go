@@ -214,8 +214,8 @@ func (r *run) unit(ctx context.Context, u unit) error {
 	res := st.b.Analyze(meta)
 
 	r.sum.Sessions++
-	r.sum.Turns += int(res.Meta.Turns.N) // a transcript counts its turns: known
-	r.sum.Compactions += res.Meta.Compactions
+	r.sum.Turns += int(res.Meta.Turns.N)             // a transcript counts its turns: known
+	r.sum.Compactions += int(res.Meta.Compactions.N) // a transcript shows them: known
 	r.sum.ToolCalls += len(res.Calls)
 	r.sum.Answers += len(res.Answers)
 	for i := range res.Calls {

@@ -401,7 +401,7 @@ func AppendSession(spans ptrace.SpanSlice, s *schema.Session) ptrace.Span {
 	m.PutInt(AttrSessionSilentCalls, int64(s.SilentCalls))
 	m.PutInt(AttrSessionAnswers, int64(s.Answers))
 	m.PutInt(AttrSessionRiskyAnswers, int64(s.RiskyAnswers))
-	m.PutInt(AttrSessionCompactions, int64(s.Compactions))
+	putCount(m, AttrSessionCompactions, s.Compactions)
 	putNonEmpty(m, AttrSessionMaxRisk, string(s.MaxRisk))
 	putCount(m, AttrUsageInputTokens, s.InputTokens)
 	putCount(m, AttrUsageOutputTokens, s.OutputTokens)
@@ -871,7 +871,7 @@ func SessionFromAttributes(m pcommon.Map, start, end time.Time) schema.Session {
 		SilentCalls:    int(integer(m, AttrSessionSilentCalls)),
 		Answers:        int(integer(m, AttrSessionAnswers)),
 		RiskyAnswers:   int(integer(m, AttrSessionRiskyAnswers)),
-		Compactions:    int(integer(m, AttrSessionCompactions)),
+		Compactions:    count(m, AttrSessionCompactions),
 		MaxRisk:        schema.Risk(str(m, AttrSessionMaxRisk)),
 		InputTokens:    count(m, AttrUsageInputTokens),
 		OutputTokens:   count(m, AttrUsageOutputTokens),

@@ -234,7 +234,7 @@ func TestAnswerAndSessionRoundTrip(t *testing.T) {
 	}
 	s := schema.Session{SessionID: "s-1", Source: schema.HarnessPi, HarnessVersion: "1", Model: "m", Project: "p", Cwd: "/c",
 		GitBranch: "b", StartedAt: a.Timestamp, EndedAt: a.Timestamp.Add(time.Hour), SourceFile: "/f", Turns: schema.Known(2), ToolCalls: 3,
-		TruncatedCalls: 1, SilentCalls: 1, Answers: 2, RiskyAnswers: 1, Compactions: 1, MaxRisk: schema.RiskHigh, InputTokens: schema.Known(5), OutputTokens: schema.Known(6)}
+		TruncatedCalls: 1, SilentCalls: 1, Answers: 2, RiskyAnswers: 1, Compactions: schema.Known(1), MaxRisk: schema.RiskHigh, InputTokens: schema.Known(5), OutputTokens: schema.Known(6)}
 	sp = AppendSession(spans, &s)
 	if got := SessionFromAttributes(sp.Attributes(), sp.StartTimestamp().AsTime(), sp.EndTimestamp().AsTime()); !reflect.DeepEqual(got, s) {
 		t.Fatalf("session round trip:\n got %+v\nwant %+v", got, s)

@@ -13,7 +13,7 @@ import (
 func MergeSession(main *schema.Session, other schema.Session) {
 	main.InputTokens = schema.SumTokens(main.InputTokens, other.InputTokens)
 	main.OutputTokens = schema.SumTokens(main.OutputTokens, other.OutputTokens)
-	main.Compactions += other.Compactions
+	main.Compactions = main.Compactions.Plus(other.Compactions)
 	if !other.StartedAt.IsZero() && (main.StartedAt.IsZero() || other.StartedAt.Before(main.StartedAt)) {
 		main.StartedAt = other.StartedAt
 	}

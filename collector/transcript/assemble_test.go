@@ -10,13 +10,20 @@ import (
 
 func TestMergeSession(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
-	main := schema.Session{SessionID: "s", Model: "m", StartedAt: t0, EndedAt: t0.Add(time.Hour), InputTokens: schema.Known(10), OutputTokens: schema.Known(1)}
+	main := schema.Session{SessionID: "s", Model: "m", StartedAt: t0, EndedAt: t0.Add(time.Hour), InputTokens: schema.Known(10), OutputTokens: schema.Known(1),
+		Compactions: schema.Known(0)}
 	MergeSession(&main, schema.Session{SessionID: "other", Model: "x", GitBranch: "dev", StartedAt: t0.Add(-time.Minute),
-		EndedAt: t0.Add(2 * time.Hour), InputTokens: schema.Known(5), OutputTokens: schema.Known(2), Compactions: 1})
+		EndedAt: t0.Add(2 * time.Hour), InputTokens: schema.Known(5), OutputTokens: schema.Known(2), Compactions: schema.Known(1)})
 	want := schema.Session{SessionID: "s", Model: "m", GitBranch: "dev", StartedAt: t0.Add(-time.Minute),
-		EndedAt: t0.Add(2 * time.Hour), InputTokens: schema.Known(15), OutputTokens: schema.Known(3), Compactions: 1}
+		EndedAt: t0.Add(2 * time.Hour), InputTokens: schema.Known(15), OutputTokens: schema.Known(3), Compactions: schema.Known(1)}
 	if main != want {
 		t.Fatalf("merged %+v\nwant %+v", main, want)
+	}
+	// A thread whose compactions nobody showed leaves the session's unknown;
+	// one whose usage nobody reported leaves its tokens as they were.
+	MergeSession(&main, schema.Session{SessionID: "spans"})
+	if main.Compactions.Known || main.InputTokens != schema.Known(15) {
+		t.Fatalf("merged with a thread of unknown figures: compactions %s, input tokens %s; want unknown, 15", main.Compactions, main.InputTokens)
 	}
 }
 

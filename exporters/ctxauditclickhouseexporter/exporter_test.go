@@ -131,8 +131,9 @@ func TestExportToClickHouse(t *testing.T) {
 	}
 	if got, found, err := s.Session(ctx, "exp-1"); err != nil || !found || got.MaxRisk != schema.RiskMedium {
 		t.Fatalf("session: %+v found=%v err=%v", got, found, err)
-	} else if got.Turns.Known || got.InputTokens.Known || got.OutputTokens.Known {
-		t.Errorf("session stored with %s turns, %s/%s tokens; its span said none", got.Turns, got.InputTokens, got.OutputTokens)
+	} else if got.Turns.Known || got.Compactions.Known || got.InputTokens.Known || got.OutputTokens.Known {
+		t.Errorf("session stored with %s turns, %s compactions, %s/%s tokens; its span said none",
+			got.Turns, got.Compactions, got.InputTokens, got.OutputTokens)
 	}
 	// No span said its turn: none is stored as turn 0, the first.
 	if calls[0].Turn.Known || answers[0].Turn.Known {

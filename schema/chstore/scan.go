@@ -95,12 +95,12 @@ func scanAnswer(rows driver.Rows) (schema.Answer, error) {
 
 func scanSession(rows driver.Rows) (schema.Session, error) {
 	var (
-		sess                                              schema.Session
-		source, maxRisk                                   string
-		calls, truncated, silent, answers, risky, compact uint32
-		turns                                             *uint32
-		inputTokens, outputTokens                         *uint64
-		version                                           uint64
+		sess                                     schema.Session
+		source, maxRisk                          string
+		calls, truncated, silent, answers, risky uint32
+		turns, compact                           *uint32
+		inputTokens, outputTokens                *uint64
+		version                                  uint64
 	)
 	if err := rows.Scan(&sess.SessionID, &source, &sess.HarnessVersion, &sess.Model, &sess.Project, &sess.Cwd,
 		&sess.GitBranch, &sess.StartedAt, &sess.EndedAt, &sess.SourceFile, &turns, &calls, &truncated, &silent,
@@ -114,7 +114,10 @@ func scanSession(rows driver.Rows) (schema.Session, error) {
 		sess.Turns = schema.Known(uint64(*turns))
 	}
 	sess.InputTokens, sess.OutputTokens = schema.CountFromPtr(inputTokens), schema.CountFromPtr(outputTokens)
-	sess.Answers, sess.RiskyAnswers, sess.Compactions = int(answers), int(risky), int(compact)
+	sess.Answers, sess.RiskyAnswers = int(answers), int(risky)
+	if compact != nil {
+		sess.Compactions = schema.Known(uint64(*compact))
+	}
 	sess.Analysis = analysisOfVersion(version)
 	return sess, nil
 }

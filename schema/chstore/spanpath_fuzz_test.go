@@ -362,7 +362,7 @@ func (g *recordGen) session() (schema.Session, []schema.ToolCall, []schema.Answe
 		SessionID: id, Source: g.harness(), HarnessVersion: g.str(), Model: g.str(), Project: g.str(), Cwd: g.str(),
 		GitBranch: g.str(), StartedAt: g.time(), EndedAt: g.time(), SourceFile: g.str(),
 		Turns: g.count(), ToolCalls: g.integer(), TruncatedCalls: g.integer(), SilentCalls: g.integer(),
-		Answers: g.integer(), RiskyAnswers: g.integer(), Compactions: g.integer(),
+		Answers: g.integer(), RiskyAnswers: g.integer(), Compactions: g.count(),
 		MaxRisk: pick(g, append([]schema.Risk{""}, schema.Risks...)...), InputTokens: g.count(), OutputTokens: g.count(),
 		Analysis: g.analysis(),
 	}

@@ -218,7 +218,7 @@ func TestAnswerAndSessionRoundTrip(t *testing.T) {
 		SessionID: "s1", Source: schema.HarnessCodex, HarnessVersion: "0.60.1", Model: "gpt-5.1", Project: "rtchess",
 		Cwd: "/w/rtchess", GitBranch: "main", StartedAt: ts.Truncate(time.Second), EndedAt: ts.Add(time.Hour).Truncate(time.Second),
 		SourceFile: "/x/rollout.jsonl", Turns: schema.Known(3), ToolCalls: 10, TruncatedCalls: 2, SilentCalls: 1, Answers: 4,
-		RiskyAnswers: 1, Compactions: 1, MaxRisk: schema.RiskHigh, InputTokens: schema.Known(12345), OutputTokens: schema.Known(678),
+		RiskyAnswers: 1, Compactions: schema.Known(1), MaxRisk: schema.RiskHigh, InputTokens: schema.Known(12345), OutputTokens: schema.Known(678),
 	}
 	if err := s.WriteSessions(ctx, []schema.Session{sess}); err != nil {
 		t.Fatal(err)

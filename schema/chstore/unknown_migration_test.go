@@ -13,8 +13,8 @@ import (
 )
 
 // TestUnknownIsNullMigration upgrades a database at version 6 that holds a
-// call, an answer and a session: their turns and token totals read the
-// same after 0007; records whose turn or tokens are unknown can then be
+// call, an answer and a session: their turns, compactions and token totals
+// read the same after 0007; records whose figures are unknown can then be
 // written and read back as unknown, not 0. 0007 interrupted after its statements but before it
 // was recorded runs again as the migrator runs it on 18.16 (MODIFY COLUMN
 // to the type the column already has).
@@ -68,7 +68,7 @@ func TestUnknownIsNullMigration(t *testing.T) {
 	if err := s.WriteAnswers(ctx, []schema.Answer{oldAnswer}); err != nil {
 		t.Fatalf("write an answer at version 6: %v", err)
 	}
-	oldSession := schema.Session{SessionID: "old-session", StartedAt: ts, EndedAt: ts, Turns: schema.Known(3), ToolCalls: 1,
+	oldSession := schema.Session{SessionID: "old-session", StartedAt: ts, EndedAt: ts, Turns: schema.Known(3), ToolCalls: 1, Compactions: schema.Known(2),
 		MaxRisk: schema.RiskNone, InputTokens: schema.Known(1200), OutputTokens: schema.Known(0), Analysis: schema.Analysis{Done: true, Records: 1}}
 	if err := s.WriteSessions(ctx, []schema.Session{oldSession}); err != nil {
 		t.Fatalf("write a session at version 6: %v", err)
@@ -125,15 +125,15 @@ func TestUnknownIsNullMigration(t *testing.T) {
 	if err != nil || !found {
 		t.Fatalf("session row: found %v, %v", found, err)
 	}
-	if got.Turns.Known || got.InputTokens.Known || got.OutputTokens.Known {
-		t.Fatalf("session read back with %s turns, %s/%s tokens; want all unknown", got.Turns, got.InputTokens, got.OutputTokens)
+	if got.Turns.Known || got.Compactions.Known || got.InputTokens.Known || got.OutputTokens.Known {
+		t.Fatalf("session read back with %s turns, %s compactions, %s/%s tokens; want all unknown", got.Turns, got.Compactions, got.InputTokens, got.OutputTokens)
 	}
 	got, found, err = s.SessionRow(ctx, oldSession.SessionID)
 	if err != nil || !found {
 		t.Fatalf("session row written before: found %v, %v", found, err)
 	}
-	if got.Turns != schema.Known(3) || got.InputTokens != schema.Known(1200) || got.OutputTokens != schema.Known(0) {
-		t.Fatalf("session written before read back with %s turns, %s/%s tokens; want 3, 1200/0", got.Turns, got.InputTokens, got.OutputTokens)
+	if got.Turns != schema.Known(3) || got.Compactions != schema.Known(2) || got.InputTokens != schema.Known(1200) || got.OutputTokens != schema.Known(0) {
+		t.Fatalf("session written before read back with %s turns, %s compactions, %s/%s tokens; want 3, 2, 1200/0", got.Turns, got.Compactions, got.InputTokens, got.OutputTokens)
 	}
 	var nulls uint64
 	q := "SELECT countIf(isNull(turn)) FROM " + migrations.QuoteIdent(s.Database()) + ".tool_calls WHERE session_id = 'turn-upgrade'"

@@ -299,7 +299,9 @@ var sessionColumns = []column[schema.Session]{
 	uint32Column("silent_calls", func(r *schema.Session) uint32 { return uint32(max(r.SilentCalls, 0)) }),
 	uint32Column("answers", func(r *schema.Session) uint32 { return uint32(max(r.Answers, 0)) }),
 	uint32Column("risky_answers", func(r *schema.Session) uint32 { return uint32(max(r.RiskyAnswers, 0)) }),
-	uint32Column("compactions", func(r *schema.Session) uint32 { return uint32(max(r.Compactions, 0)) }),
+	nullableColumn("compactions", func(r *schema.Session) (uint32, bool) {
+		return uint32(r.Compactions.N), r.Compactions.Known && r.Compactions.N <= math.MaxUint32 // Validate refuses more
+	}),
 	stringColumn("max_risk", func(r *schema.Session) string { return string(nonEmpty(r.MaxRisk, schema.RiskNone)) }),
 	countColumn("input_tokens", func(r *schema.Session) schema.Count { return r.InputTokens }),
 	countColumn("output_tokens", func(r *schema.Session) schema.Count { return r.OutputTokens }),

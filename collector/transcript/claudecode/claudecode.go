@@ -115,10 +115,11 @@ func New(opts transcript.Options) *Parser {
 		pending:   transcript.NewPending[*pendingCall](opts.PendingLimit()),
 		usageSeen: make(map[string]bool),
 		sess: schema.Session{
-			SessionID:  transcript.SessionIDFromPath(opts.SourceFile),
-			Source:     schema.HarnessClaudeCode,
-			SourceFile: opts.SourceFile,
-			Turns:      schema.Known(0), // a transcript shows its turns: none yet
+			SessionID:   transcript.SessionIDFromPath(opts.SourceFile),
+			Source:      schema.HarnessClaudeCode,
+			SourceFile:  opts.SourceFile,
+			Turns:       schema.Known(0), // a transcript shows its turns and compactions: none yet
+			Compactions: schema.Known(0),
 		},
 	}
 }
@@ -562,7 +563,7 @@ func (p *Parser) system(env *envelope) {
 	c.Timestamp = env.ts
 	c.AgentID = env.agentID
 	c.Sidechain = env.sidechain
-	p.sess.Compactions++
+	p.sess.Compactions = schema.Known(p.sess.Compactions.N + 1)
 	p.emit(&c)
 }
 

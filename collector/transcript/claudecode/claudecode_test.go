@@ -79,7 +79,7 @@ func TestSession216MainThread(t *testing.T) {
 	want := schema.Session{
 		SessionID: session216, Source: schema.HarnessClaudeCode, HarnessVersion: "2.1.6",
 		Model: "claude-opus-4-5-20251101", Project: "claude-bug", Cwd: "/Users/gray/Projects/claude-bug",
-		GitBranch: "main", Turns: schema.Known(3), InputTokens: schema.Known(1698799), OutputTokens: schema.Known(7154),
+		GitBranch: "main", Turns: schema.Known(3), Compactions: schema.Known(0), InputTokens: schema.Known(1698799), OutputTokens: schema.Known(7154),
 	}
 	got := sess
 	got.StartedAt, got.EndedAt, got.SourceFile = want.StartedAt, want.EndedAt, ""

@@ -62,10 +62,11 @@ func New(opts transcript.Options) *Parser {
 		pending: transcript.NewPending[*pendingCall](opts.PendingLimit()),
 		execOut: make(map[string]string),
 		sess: schema.Session{
-			SessionID:  transcript.SessionIDFromPath(opts.SourceFile),
-			Source:     schema.HarnessCodex,
-			SourceFile: opts.SourceFile,
-			Turns:      schema.Known(0), // a transcript shows its turns: none yet
+			SessionID:   transcript.SessionIDFromPath(opts.SourceFile),
+			Source:      schema.HarnessCodex,
+			SourceFile:  opts.SourceFile,
+			Turns:       schema.Known(0), // a transcript shows its turns and compactions: none yet
+			Compactions: schema.Known(0),
 		},
 	}
 }
@@ -127,7 +128,7 @@ func (p *Parser) feed(lineNo int64, line []byte) {
 	case "event_msg":
 		p.event(lineNo, ts, payload)
 	case "compacted":
-		p.sess.Compactions++
+		p.sess.Compactions = schema.Known(p.sess.Compactions.N + 1)
 		p.emit(&transcript.Compaction{
 			SessionID: p.sess.SessionID, Kind: transcript.CompactionFull,
 			Line: lineNo, Timestamp: ts,

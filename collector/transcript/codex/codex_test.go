@@ -72,7 +72,7 @@ func TestRolloutFirstTurn(t *testing.T) {
 	want := schema.Session{
 		SessionID: "019aad50-a7e6-7422-b7a8-0b384290624f", Source: schema.HarnessCodex, HarnessVersion: "0.60.1",
 		Model: "gpt-5.1-codex-max", Project: "rtchess", Cwd: "/Users/pinouchon/code/rtchess",
-		Turns: schema.Known(1), InputTokens: schema.Known(1687255), OutputTokens: schema.Known(54092),
+		Turns: schema.Known(1), Compactions: schema.Known(0), InputTokens: schema.Known(1687255), OutputTokens: schema.Known(54092),
 	}
 	got := sess
 	got.StartedAt, got.EndedAt, got.SourceFile = want.StartedAt, want.EndedAt, ""

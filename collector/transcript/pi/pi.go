@@ -50,10 +50,11 @@ func New(opts transcript.Options) *Parser {
 		detect:  opts.DetectFunc(),
 		pending: transcript.NewPending[*pendingCall](opts.PendingLimit()),
 		sess: schema.Session{
-			SessionID:  transcript.SessionIDFromPath(opts.SourceFile),
-			Source:     schema.HarnessPi,
-			SourceFile: opts.SourceFile,
-			Turns:      schema.Known(0), // a transcript shows its turns: none yet
+			SessionID:   transcript.SessionIDFromPath(opts.SourceFile),
+			Source:      schema.HarnessPi,
+			SourceFile:  opts.SourceFile,
+			Turns:       schema.Known(0), // a transcript shows its turns and compactions: none yet
+			Compactions: schema.Known(0),
 		},
 	}
 }
@@ -120,7 +121,7 @@ func (p *Parser) feed(lineNo int64, line []byte) {
 		if b, ok := jsonscan.Bool(jsonscan.Get(raw, "fromHook")); ok && b {
 			c.Trigger = "hook"
 		}
-		p.sess.Compactions++
+		p.sess.Compactions = schema.Known(p.sess.Compactions.N + 1)
 		p.emit(c)
 	case "message":
 		p.message(&e)

@@ -71,7 +71,7 @@ func TestSelectedLines(t *testing.T) {
 		t.Errorf("compaction = %+v", c)
 	}
 	if sess.SessionID != "ffae836b-9420-4060-ac13-7745215f90ff" || sess.Cwd != "/Users/badlogic/workspaces/pi-mono" ||
-		sess.Project != "pi-mono" || sess.Model != "claude-opus-4-5" || sess.Compactions != 1 || sess.OutputTokens != schema.Known(68) {
+		sess.Project != "pi-mono" || sess.Model != "claude-opus-4-5" || sess.Compactions != schema.Known(1) || sess.OutputTokens != schema.Known(68) {
 		t.Errorf("session = %+v", sess)
 	}
 }

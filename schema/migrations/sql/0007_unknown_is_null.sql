@@ -3,14 +3,17 @@
 -- span without ctxaudit.turn does not; before this migration such a call
 -- or answer was stored as turn 0, the session's first turn, which nothing
 -- measured, and its session's turn count as if the turns were known. A
--- session no message reported usage for (every session the ctxaudit
--- processor analyses from spans) was stored as having used 0 tokens.
+-- session the ctxaudit processor analyses from spans was stored as having
+-- had no compaction and used 0 tokens, which no span tells.
 --
 --   tool_calls.turn   Nullable(UInt32): NULL when the call's turn is unknown.
 --   answers.turn      Nullable(UInt32): likewise.
 --   sessions.turns    Nullable(UInt32): NULL when a call or answer of the
 --                     session has an unknown turn and the source did not
 --                     count its turns.
+--   sessions.compactions
+--                     Nullable(UInt32): NULL when the source does not show
+--                     compactions (spans do not).
 --   sessions.input_tokens, sessions.output_tokens
 --                     Nullable(UInt64): NULL when no message reported
 --                     usage, or the total would pass 2^63 - 1.
@@ -32,3 +35,5 @@ ALTER TABLE {{ident .Database}}.sessions MODIFY COLUMN IF EXISTS turns Nullable(
 ALTER TABLE {{ident .Database}}.sessions MODIFY COLUMN IF EXISTS input_tokens Nullable(UInt64);
 
 ALTER TABLE {{ident .Database}}.sessions MODIFY COLUMN IF EXISTS output_tokens Nullable(UInt64);
+
+ALTER TABLE {{ident .Database}}.sessions MODIFY COLUMN IF EXISTS compactions Nullable(UInt32);
