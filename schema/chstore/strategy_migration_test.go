@@ -2,8 +2,6 @@ package chstore_test
 
 import (
 	"context"
-	"regexp"
-	"strings"
 	"testing"
 	"time"
 
@@ -21,42 +19,8 @@ import (
 func TestStrategyResizedMigration(t *testing.T) {
 	ctx := context.Background()
 	s := chtest.OpenStore(t, chtest.Address(t))
-	all, err := migrations.All()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(all) < 6 || all[5].Name != "strategy_resized" {
-		t.Fatalf("migration 0006 is missing or not strategy_resized")
-	}
-	v, err := s.RenderingVersion()
-	if err != nil {
-		t.Fatal(err)
-	}
+	all, run := atVersion(t, s, 5, "strategy_resized")
 	conn := s.Conn()
-	if err := conn.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+migrations.QuoteIdent(s.Database())); err != nil {
-		t.Fatal(err)
-	}
-	// As the migrator runs a statement on 18.16, which parses neither IF
-	// NOT EXISTS after ADD COLUMN nor IF EXISTS after MODIFY COLUMN.
-	ifExists := regexp.MustCompile(`(?i)(ADD COLUMN|MODIFY COLUMN) IF (NOT )?EXISTS`)
-	run := func(m migrations.Migration) {
-		t.Helper()
-		stmts, err := m.StatementsFor(s.Database(), v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, st := range stmts {
-			if !v.Modern() {
-				st = ifExists.ReplaceAllString(st, "$1")
-			}
-			if err := conn.Exec(ctx, st); err != nil && !strings.Contains(err.Error(), "already exists") {
-				t.Fatalf("%04d_%s: %v", m.Version, m.Name, err)
-			}
-		}
-	}
-	for _, m := range all[:5] {
-		run(m)
-	}
 
 	ts := time.Date(2026, 1, 19, 21, 18, 2, 0, time.UTC)
 	old := fullCall("toolu_old", ts)

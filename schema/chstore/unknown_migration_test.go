@@ -2,8 +2,6 @@ package chstore_test
 
 import (
 	"context"
-	"regexp"
-	"strings"
 	"testing"
 	"time"
 
@@ -15,46 +13,14 @@ import (
 // TestUnknownIsNullMigration upgrades a database at version 6 that holds a
 // call, an answer and a session: their turns, compactions and token totals
 // read the same after 0007; records whose figures are unknown can then be
-// written and read back as unknown, not 0. 0007 interrupted after its statements but before it
-// was recorded runs again as the migrator runs it on 18.16 (MODIFY COLUMN
-// to the type the column already has).
+// written and read back as unknown, not 0. 0007 interrupted after its
+// statements but before it was recorded runs again as the migrator runs it
+// on 18.16 (MODIFY COLUMN to the type the column already has).
 func TestUnknownIsNullMigration(t *testing.T) {
 	ctx := context.Background()
 	s := chtest.OpenStore(t, chtest.Address(t))
-	all, err := migrations.All()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(all) < 7 || all[6].Name != "unknown_is_null" {
-		t.Fatalf("migration 0007 is missing or not unknown_is_null")
-	}
-	v, err := s.RenderingVersion()
-	if err != nil {
-		t.Fatal(err)
-	}
+	all, run := atVersion(t, s, 6, "unknown_is_null")
 	conn := s.Conn()
-	if err := conn.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+migrations.QuoteIdent(s.Database())); err != nil {
-		t.Fatal(err)
-	}
-	ifExists := regexp.MustCompile(`(?i)(ADD COLUMN|MODIFY COLUMN) IF (NOT )?EXISTS`)
-	run := func(m migrations.Migration) {
-		t.Helper()
-		stmts, err := m.StatementsFor(s.Database(), v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, st := range stmts {
-			if !v.Modern() {
-				st = ifExists.ReplaceAllString(st, "$1")
-			}
-			if err := conn.Exec(ctx, st); err != nil && !strings.Contains(err.Error(), "already exists") {
-				t.Fatalf("%04d_%s: %v", m.Version, m.Name, err)
-			}
-		}
-	}
-	for _, m := range all[:6] {
-		run(m)
-	}
 
 	// Written at version 6, where turn is a plain UInt32.
 	ts := time.Date(2026, 2, 3, 4, 5, 6, 0, time.UTC)
