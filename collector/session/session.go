@@ -108,11 +108,14 @@ func callPrint(c *schema.ToolCall) uint64 {
 
 func (f followThrough) print() uint64 {
 	b := make([]byte, 0, 48+len(f.target)+len(f.continuationOf))
-	turn := uint64(0) // unknown; a known turn n is n+1
+	// A known turn prints as it did when turns were plain integers, so the
+	// fingerprints a processor stored before still match; unknown is -1,
+	// which no turn was.
+	turn := int64(-1)
 	if f.turn.Known {
-		turn = uint64(f.turn.N) + 1
+		turn = int64(f.turn.N)
 	}
-	b = binary.AppendUvarint(b, turn)
+	b = binary.AppendVarint(b, turn)
 	b = binary.AppendUvarint(b, uint64(len(f.target)))
 	b = append(b, f.target...)
 	b = binary.AppendUvarint(b, uint64(len(f.continuationOf)))

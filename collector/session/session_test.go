@@ -233,6 +233,20 @@ func restored(sent Sent, records []any) *Builder {
 	return b
 }
 
+// A processor stores the fingerprints of what it emitted (session.Sent);
+// a call of known turn must print as it did when turns were plain
+// integers, or every held session would be emitted again after an
+// upgrade. The figures are what the fingerprint gave then (534861b).
+func TestCallPrintOfAKnownTurnIsUnchanged(t *testing.T) {
+	for turn, want := range map[int]uint64{0: 0x9a0ca252897100d, 3: 0xe8206223a6e3a7e7} {
+		f := followThrough{turn: schema.KnownTurn(turn), target: "a.go", continuationOf: "toolu_1", coverage: schema.KnownRatio(0.5),
+			analysis: schema.Analysis{Done: true, Records: 12}}
+		if got := f.print(); got != want {
+			t.Errorf("turn %d prints %#x, before %#x", turn, got, want)
+		}
+	}
+}
+
 // TestCallPrintCoversFollowThrough: a change to any field of a call's
 // follow-through changes its fingerprint (else the change is never
 // emitted), and two strings that split the same bytes differently do not
