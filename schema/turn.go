@@ -100,11 +100,13 @@ func (t *Turn) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// A turn is written to MessagePack as an integer when known and nil when
-// not, so a held call written by an earlier version — whose turn was a
-// plain integer — reads back the same. Those versions left a turn of 0
-// out; a call without the key now reads as turn unknown, which states no
-// more than such a value told (turn 0 and no turn were the same to them).
+// A turn is written to MessagePack as an integer when known (and left out,
+// omitzero, when not), so a held call written by an earlier version — whose
+// turn was a plain integer — reads back the same. Those versions also left
+// a turn of 0 out: a call without the key reads as turn unknown here, and
+// the one reader of such values, the processor's stored records, marks
+// what it writes (explicit_turns) and reads a call of an earlier version
+// without the key as turn 0, what that version meant.
 
 // IsZero reports an unknown turn; omitempty leaves it out.
 func (t Turn) IsZero() bool { return !t.Known }

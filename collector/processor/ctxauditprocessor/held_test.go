@@ -22,6 +22,8 @@ import (
 	"go.opentelemetry.io/collector/processor/processortest"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
+	"github.com/klauspost/compress/s2"
+
 	"github.com/ctxaudit/ctxaudit/collector/forensics"
 	"github.com/ctxaudit/ctxaudit/collector/otelconv"
 	"github.com/ctxaudit/ctxaudit/collector/processor/ctxauditprocessor/internal/metadata"
@@ -617,6 +619,65 @@ func TestStateWithABaseStillLoads(t *testing.T) {
 	}
 	if len(rows.rows) != 4 {
 		t.Errorf("%d calls emitted after the restart; want the session's 4", len(rows.rows))
+	}
+}
+
+// An earlier version left a call's turn out of its stored record when it
+// was 0; a record it wrote reads back in turn 0, not in none known, or the
+// upgrade would store NULL over the 0 the call's row already has. A record
+// this version writes says a turn is unknown the same way, and reads back
+// so.
+func TestHeldCallOfAnEarlierVersionKeepsTurnZero(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	cfg := createDefaultConfig().(*Config)
+	cfg.SessionIdle = time.Hour
+	cfg.Storage = &fileStorage
+	at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+	call := func(id string, i int) *schema.ToolCall {
+		return &schema.ToolCall{SessionID: "upgrade", CallID: id, Tool: "shell", Source: schema.HarnessCodex,
+			Timestamp: at.Add(time.Duration(i) * time.Second), Forensics: schema.Forensics{Kind: schema.KindNone}}
+	}
+	p, ext := startOnStorage(t, dir, cfg, consumertest.NewNop())
+	meta, err := setValue(metaKey(3), storedMeta{SessionID: "upgrade", Source: schema.HarnessCodex,
+		Sent: session.Sent{Calls: map[string]uint64{}, Answers: map[string]uint64{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As an earlier version stored it: no explicit_turns, no turn key.
+	legacy, err := (&storedRecords{At: at, Calls: []*schema.ToolCall{call("earlier", 0)}}).MarshalMsg(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now, err := setValue(incKey(3, 2), storedRecords{At: at.Add(time.Minute), Calls: []*schema.ToolCall{call("now", 1)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := []*storage.Operation{meta, storage.SetOperation(incKey(3, 1), append([]byte{tagMsgpack}, s2.Encode(nil, legacy)...)), now}
+	if err := p.store.write(ctx, ops); err != nil {
+		t.Fatal(err)
+	}
+	crash(t, p, ext)
+
+	sink := new(consumertest.TracesSink)
+	p, ext = startOnStorage(t, dir, cfg, sink)
+	if err := p.shutdown(ctx); err != nil { // emits what it reloaded
+		t.Fatal(err)
+	}
+	if err := ext.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	turns := map[string]schema.Turn{}
+	for _, td := range sink.AllTraces() {
+		otelconv.EachSpan(td, func(res pcommon.Map, _ string, sp ptrace.Span) {
+			if otelconv.Operation(sp.Attributes()) == otelconv.OperationExecuteTool {
+				c := otelconv.ToolCallFromAttributes(sp.Attributes(), res, sp.StartTimestamp().AsTime())
+				turns[c.CallID] = c.Turn
+			}
+		})
+	}
+	if len(turns) != 2 || turns["earlier"] != schema.KnownTurn(0) || turns["now"] != (schema.Turn{}) {
+		t.Fatalf("emitted calls in turns %v; want earlier in turn 0 and now in none known", turns)
 	}
 }
 

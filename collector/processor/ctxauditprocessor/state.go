@@ -140,7 +140,9 @@ func (e *valueEncoder) encode(v any) ([]byte, error) {
 	}
 	tag, raw, err := byte(tagMsgpack), []byte(nil), error(nil)
 	if r, ok := v.(*storedRecords); ok {
-		e.raw, err = r.appendMsg(e.raw[:0])
+		explicit := *r
+		explicit.ExplicitTurns = true
+		e.raw, err = explicit.appendMsg(e.raw[:0])
 		raw = e.raw
 	} else {
 		tag = tagJSON
@@ -276,6 +278,7 @@ func (s *heldStore) load(ctx context.Context, warn func(key string, err error)) 
 				warn(key, err)
 				return nil, nil
 			}
+			r.readTurns()
 			buf(gen).base = &r
 		case len(parts) == 3 && parts[1] == "r":
 			seq, err := strconv.ParseUint(parts[2], 10, 64)
@@ -288,6 +291,7 @@ func (s *heldStore) load(ctx context.Context, warn func(key string, err error)) 
 				warn(key, err)
 				return nil, nil
 			}
+			r.readTurns()
 			out.maxSeq = max(out.maxSeq, seq)
 			buf(gen).incs[seq] = &r
 		default:

@@ -29,6 +29,7 @@ func asStored(r storedRecords) storedRecords {
 			r.Calls[i] = &u
 		}
 	}
+	r.ExplicitTurns = true // every value this version stores says so
 	r.Answers = slices.Clone(r.Answers)
 	for i := range r.Answers {
 		r.Answers[i].Timestamp, r.Answers[i].Analysis = r.Answers[i].Timestamp.UTC(), schema.Analysis{}
@@ -162,6 +163,7 @@ func TestStoredRecordsOfEveryKeyReadBack(t *testing.T) {
 	if err := decodeValue(now, &again); err != nil {
 		t.Fatal(err)
 	}
+	got.ExplicitTurns = true // stored now, it says whether a turn is known
 	if !reflect.DeepEqual(again, got) {
 		t.Errorf("stored again, reads back differently\n got %+v\nwant %+v", again, got)
 	}

@@ -11,8 +11,8 @@ import (
 func (z *storedRecords) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
 	// check for omitted fields
-	zb0001Len := uint32(3)
-	var zb0001Mask uint8 /* 3 bits */
+	zb0001Len := uint32(4)
+	var zb0001Mask uint8 /* 4 bits */
 	_ = zb0001Mask
 	if z.Calls == nil {
 		zb0001Len--
@@ -21,6 +21,10 @@ func (z *storedRecords) MarshalMsg(b []byte) (o []byte, err error) {
 	if z.Answers == nil {
 		zb0001Len--
 		zb0001Mask |= 0x4
+	}
+	if z.ExplicitTurns == false {
+		zb0001Len--
+		zb0001Mask |= 0x8
 	}
 	// variable map header, size zb0001Len
 	o = append(o, 0x80|uint8(zb0001Len))
@@ -57,6 +61,11 @@ func (z *storedRecords) MarshalMsg(b []byte) (o []byte, err error) {
 					return
 				}
 			}
+		}
+		if (zb0001Mask & 0x8) == 0 { // if not omitted
+			// string "explicit_turns"
+			o = append(o, 0xae, 0x65, 0x78, 0x70, 0x6c, 0x69, 0x63, 0x69, 0x74, 0x5f, 0x74, 0x75, 0x72, 0x6e, 0x73)
+			o = msgp.AppendBool(o, z.ExplicitTurns)
 		}
 	}
 	return
@@ -135,6 +144,12 @@ func (z *storedRecords) UnmarshalMsg(bts []byte) (o []byte, err error) {
 					return
 				}
 			}
+		case "explicit_turns":
+			z.ExplicitTurns, bts, err = msgp.ReadBoolBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "ExplicitTurns")
+				return
+			}
 		default:
 			bts, err = msgp.Skip(bts)
 			if err != nil {
@@ -161,5 +176,6 @@ func (z *storedRecords) Msgsize() (s int) {
 	for za0002 := range z.Answers {
 		s += z.Answers[za0002].Msgsize()
 	}
+	s += 15 + msgp.BoolSize
 	return
 }
