@@ -66,6 +66,9 @@ func (c Count) Plus(d Count) Count {
 // tokensPast is a token total past MaxCount: unknown, and it stays so.
 var tokensPast = Count{N: math.MaxUint64}
 
+// Tokens is a token total a source reports: past MaxCount it is none.
+func Tokens(n uint64) Count { return AddTokens(Unknown, n) }
+
 // AddTokens is total after a message reports n more tokens.
 func AddTokens(total Count, n uint64) Count {
 	if n > MaxCount {

@@ -28,7 +28,8 @@ func KnownTurn(n int) Turn {
 	return Turn{N: uint32(n), Known: true}
 }
 
-// KnownTurn64 is KnownTurn for an int attribute's value.
+// KnownTurn64 is KnownTurn for a 64-bit integer (a MessagePack or span
+// attribute value).
 func KnownTurn64(n int64) Turn {
 	if n < 0 || n > math.MaxUint32 {
 		return Turn{}
@@ -36,30 +37,13 @@ func KnownTurn64(n int64) Turn {
 	return Turn{N: uint32(n), Known: true}
 }
 
-// Ptr returns the turn as a pointer, nil when unknown: the shape the
-// ClickHouse driver binds to a Nullable(UInt32) column.
-func (t Turn) Ptr() *uint32 {
-	if !t.Known {
-		return nil
-	}
-	n := t.N
-	return &n
-}
-
-// TurnFromPtr is the inverse of Ptr.
+// TurnFromPtr is a turn as the ClickHouse driver scans a Nullable(UInt32):
+// nil is unknown.
 func TurnFromPtr(p *uint32) Turn {
 	if p == nil {
 		return Turn{}
 	}
 	return Turn{N: *p, Known: true}
-}
-
-// Next is the turn after t; unknown stays unknown.
-func (t Turn) Next() Turn {
-	if !t.Known || t.N == math.MaxUint32 {
-		return Turn{}
-	}
-	return Turn{N: t.N + 1, Known: true}
 }
 
 // Less orders turns: known ones by index, unknown after every known one.
@@ -108,7 +92,7 @@ func (t *Turn) UnmarshalJSON(b []byte) error {
 // what it writes (explicit_turns) and reads a call of an earlier version
 // without the key as turn 0, what that version meant.
 
-// IsZero reports an unknown turn; omitempty leaves it out.
+// IsZero reports an unknown turn; the omitzero tag leaves it out.
 func (t Turn) IsZero() bool { return !t.Known }
 
 // MarshalMsg implements msgp.Marshaler.

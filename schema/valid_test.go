@@ -134,6 +134,9 @@ func TestFiguresNoPathCarriesAreUnknown(t *testing.T) {
 			t.Errorf("SumTokens(%+v, %+v) = %+v, want %+v", tc.a, tc.b, got, tc.want)
 		}
 	}
+	if Tokens(5) != Known(5) || Tokens(0) != Known(0) || Tokens(math.MaxUint64) != tokensPast {
+		t.Errorf("Tokens: 5 → %+v, 0 → %+v, 2^64-1 → %+v", Tokens(5), Tokens(0), Tokens(math.MaxUint64))
+	}
 	if b, _ := tokensPast.MarshalJSON(); string(b) != "null" {
 		t.Errorf("a token total past MaxCount is %s in JSON, want null", b)
 	}

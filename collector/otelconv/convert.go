@@ -508,13 +508,14 @@ func boolValue(v pcommon.Value, present bool) bool {
 
 func integer(m pcommon.Map, k string) int64 { return integerOf(count(m, k)) }
 
-// turnOf is a turn read as a count: unknown when absent, negative or past
-// a turn's range, never turn 0 (docs/attributes.md, ctxaudit.turn).
+// turnOf is a turn read as a count (countValue: absent, negative or
+// fractional is unknown): unknown too past a turn's range, never turn 0
+// (docs/attributes.md, ctxaudit.turn).
 func turnOf(c schema.Count) schema.Turn {
-	if !c.Known {
+	if !c.Known || c.N > math.MaxUint32 {
 		return schema.Turn{}
 	}
-	return schema.KnownTurn64(int64(min(c.N, math.MaxInt64)))
+	return schema.Turn{N: uint32(c.N), Known: true}
 }
 
 // putTurn writes ctxaudit.turn when the turn is known.

@@ -217,6 +217,16 @@ func LineID(sessionID string, line int64) string {
 	return sessionID + ":" + strconv.FormatInt(line, 10)
 }
 
+// NewSession is the metadata a parser of file gathers into, before its
+// first line: a transcript shows its turns and compactions, so both are
+// known from the start — none yet.
+func NewSession(source schema.Harness, file string) schema.Session {
+	return schema.Session{
+		SessionID: SessionIDFromPath(file), Source: source, SourceFile: file,
+		Turns: schema.Known(0), Compactions: schema.Known(0),
+	}
+}
+
 // SessionIDFromPath derives a session id from a transcript file name, for
 // files whose lines do not carry one: the UUID at the end of a Codex
 // rollout-<time>-<uuid>.jsonl or a pi <time>_<uuid>.jsonl, else the base name.

@@ -110,16 +110,19 @@ func scanSession(rows driver.Rows) (schema.Session, error) {
 	sess.Source, sess.MaxRisk = schema.Harness(source), schema.Risk(maxRisk)
 	sess.StartedAt, sess.EndedAt = sess.StartedAt.UTC(), sess.EndedAt.UTC()
 	sess.ToolCalls, sess.TruncatedCalls, sess.SilentCalls = int(calls), int(truncated), int(silent)
-	if turns != nil {
-		sess.Turns = schema.Known(uint64(*turns))
-	}
+	sess.Turns, sess.Compactions = count32(turns), count32(compact)
 	sess.InputTokens, sess.OutputTokens = schema.CountFromPtr(inputTokens), schema.CountFromPtr(outputTokens)
 	sess.Answers, sess.RiskyAnswers = int(answers), int(risky)
-	if compact != nil {
-		sess.Compactions = schema.Known(uint64(*compact))
-	}
 	sess.Analysis = analysisOfVersion(version)
 	return sess, nil
+}
+
+// count32 is a Nullable(UInt32) count as scanned: nil is unknown.
+func count32(p *uint32) schema.Count {
+	if p == nil {
+		return schema.Unknown
+	}
+	return schema.Known(uint64(*p))
 }
 
 func sizes(b, c, l, t *uint64) schema.Sizes {

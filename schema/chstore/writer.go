@@ -141,6 +141,12 @@ func countColumn[T any](name string, f func(*T) schema.Count) column[T] {
 	return nullableColumn(name, func(r *T) (uint64, bool) { return f(r).Stored() })
 }
 
+// count32Column is a Nullable(UInt32) count: NULL when unknown (or past
+// UInt32, which Session.Validate refuses before a row gets here).
+func count32Column[T any](name string, f func(*T) schema.Count) column[T] {
+	return nullableColumn(name, func(r *T) (uint32, bool) { c := f(r); return uint32(c.N), c.Known && c.N <= math.MaxUint32 })
+}
+
 // turnColumn is a Nullable(UInt32) turn: NULL when unknown, never turn 0.
 func turnColumn[T any](name string, f func(*T) schema.Turn) column[T] {
 	return nullableColumn(name, func(r *T) (uint32, bool) { t := f(r); return t.N, t.Known })
@@ -291,17 +297,13 @@ var sessionColumns = []column[schema.Session]{
 	timeColumn("started_at", func(r *schema.Session) time.Time { return seconds(r.StartedAt) }),
 	timeColumn("ended_at", func(r *schema.Session) time.Time { return seconds(r.EndedAt) }),
 	stringColumn("source_file", func(r *schema.Session) string { return r.SourceFile }),
-	nullableColumn("turns", func(r *schema.Session) (uint32, bool) {
-		return uint32(r.Turns.N), r.Turns.Known && r.Turns.N <= math.MaxUint32 // Validate refuses more
-	}),
+	count32Column("turns", func(r *schema.Session) schema.Count { return r.Turns }),
 	uint32Column("tool_calls", func(r *schema.Session) uint32 { return uint32(max(r.ToolCalls, 0)) }),
 	uint32Column("truncated_calls", func(r *schema.Session) uint32 { return uint32(max(r.TruncatedCalls, 0)) }),
 	uint32Column("silent_calls", func(r *schema.Session) uint32 { return uint32(max(r.SilentCalls, 0)) }),
 	uint32Column("answers", func(r *schema.Session) uint32 { return uint32(max(r.Answers, 0)) }),
 	uint32Column("risky_answers", func(r *schema.Session) uint32 { return uint32(max(r.RiskyAnswers, 0)) }),
-	nullableColumn("compactions", func(r *schema.Session) (uint32, bool) {
-		return uint32(r.Compactions.N), r.Compactions.Known && r.Compactions.N <= math.MaxUint32 // Validate refuses more
-	}),
+	count32Column("compactions", func(r *schema.Session) schema.Count { return r.Compactions }),
 	stringColumn("max_risk", func(r *schema.Session) string { return string(nonEmpty(r.MaxRisk, schema.RiskNone)) }),
 	countColumn("input_tokens", func(r *schema.Session) schema.Count { return r.InputTokens }),
 	countColumn("output_tokens", func(r *schema.Session) schema.Count { return r.OutputTokens }),

@@ -114,13 +114,7 @@ func New(opts transcript.Options) *Parser {
 		turn:      -1,
 		pending:   transcript.NewPending[*pendingCall](opts.PendingLimit()),
 		usageSeen: make(map[string]bool),
-		sess: schema.Session{
-			SessionID:   transcript.SessionIDFromPath(opts.SourceFile),
-			Source:      schema.HarnessClaudeCode,
-			SourceFile:  opts.SourceFile,
-			Turns:       schema.Known(0), // a transcript shows its turns and compactions: none yet
-			Compactions: schema.Known(0),
-		},
+		sess:      transcript.NewSession(schema.HarnessClaudeCode, opts.SourceFile),
 	}
 }
 
@@ -269,7 +263,7 @@ func (p *Parser) assistant(env *envelope) {
 				SessionID: p.sess.SessionID, Turn: p.turn, Line: p.prompt.line,
 				Timestamp: p.prompt.ts, AgentID: env.agentID, Sidechain: env.sidechain,
 			})
-			p.sess.Turns = schema.Known(p.sess.Turns.N + 1)
+			p.sess.Turns = p.sess.Turns.Plus(schema.Known(1))
 			p.prompt = nil
 		}
 		if p.turn < 0 {
@@ -563,7 +557,7 @@ func (p *Parser) system(env *envelope) {
 	c.Timestamp = env.ts
 	c.AgentID = env.agentID
 	c.Sidechain = env.sidechain
-	p.sess.Compactions = schema.Known(p.sess.Compactions.N + 1)
+	p.sess.Compactions = p.sess.Compactions.Plus(schema.Known(1))
 	p.emit(&c)
 }
 
@@ -626,7 +620,7 @@ func readUsage(u []byte) (in, out schema.Count) {
 		case "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens":
 			in = schema.AddTokens(in, n)
 		case "output_tokens":
-			out = schema.AddTokens(schema.Unknown, n)
+			out = schema.Tokens(n)
 		}
 	}
 	return in, out

@@ -61,13 +61,7 @@ func New(opts transcript.Options) *Parser {
 		detect:  opts.DetectFunc(),
 		pending: transcript.NewPending[*pendingCall](opts.PendingLimit()),
 		execOut: make(map[string]string),
-		sess: schema.Session{
-			SessionID:   transcript.SessionIDFromPath(opts.SourceFile),
-			Source:      schema.HarnessCodex,
-			SourceFile:  opts.SourceFile,
-			Turns:       schema.Known(0), // a transcript shows its turns and compactions: none yet
-			Compactions: schema.Known(0),
-		},
+		sess:    transcript.NewSession(schema.HarnessCodex, opts.SourceFile),
 	}
 }
 
@@ -128,7 +122,7 @@ func (p *Parser) feed(lineNo int64, line []byte) {
 	case "event_msg":
 		p.event(lineNo, ts, payload)
 	case "compacted":
-		p.sess.Compactions = schema.Known(p.sess.Compactions.N + 1)
+		p.sess.Compactions = p.sess.Compactions.Plus(schema.Known(1))
 		p.emit(&transcript.Compaction{
 			SessionID: p.sess.SessionID, Kind: transcript.CompactionFull,
 			Line: lineNo, Timestamp: ts,
@@ -408,7 +402,7 @@ func (p *Parser) event(lineNo int64, ts time.Time, payload []byte) {
 	case "user_message":
 		p.turn++
 		p.turnCalls = p.turnCalls[:0]
-		p.sess.Turns = schema.Known(p.sess.Turns.N + 1)
+		p.sess.Turns = p.sess.Turns.Plus(schema.Known(1))
 		p.emit(&transcript.TurnStart{
 			SessionID: p.sess.SessionID, Turn: p.turnIndex(), Line: lineNo, Timestamp: ts,
 		})
@@ -416,10 +410,10 @@ func (p *Parser) event(lineNo int64, ts time.Time, payload []byte) {
 		// total_token_usage is cumulative: the last one is the session's.
 		tot := jsonscan.Get(payload, "info", "total_token_usage")
 		if in, ok := jsonscan.Uint(jsonscan.Get(tot, "input_tokens")); ok {
-			p.sess.InputTokens = schema.AddTokens(schema.Unknown, in)
+			p.sess.InputTokens = schema.Tokens(in)
 		}
 		if out, ok := jsonscan.Uint(jsonscan.Get(tot, "output_tokens")); ok {
-			p.sess.OutputTokens = schema.AddTokens(schema.Unknown, out)
+			p.sess.OutputTokens = schema.Tokens(out)
 		}
 	case "exec_command_end":
 		id := jsonscan.StringOr(jsonscan.Get(payload, "call_id"))

@@ -49,13 +49,7 @@ func New(opts transcript.Options) *Parser {
 		opts:    opts,
 		detect:  opts.DetectFunc(),
 		pending: transcript.NewPending[*pendingCall](opts.PendingLimit()),
-		sess: schema.Session{
-			SessionID:   transcript.SessionIDFromPath(opts.SourceFile),
-			Source:      schema.HarnessPi,
-			SourceFile:  opts.SourceFile,
-			Turns:       schema.Known(0), // a transcript shows its turns and compactions: none yet
-			Compactions: schema.Known(0),
-		},
+		sess:    transcript.NewSession(schema.HarnessPi, opts.SourceFile),
 	}
 }
 
@@ -121,7 +115,7 @@ func (p *Parser) feed(lineNo int64, line []byte) {
 		if b, ok := jsonscan.Bool(jsonscan.Get(raw, "fromHook")); ok && b {
 			c.Trigger = "hook"
 		}
-		p.sess.Compactions = schema.Known(p.sess.Compactions.N + 1)
+		p.sess.Compactions = p.sess.Compactions.Plus(schema.Known(1))
 		p.emit(c)
 	case "message":
 		p.message(&e)
@@ -202,7 +196,7 @@ func (p *Parser) message(e *entry) {
 		}
 		p.turn++
 		p.turnCalls = p.turnCalls[:0]
-		p.sess.Turns = schema.Known(p.sess.Turns.N + 1)
+		p.sess.Turns = p.sess.Turns.Plus(schema.Known(1))
 		p.emit(&transcript.TurnStart{
 			SessionID: p.sess.SessionID, Turn: p.turnIndex(), Line: e.line, Timestamp: e.ts,
 		})
