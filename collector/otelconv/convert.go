@@ -490,6 +490,31 @@ func countValue(v pcommon.Value, present bool) schema.Count {
 func boolean(m pcommon.Map, k string) bool { return boolValue(m.Get(k)) }
 
 // boolValue is a flag read from an attribute value (v, present).
+// ReportsFailure reads an outcome flag such as Claude Code's success
+// ("true"/"false", a string in its events): an explicit false is a failed
+// call; absent or unreadable says nothing.
+func ReportsFailure(v pcommon.Value) bool { return failure(v, true) }
+
+func failure(v pcommon.Value, present bool) bool {
+	if !present {
+		return false
+	}
+	switch v.Type() {
+	case pcommon.ValueTypeBool:
+		return !v.Bool()
+	case pcommon.ValueTypeStr:
+		ok, err := strconv.ParseBool(v.Str())
+		return err == nil && !ok
+	}
+	return false
+}
+
+// SpanFailed reports whether an execute_tool span's status says its call
+// failed: the semantic conventions mark a failed operation with status
+// Error as well as error.type, and an instrumentation may set only the
+// status. A call's row must not call such a call a success.
+func SpanFailed(sp ptrace.Span) bool { return sp.Status().Code() == ptrace.StatusCodeError }
+
 func boolValue(v pcommon.Value, present bool) bool {
 	if !present {
 		return false
@@ -645,7 +670,7 @@ func toolCallFields(x *callAttrs, resource pcommon.Map, t time.Time) schema.Tool
 		MessageID:      x.str(sMessageID),
 		Arguments:      x.first(sToolCallArguments, sClaudeCodeToolInput, sClaudeCodeToolParams),
 		Target:         x.str(sTarget),
-		IsError:        x.boolean(sIsError) || x.str(sErrorType) != "",
+		IsError:        x.boolean(sIsError) || x.str(sErrorType) != "" || failure(x.get(sClaudeCodeSuccess)),
 		SourceFile:     x.str(sSourceFile),
 		SourceLine:     x.integer(sSourceLine),
 		FollowedUp:     x.boolean(sFollowedUp),

@@ -299,6 +299,71 @@ func TestClaudeCodeLogAttributes(t *testing.T) {
 	}
 }
 
+// A call the source reports failed is never stored as a success: Claude
+// Code's events say so with success "false", an instrumentation of the
+// semantic conventions with error.type or only with the span's status.
+func TestAFailedCallIsNeverASuccess(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		put    func(pcommon.Map)
+		failed bool
+	}{
+		{"nothing said", func(pcommon.Map) {}, false},
+		{"success false (Claude Code)", func(m pcommon.Map) { m.PutStr(ClaudeCodeSuccess, "false") }, true},
+		{"success true", func(m pcommon.Map) { m.PutStr(ClaudeCodeSuccess, "true") }, false},
+		{"success as a bool false", func(m pcommon.Map) { m.PutBool(ClaudeCodeSuccess, false) }, true},
+		{"success unreadable", func(m pcommon.Map) { m.PutStr(ClaudeCodeSuccess, "partly") }, false},
+		{"success as a number", func(m pcommon.Map) { m.PutInt(ClaudeCodeSuccess, 0) }, false},
+		{"error.type", func(m pcommon.Map) { m.PutStr(AttrErrorType, "timeout") }, true},
+		{"ctxaudit.is_error", func(m pcommon.Map) { m.PutBool(AttrIsError, true) }, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := pcommon.NewMap()
+			m.PutStr("tool_name", "Bash")
+			m.PutStr("tool_use_id", "toolu_1")
+			m.PutStr("session.id", "cc-session")
+			tc.put(m)
+			if c := ToolCallFromAttributes(m, pcommon.NewMap(), time.Unix(0, 0)); c.IsError != tc.failed {
+				t.Errorf("log record: is_error %v, want %v", c.IsError, tc.failed)
+			}
+		})
+	}
+
+	for _, tc := range []struct {
+		status ptrace.StatusCode
+		failed bool
+	}{
+		{ptrace.StatusCodeUnset, false},
+		{ptrace.StatusCodeOk, false},
+		{ptrace.StatusCodeError, true},
+	} {
+		td := ptrace.NewTraces()
+		sp := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+		sp.Status().SetCode(tc.status)
+		a := sp.Attributes()
+		a.PutStr(AttrOperationName, OperationExecuteTool)
+		a.PutStr(AttrToolName, "shell")
+		a.PutStr(AttrToolCallID, "c1")
+		a.PutStr(AttrConversationID, "s1")
+		var r Rows
+		r.AddTraces(td)
+		if len(r.Calls) != 1 || r.Calls[0].IsError != tc.failed {
+			t.Errorf("span of status %v: calls %+v, want one with is_error %v", tc.status, r.Calls, tc.failed)
+		}
+	}
+
+	// What the processor emits for a failed call reads back failed.
+	c := sampleCall()
+	c.IsError = true
+	td := ptrace.NewTraces()
+	AppendToolCall(td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans(), &c)
+	var r Rows
+	r.AddTraces(td)
+	if len(r.Calls) != 1 || !r.Calls[0].IsError {
+		t.Errorf("emitted failed call read back as %+v", r.Calls)
+	}
+}
+
 // The round trips carry the analysis a record reflects, which the store
 // ranks writes by; a call as read carries none.
 func TestAnalysisRoundTrip(t *testing.T) {

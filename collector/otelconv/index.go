@@ -35,6 +35,7 @@ const (
 	sTarget
 	sIsError
 	sErrorType
+	sClaudeCodeSuccess
 	sSourceFile
 	sSourceLine
 	sFollowedUp
@@ -108,6 +109,7 @@ var slotKeys = [numSlots]string{
 	sTarget:                   AttrTarget,
 	sIsError:                  AttrIsError,
 	sErrorType:                AttrErrorType,
+	sClaudeCodeSuccess:        ClaudeCodeSuccess,
 	sSourceFile:               AttrSourceFile,
 	sSourceLine:               AttrSourceLine,
 	sFollowedUp:               AttrFollowedUp,
@@ -206,6 +208,8 @@ func slotOf(k string) (slot, bool) {
 		return sIsError, true
 	case AttrErrorType:
 		return sErrorType, true
+	case ClaudeCodeSuccess:
+		return sClaudeCodeSuccess, true
 	case AttrSourceFile:
 		return sSourceFile, true
 	case AttrSourceLine:

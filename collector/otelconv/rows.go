@@ -34,6 +34,7 @@ func (r *Rows) AddSpan(sp ptrace.Span, res pcommon.Map) {
 			return
 		}
 		c := ToolCallFromAttributes(attrs, res, sp.StartTimestamp().AsTime())
+		c.IsError = c.IsError || SpanFailed(sp)
 		if c.CallID == "" {
 			c.CallID = sp.SpanID().String()
 		}

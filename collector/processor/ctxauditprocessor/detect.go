@@ -21,9 +21,9 @@ const outputPrefix = "ctxaudit.output."
 // counts as its last value, as pcommon.Map.AsRaw has it.
 type toolSpan struct {
 	source, tool, ccTool, args, ccArgs string
-	errorType, ccSuccess               string
+	errorType                          string
 	harnessVersion, ccAppVersion       string
-	isError                            bool
+	isError, ccFailed                  bool
 	result                             pcommon.Value
 	hasResult                          bool
 	// reported holds the ctxaudit.output.* attributes and a result that is
@@ -61,7 +61,7 @@ func decodeToolSpan(attrs pcommon.Map) toolSpan {
 		case otelconv.AttrErrorType:
 			t.errorType = str(v)
 		case otelconv.ClaudeCodeSuccess:
-			t.ccSuccess = str(v)
+			t.ccFailed = otelconv.ReportsFailure(v)
 		case otelconv.AttrHarnessVersion:
 			t.harnessVersion = str(v)
 		case otelconv.ClaudeCodeAppVersion:
@@ -106,7 +106,7 @@ func detect(attrs pcommon.Map, harness schema.Harness) (schema.Forensics, schema
 		Harness:        harness,
 		HarnessVersion: firstNonEmpty(t.harnessVersion, t.ccAppVersion),
 		Tool:           firstNonEmpty(t.tool, t.ccTool),
-		IsError:        t.errorType != "" || t.ccSuccess == "false" || t.isError,
+		IsError:        t.errorType != "" || t.ccFailed || t.isError,
 		Attributes:     t.reported,
 	}
 	if args := firstNonEmpty(t.args, t.ccArgs); args != "" {

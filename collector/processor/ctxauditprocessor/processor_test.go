@@ -2,6 +2,7 @@ package ctxauditprocessor
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -479,5 +480,49 @@ func TestClaudeCodeResultSizeIsNeverTheOriginal(t *testing.T) {
 	}
 	if c.Context.Bytes != schema.Known(15) {
 		t.Errorf("context bytes %v, want the 15 bytes of the text", c.Context.Bytes)
+	}
+}
+
+// A span whose status says its call failed, with no attribute saying so,
+// is stored failed whether the processor holds it for its session's
+// analysis or passes it on: both rows read as the exporter reads them.
+func TestFailedSpanStaysFailed(t *testing.T) {
+	for _, analyse := range []bool{true, false} {
+		t.Run(fmt.Sprintf("analyze_sessions=%v", analyse), func(t *testing.T) {
+			cfg := createDefaultConfig().(*Config)
+			cfg.SessionIdle = 20 * time.Millisecond
+			cfg.AnalyzeSessions = analyse
+			sink := new(consumertest.TracesSink)
+			p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, sink)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+				t.Fatal(err)
+			}
+			at := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+			td := ptrace.NewTraces()
+			spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+			shellSpan(spans, "s1", "failed", "command not found\n", at)
+			spans.At(0).Status().SetCode(ptrace.StatusCodeError)
+			shellSpan(spans, "s1", "fine", "ok\n", at.Add(time.Second))
+			if err := p.ConsumeTraces(context.Background(), td); err != nil {
+				t.Fatal(err)
+			}
+			if err := p.Shutdown(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			var r otelconv.Rows
+			for _, out := range sink.AllTraces() {
+				r.AddTraces(out)
+			}
+			got := map[string]bool{}
+			for _, c := range r.Calls {
+				got[c.CallID] = c.IsError
+			}
+			if want := map[string]bool{"failed": true, "fine": false}; !reflect.DeepEqual(got, want) {
+				t.Errorf("is_error by call %v, want %v", got, want)
+			}
+		})
 	}
 }

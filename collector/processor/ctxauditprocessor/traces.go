@@ -184,6 +184,8 @@ func (p *tracesProcessor) processSpan(ctx context.Context, res pcommon.Map, sp p
 			// carry only to be dropped: the same record either way.
 			c = otelconv.ToolCallWithVerdict(attrs, res, t, verdict, harness)
 		}
+		// As the exporter reads a span it is given (otelconv.Rows.AddSpan).
+		c.IsError = c.IsError || otelconv.SpanFailed(sp)
 		held, evicted := p.holdCall(&c, sp, add)
 		goesOn := !held || p.cfg.ForwardHeldSpans
 		if verdict != nil && goesOn {
