@@ -128,6 +128,9 @@ func loadCross(t *testing.T, en engines) crossData {
 	for i := range rewritten {
 		rewritten[i].FollowedUp, rewritten[i].ContinuationOf = !rewritten[i].FollowedUp, "re-analysed"
 	}
+	// One moves to another turn, as a sub-agent's call does once analysed:
+	// the turn filters must read its later version on both engines.
+	rewritten[1].Turn = schema.KnownTurn(2) // it was read in turn 0
 	reSession := sessions[0]
 	reSession.MaxRisk, reSession.RiskyAnswers = schema.RiskMedium, 1
 	reAnswer := answers[0]

@@ -168,15 +168,19 @@ func (s *Store) sessionToolCalls(ctx context.Context, sp SessionSpan, f CallFilt
 				unknown = true
 			}
 		}
+		// A call's turn can change between its versions (a sub-agent's
+		// call, read in its own file's turn, is placed in the turn that
+		// spawned it once analysed): the filter applies to each call's
+		// latest version, never picks an older one that knew less.
 		switch {
 		case len(known) > 0 && unknown:
-			q.where = append(q.where, "(turn IN ? OR turn IS NULL)")
-			q.args = append(q.args, clickhouse.GroupSet{Value: known})
+			q.latest = append(q.latest, "(turn IN ? OR turn IS NULL)")
+			q.latestArgs = append(q.latestArgs, clickhouse.GroupSet{Value: known})
 		case len(known) > 0:
-			q.where = append(q.where, "turn IN ?")
-			q.args = append(q.args, clickhouse.GroupSet{Value: known})
+			q.latest = append(q.latest, "turn IN ?")
+			q.latestArgs = append(q.latestArgs, clickhouse.GroupSet{Value: known})
 		default:
-			q.where = append(q.where, "turn IS NULL")
+			q.latest = append(q.latest, "turn IS NULL")
 		}
 	}
 	var out []schema.ToolCall
@@ -249,7 +253,12 @@ type pagedQuery struct {
 	span                TimeRange
 	where               []string
 	args                []any
-	pageSize            int
+	// latest are conditions on each key's latest version, applied after
+	// the versions are collapsed (a condition in where would skip the
+	// latest version and keep an older one).
+	latest     []string
+	latestArgs []any
+	pageSize   int
 	// variant is always the zero value outside the benchmark that compares
 	// query shapes (export_test.go).
 	variant readVariant
@@ -378,6 +387,11 @@ func (q pagedQuery) page(ctx context.Context, s *Store, lo, hi string, scan func
 	query := "SELECT " + q.columns + from + " ORDER BY " + q.key
 	if !q.variant.final {
 		query += ", version DESC LIMIT 1 BY " + q.key
+	}
+	if len(q.latest) > 0 {
+		query = "SELECT " + q.columns + " FROM (" + query + ") WHERE " + strings.Join(q.latest, " AND ") +
+			" ORDER BY " + q.key
+		args = append(args, q.latestArgs...)
 	}
 	rows, err := s.conn.Query(ctx, query, args...)
 	if err != nil {

@@ -170,6 +170,61 @@ func TestSessionToolCallsPagesAndFilters(t *testing.T) {
 	}
 }
 
+// A sub-agent's call is read in its own file's turn and placed in the turn
+// that spawned it once analysed: a turn filter reads each call's latest
+// version, never the older one that knew less and named another turn.
+func TestTurnFilterReadsTheLatestVersion(t *testing.T) {
+	ctx := context.Background()
+	s := chtest.NewStore(t)
+	at := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
+	asRead := fullCall("toolu_sub", at)
+	asRead.Turn, asRead.FollowedUp, asRead.Analysis = schema.KnownTurn(0), false, schema.Analysis{}
+	analysed := asRead
+	analysed.Turn, analysed.FollowedUp = schema.KnownTurn(5), true
+	analysed.Analysis = schema.Analysis{Done: true, Records: 12}
+	unknownThenKnown := fullCall("toolu_span", at.Add(time.Second))
+	unknownThenKnown.Turn, unknownThenKnown.FollowedUp, unknownThenKnown.Analysis = schema.Turn{}, false, schema.Analysis{}
+	placed := unknownThenKnown
+	placed.Turn, placed.Analysis = schema.KnownTurn(5), schema.Analysis{Done: true, Records: 12}
+	for _, w := range [][]schema.ToolCall{{asRead, unknownThenKnown}, {analysed, placed}} {
+		if err := s.WriteToolCalls(ctx, w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sp, err := s.SessionSpan(ctx, asRead.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		turns []schema.Turn
+		want  string
+	}{
+		{"the old turn", []schema.Turn{schema.KnownTurn(0)}, ""},
+		{"the old unknown turn", []schema.Turn{{}}, ""},
+		{"the turn it was placed in", []schema.Turn{schema.KnownTurn(5)}, "toolu_sub@5 followed toolu_span@5"},
+		{"both", []schema.Turn{schema.KnownTurn(0), {}, schema.KnownTurn(5)}, "toolu_sub@5 followed toolu_span@5"},
+	} {
+		for _, page := range []int{0, 1} {
+			got, err := s.SessionToolCalls(ctx, sp, chstore.CallFilter{Turns: tc.turns, PageSize: page})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var parts []string
+			for _, c := range got {
+				p := c.CallID + "@" + c.Turn.String()
+				if c.FollowedUp {
+					p += " followed"
+				}
+				parts = append(parts, p)
+			}
+			if g := strings.Join(parts, " "); g != tc.want {
+				t.Errorf("%s (page size %d): got %q, want %q", tc.name, page, g, tc.want)
+			}
+		}
+	}
+}
+
 // TestSessionReadsPrunePartitions checks the claim the read queries rest on:
 // once the span is known, reading a session touches only the partitions of
 // its days. The other sessions' rows sit in other day partitions; the
