@@ -166,6 +166,16 @@ func stamp(s *Session) {
 	s.Meta.Analysis = st
 }
 
+// Counts is meta with the counts session analysis gives calls and answers
+// (tool_calls, truncated_calls, silent_calls, answers, risky_answers,
+// max_risk, turns): the report's stand-in for a session row not stored yet
+// counts by the same rules.
+func Counts(meta schema.Session, calls []schema.ToolCall, answers []schema.Answer) schema.Session {
+	s := Session{Meta: meta, Calls: calls, Answers: answers}
+	count(&s)
+	return s.Meta
+}
+
 // count fills the session counts of s.Meta.
 func count(s *Session) {
 	m := &s.Meta

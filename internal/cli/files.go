@@ -198,7 +198,7 @@ func (m *memStore) postmortem(q postmortemQuery) (*report.Postmortem, []string, 
 	if !haveRow {
 		sess = report.SessionFromRecords(q.session, calls, answers)
 	}
-	pm := report.Build(report.Input{Session: sess, Calls: calls, Answers: answers, AnswerID: q.answer})
+	pm := report.Build(report.Input{Session: sess, Calls: calls, Answers: answers, AnswerID: q.answer, SessionStored: haveRow})
 	var warnings []string
 	if q.expect != "" {
 		stored := map[string]report.StoredText{}

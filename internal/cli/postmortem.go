@@ -189,7 +189,7 @@ func loadPostmortem(ctx context.Context, s *chstore.Store, q postmortemQuery) (*
 	if !haveRow {
 		sess = report.SessionFromRecords(q.session, calls, answers)
 	}
-	pm := report.Build(report.Input{Session: sess, Calls: calls, Answers: answers, AnswerID: q.answer})
+	pm := report.Build(report.Input{Session: sess, Calls: calls, Answers: answers, AnswerID: q.answer, SessionStored: haveRow})
 	var warnings []string
 	if q.expect != "" {
 		found, err := s.SearchToolOutputs(ctx, report.OutputHashes(calls), q.expect)

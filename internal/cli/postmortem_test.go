@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ctxaudit/ctxaudit/collector/transcript/transcripttest"
 	"github.com/ctxaudit/ctxaudit/internal/chtest"
@@ -365,6 +367,8 @@ func TestPostmortemJSONSchema(t *testing.T) {
 	for _, k := range []string{"truncated", "marker_understated", "followed_up"} {
 		s.want(c, k, isBool)
 	}
+	s.wantValue(doc, "session_stored", true)
+	s.wantValue(c, "analysed", true)
 	orig := s.want(c, "original", isObject).(map[string]any)
 	// Codex says only "Total output lines: 5000": lines known, the rest unknown → null.
 	s.wantValue(orig, "lines", json.Number("5000"))
@@ -524,5 +528,67 @@ func TestPostmortemScopeAndErrors(t *testing.T) {
 				t.Fatalf("exit %d, stderr %q; want exit %d mentioning %q", code, errOut, tc.code, tc.want)
 			}
 		})
+	}
+}
+
+// A collector writes each call as it reads it and the session's row only
+// with its analysis: until then, postmortem says its session figures are
+// the records' and that nobody has judged whether the model went back.
+func TestPostmortemOfCallsNotAnalysedYet(t *testing.T) {
+	addr := chtest.Address(t)
+	st := chtest.OpenStore(t, addr)
+	ctx := context.Background()
+	if _, err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 4, 2, 9, 0, 0, 0, time.UTC)
+	cut := schema.ToolCall{
+		SessionID: "as-read-1", CallID: "c1", Tool: "shell", Timestamp: at, Source: schema.HarnessCodex, Turn: schema.KnownTurn(0),
+		Forensics: schema.Forensics{Truncated: true, Kind: schema.KindExplicit, Strategy: schema.StrategyHeadTail,
+			Original: schema.Original{Source: schema.SourceUnknown}},
+	}
+	again := cut
+	again.CallID, again.Timestamp, again.Forensics = "c2", at.Add(time.Second), schema.Forensics{Kind: schema.KindNone, Original: schema.Original{Source: schema.SourceUnknown}}
+	if err := st.WriteToolCalls(ctx, []schema.ToolCall{cut, again}); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := run(t, "postmortem", "--clickhouse", addr, "--session", "as-read-1")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"turns unknown", "no session row stored yet", "has not judged this call yet"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "never went back") {
+		t.Errorf("text says the model never went back:\n%s", out)
+	}
+	code, out, errOut = run(t, "postmortem", "--clickhouse", addr, "--session", "as-read-1", "--format", "json")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var doc struct {
+		SessionStored bool `json:"session_stored"`
+		Session       struct {
+			Turns          *int `json:"turns"`
+			TruncatedCalls int  `json:"truncated_calls"`
+		} `json:"session"`
+		ToolCalls []struct {
+			CallID     string `json:"call_id"`
+			Analysed   bool   `json:"analysed"`
+			FollowedUp *bool  `json:"followed_up"`
+		} `json:"tool_calls"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.SessionStored || doc.Session.Turns != nil || doc.Session.TruncatedCalls != 1 || len(doc.ToolCalls) != 2 {
+		t.Fatalf("session_stored %v, turns %v, truncated %d, %d calls; want false, null, 1, 2", doc.SessionStored, doc.Session.Turns, doc.Session.TruncatedCalls, len(doc.ToolCalls))
+	}
+	for _, c := range doc.ToolCalls {
+		if c.Analysed || c.FollowedUp != nil {
+			t.Errorf("call %s: analysed %v, followed_up %v; want false and null", c.CallID, c.Analysed, c.FollowedUp)
+		}
 	}
 }

@@ -168,6 +168,10 @@ func followUp(c *schema.ToolCall, next []string) string {
 		} else {
 			s += " outside this scope"
 		}
+	case !c.Analysis.Done:
+		// A call as read: only session analysis tells whether a later
+		// call went back, and none has judged this one yet.
+		return "unknown: the session's analysis has not judged this call yet"
 	default:
 		s = "none: the model never went back for the rest"
 	}
@@ -195,8 +199,17 @@ func percent(v float64) string {
 	return strconv.FormatFloat(p, 'f', 0, 64) + "%"
 }
 
-// recorded summarises the session's stored counts.
-func recorded(s *schema.Session) string {
+// recorded summarises the session's stored counts, or, with no session row
+// stored yet, those of the records at hand.
+func recorded(pm *Postmortem) string {
+	s := &pm.Session
+	if !pm.SessionStored {
+		return counts(s) + " (no session row stored yet: counted from the records below)"
+	}
+	return counts(s)
+}
+
+func counts(s *schema.Session) string {
 	calls := plural(s.ToolCalls, "tool call")
 	if s.TruncatedCalls > 0 {
 		calls += " (" + strconv.Itoa(s.TruncatedCalls) + " truncated"

@@ -159,7 +159,7 @@ func htmlPage(pm *Postmortem) page {
 		}
 		p.Header = append(p.Header, [2]string{"project", proj})
 	}
-	p.Header = append(p.Header, [2]string{"time", span(s.StartedAt, s.EndedAt)}, [2]string{"recorded", recorded(s)})
+	p.Header = append(p.Header, [2]string{"time", span(s.StartedAt, s.EndedAt)}, [2]string{"recorded", recorded(pm)})
 	if pm.Answer != "" && len(pm.Answers) == 1 {
 		p.Header = append(p.Header, [2]string{"scope", fmt.Sprintf("answer %s and the calls of its turn (turn %s)", pm.Answer, pm.Answers[0].Turn)})
 	}

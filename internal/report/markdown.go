@@ -51,7 +51,7 @@ func (m mdWriter) header(pm *Postmortem) {
 		m.line("| Project | %s |", v)
 	}
 	m.line("| Time | %s |", cell(span(s.StartedAt, s.EndedAt)))
-	m.line("| Recorded | %s |", cell(recorded(s)))
+	m.line("| Recorded | %s |", cell(recorded(pm)))
 	if pm.Answer != "" && len(pm.Answers) == 1 {
 		m.line("| Scope | answer %s and the calls of its turn (turn %s) |", cellCode(pm.Answer), pm.Answers[0].Turn)
 	}

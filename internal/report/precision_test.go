@@ -60,10 +60,14 @@ func precisionSample() Input {
 		},
 		ContinuationOf: "toolu_w1", SessionCoverage: schema.KnownRatio(1), CoverageMixedVersions: true,
 	}
+	// Analysed, as the follow-through and coverage above say.
+	analysed := schema.Analysis{Done: true, Records: 4}
+	bash.Analysis, read.Analysis, fetch1.Analysis, fetch2.Analysis = analysed, analysed, analysed, analysed
 	return Input{
 		Session: schema.Session{SessionID: "sess-p", Source: schema.HarnessClaudeCode, HarnessVersion: "2.1.328", StartedAt: at(0), EndedAt: at(20),
 			Turns: schema.Known(1), ToolCalls: 4, TruncatedCalls: 3},
-		Calls: []schema.ToolCall{bash, read, fetch1, fetch2},
+		Calls:         []schema.ToolCall{bash, read, fetch1, fetch2},
+		SessionStored: true,
 	}
 }
 

@@ -23,6 +23,10 @@ type Postmortem struct {
 	SessionID string         `json:"session_id"`
 	Source    schema.Harness `json:"source"`
 	Session   schema.Session `json:"session"`
+	// SessionStored is false when the store holds no row for the session
+	// yet (the collector writes it with the session's analysis): Session
+	// then summarises the records at hand (SessionFromRecords).
+	SessionStored bool `json:"session_stored"`
 	// Answer is the message id the postmortem is scoped to (--answer), or
 	// empty for the whole session.
 	Answer string `json:"answer,omitempty"`
@@ -44,6 +48,8 @@ type Input struct {
 	Answers []schema.Answer
 	// AnswerID is the --answer scope, or empty.
 	AnswerID string
+	// SessionStored: Session is the stored row, not SessionFromRecords'.
+	SessionStored bool
 }
 
 // Build assembles a postmortem and rebuilds each answer's verdict sentence
@@ -53,9 +59,11 @@ func Build(in Input) Postmortem {
 		SessionID: in.Session.SessionID,
 		Source:    in.Session.Source,
 		Session:   in.Session,
-		Answer:    in.AnswerID,
-		Answers:   make([]schema.Answer, len(in.Answers)),
-		ToolCalls: in.Calls,
+
+		SessionStored: in.SessionStored,
+		Answer:        in.AnswerID,
+		Answers:       make([]schema.Answer, len(in.Answers)),
+		ToolCalls:     in.Calls,
 	}
 	if pm.ToolCalls == nil {
 		pm.ToolCalls = []schema.ToolCall{}

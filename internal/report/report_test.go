@@ -84,7 +84,11 @@ func sample() Input {
 		SessionID: "sess-1", MessageID: "msg_chat", Timestamp: t0.Add(3 * time.Minute), Turn: schema.KnownTurn(1),
 		Text: "Done.", Absence: schema.AbsenceNone, Risk: schema.RiskNone,
 	}
-	return Input{Session: sess, Calls: []schema.ToolCall{bash, sub, read}, Answers: []schema.Answer{high, chat}}
+	// A stored session, analysed: every record says what analysis it reflects.
+	analysed := schema.Analysis{Done: true, Records: 5}
+	bash.Analysis, sub.Analysis, read.Analysis = analysed, analysed, analysed
+	high.Analysis, chat.Analysis = analysed, analysed
+	return Input{Session: sess, Calls: []schema.ToolCall{bash, sub, read}, Answers: []schema.Answer{high, chat}, SessionStored: true}
 }
 
 func samplePostmortem() Postmortem {
@@ -251,15 +255,81 @@ func TestJSONContract(t *testing.T) {
 	}
 }
 
+// The stand-in for a session row not stored yet counts by the rules
+// session analysis counts by, and claims no turn count: the records of a
+// scope do not say how many prompts the session had.
 func TestSessionFromRecords(t *testing.T) {
 	in := sample()
-	got := SessionFromRecords("sess-1", in.Calls, in.Answers)
+	low := in.Answers[1]
+	low.MessageID, low.Risk = "msg_low", schema.RiskLow // low risk is not a risky answer
+	// Cut by its kind alone, as a span may report it: truncated all the same.
+	cut := in.Calls[2]
+	cut.CallID, cut.Truncated, cut.Kind = "toolu_cut", false, schema.KindSilent
+	calls := append(append([]schema.ToolCall(nil), in.Calls...), cut)
+	got := SessionFromRecords("sess-1", calls, append(in.Answers, low))
 	want := schema.Session{
 		SessionID: "sess-1", Source: in.Calls[0].Source, StartedAt: t0, EndedAt: t0.Add(3 * time.Minute),
-		Turns: schema.Known(2), ToolCalls: 3, TruncatedCalls: 2, SilentCalls: 1, Answers: 2, RiskyAnswers: 1, MaxRisk: schema.RiskHigh,
+		Turns: schema.Unknown, ToolCalls: 4, TruncatedCalls: 3, SilentCalls: 2, Answers: 3, RiskyAnswers: 1, MaxRisk: schema.RiskHigh,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got  %+v\nwant %+v", got, want)
+	}
+}
+
+// With no session row stored and calls not analysed yet (a collector that
+// has written calls as it read them), the report says what it does not
+// know: its counts are the records', and whether the model went back for a
+// cut output is unknown, in every form.
+func TestUnanalysedRecordsSayWhatIsUnknown(t *testing.T) {
+	in := sample()
+	in.SessionStored = false
+	for i := range in.Calls {
+		in.Calls[i].Analysis = schema.Analysis{}
+		in.Calls[i].FollowedUp, in.Calls[i].Searched = false, false
+	}
+	in.Session = SessionFromRecords("sess-1", in.Calls, in.Answers)
+	pm := Build(in)
+	for name, render := range map[string]func(*bytes.Buffer, *Postmortem) error{
+		"text":     func(b *bytes.Buffer, pm *Postmortem) error { return WriteText(b, pm) },
+		"markdown": func(b *bytes.Buffer, pm *Postmortem) error { return WriteMarkdown(b, pm) },
+		"html":     func(b *bytes.Buffer, pm *Postmortem) error { return WriteHTML(b, pm) },
+	} {
+		var b bytes.Buffer
+		if err := render(&b, &pm); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		if !strings.Contains(out, "no session row stored yet") || !strings.Contains(out, "turns unknown") {
+			t.Errorf("%s: the session summary does not say it is the records' and its turn count unknown", name)
+		}
+		if strings.Contains(out, "never went back") {
+			t.Errorf("%s: says the model never went back for a call no analysis judged", name)
+		}
+		if !strings.Contains(out, "has not judged this call yet") {
+			t.Errorf("%s: does not say the follow-up is unknown", name)
+		}
+	}
+	var b bytes.Buffer
+	if err := WriteJSON(&b, &pm); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		SessionStored *bool `json:"session_stored"`
+		Session       struct {
+			Turns json.RawMessage `json:"turns"`
+		} `json:"session"`
+		ToolCalls []map[string]json.RawMessage `json:"tool_calls"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.SessionStored == nil || *doc.SessionStored || string(doc.Session.Turns) != "null" {
+		t.Errorf("session_stored %v, turns %s; want false and null", doc.SessionStored, doc.Session.Turns)
+	}
+	for _, c := range doc.ToolCalls {
+		if string(c["analysed"]) != "false" || string(c["followed_up"]) != "null" || string(c["searched"]) != "null" {
+			t.Errorf("call %s: analysed %s followed_up %s searched %s; want false, null, null", c["call_id"], c["analysed"], c["followed_up"], c["searched"])
+		}
 	}
 }
 

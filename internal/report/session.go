@@ -1,19 +1,26 @@
 package report
 
-import "github.com/ctxaudit/ctxaudit/schema"
+import (
+	"time"
+
+	"github.com/ctxaudit/ctxaudit/collector/analysis"
+	"github.com/ctxaudit/ctxaudit/schema"
+)
 
 // SessionFromRecords stands in for a missing sessions row (a collector that
-// has written calls but not yet the session): it summarises the records at
-// hand, so its counts are those of the scope, not necessarily the session.
+// has written calls but not yet the session's analysis): it summarises the
+// records at hand by the rules session analysis counts by, so its counts
+// are those of the scope, not necessarily the session's. Its turn count is
+// unknown: the records of a scope do not say how many prompts the session
+// had (a transcript counts turns without calls, and --answer reads one).
 func SessionFromRecords(id string, calls []schema.ToolCall, answers []schema.Answer) schema.Session {
-	s := schema.Session{SessionID: id, MaxRisk: schema.RiskNone}
-	turns := map[schema.Turn]bool{}
-	widen := func(c schema.ToolCall) {
-		if s.StartedAt.IsZero() || c.Timestamp.Before(s.StartedAt) {
-			s.StartedAt = c.Timestamp
+	s := schema.Session{SessionID: id}
+	widen := func(t time.Time) {
+		if s.StartedAt.IsZero() || t.Before(s.StartedAt) {
+			s.StartedAt = t
 		}
-		if c.Timestamp.After(s.EndedAt) {
-			s.EndedAt = c.Timestamp
+		if t.After(s.EndedAt) {
+			s.EndedAt = t
 		}
 	}
 	for _, c := range calls {
@@ -21,33 +28,15 @@ func SessionFromRecords(id string, calls []schema.ToolCall, answers []schema.Ans
 			s.Source, s.HarnessVersion, s.Model = c.Source, c.HarnessVersion, c.Model
 			s.Project, s.Cwd, s.GitBranch, s.SourceFile = c.Project, c.Cwd, c.GitBranch, c.SourceFile
 		}
-		widen(c)
-		turns[c.Turn] = true
-		s.ToolCalls++
-		if c.Truncated {
-			s.TruncatedCalls++
-			if c.Kind == schema.KindSilent {
-				s.SilentCalls++
-			}
-		}
+		widen(c.Timestamp)
 	}
 	for _, a := range answers {
 		if s.Source == "" {
 			s.Source, s.Model = a.Source, a.Model
 		}
-		widen(schema.ToolCall{Timestamp: a.Timestamp})
-		turns[a.Turn] = true
-		s.Answers++
-		if a.Risk.Severity() > schema.RiskNone.Severity() {
-			s.RiskyAnswers++
-		}
-		if a.Risk.Severity() > s.MaxRisk.Severity() {
-			s.MaxRisk = a.Risk
-		}
+		widen(a.Timestamp)
 	}
-	s.Turns = schema.KnownInt(len(turns))
-	if turns[schema.Turn{}] {
-		s.Turns = schema.Unknown // a record of unknown turn may be in any of them
-	}
+	s = analysis.Counts(s, calls, answers)
+	s.Turns = schema.Unknown
 	return s
 }

@@ -54,7 +54,7 @@ func (t textWriter) header(pm *Postmortem) {
 		t.field("  ", "project", p)
 	}
 	t.field("  ", "time", span(s.StartedAt, s.EndedAt))
-	t.field("  ", "recorded", recorded(s))
+	t.field("  ", "recorded", recorded(pm))
 	if pm.Answer != "" && len(pm.Answers) == 1 {
 		t.field("  ", "scope", fmt.Sprintf("answer %s and the calls of its turn (turn %s)", pm.Answer, pm.Answers[0].Turn))
 	}
