@@ -745,6 +745,14 @@ func forensicsOf(x *callAttrs) schema.Forensics {
 // what entered the context (for a spilled output, the preview), never the
 // original. Attributes the source set explicitly are left as they are.
 func reportedFigures(x *callAttrs, f *schema.Forensics) {
+	// A cut kind reported without the verdict says the output was cut, as
+	// detection reads the two (forensics' attributes); ctxaudit writes both.
+	if !x.has(sTruncated) {
+		switch f.Kind {
+		case schema.KindExplicit, schema.KindSilent, schema.KindSuspected:
+			f.Truncated = true
+		}
+	}
 	o := &f.Original
 	if o.Source == "" || o.Source == schema.SourceUnknown {
 		o.Source = schema.SourceUnknown

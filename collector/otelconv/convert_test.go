@@ -364,6 +364,30 @@ func TestAFailedCallIsNeverASuccess(t *testing.T) {
 	}
 }
 
+// A source that reports how its output was cut without the verdict itself
+// reported a cut: the row says truncated, as detection would have read it.
+func TestReportedKindWithoutVerdict(t *testing.T) {
+	for kind, want := range map[schema.TruncationKind]bool{
+		schema.KindExplicit: true, schema.KindSilent: true, schema.KindSuspected: true,
+		schema.KindNone: false, schema.KindUnknown: false,
+	} {
+		m := pcommon.NewMap()
+		m.PutStr(AttrOperationName, OperationExecuteTool)
+		m.PutStr(forensics.AttrTruncationKind, string(kind))
+		if !HasForensics(m) {
+			t.Fatalf("kind %s: not read as reported forensics", kind)
+		}
+		if got := ToolCallFromAttributes(m, pcommon.NewMap(), time.Unix(0, 0)); got.Truncated != want || got.Kind != kind {
+			t.Errorf("kind %s alone: truncated %v kind %s, want %v %s", kind, got.Truncated, got.Kind, want, kind)
+		}
+		// Said outright, the verdict stands as said.
+		m.PutBool(forensics.AttrTruncated, false)
+		if got := ToolCallFromAttributes(m, pcommon.NewMap(), time.Unix(0, 0)); got.Truncated {
+			t.Errorf("kind %s with truncated false: read truncated", kind)
+		}
+	}
+}
+
 // The round trips carry the analysis a record reflects, which the store
 // ranks writes by; a call as read carries none.
 func TestAnalysisRoundTrip(t *testing.T) {
