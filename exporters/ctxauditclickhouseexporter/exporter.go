@@ -212,6 +212,13 @@ func (e *chExporter) pushLogs(ctx context.Context, ld plog.Logs) error {
 		if c.Source == "" {
 			c.Source = schema.HarnessClaudeCode
 		}
+		if otelconv.IsClaudeCodeToolResult(lr) {
+			// The verdict the processor gives such an event (sizes only, no
+			// text): the same row with or without it.
+			if f, ok := otelconv.ClaudeCodeEventForensics(lr.Attributes()); ok {
+				c.Forensics = f
+			}
+		}
 		if c.CallID == "" {
 			c.CallID = LogCallID(lr, res)
 		}

@@ -96,15 +96,15 @@ func TestOTLPHarness(t *testing.T) {
 			if call == "cc" {
 				where = "session_id = 'cc-harness'"
 			}
-			out[call] = scalar(t, s, "SELECT concat(ifNull(toString(original_bytes), 'NULL'), '/', ifNull(toString(original_chars), 'NULL'), '/', ifNull(toString(original_lines), 'NULL'), ' ', toString(original_source), ' | ', ifNull(toString(context_bytes), 'NULL'), '/', ifNull(toString(context_chars), 'NULL'), '/', ifNull(toString(context_lines), 'NULL'), '/', ifNull(toString(context_tokens), 'NULL'), ' | ', toString(truncated), ' ', toString(truncation_kind), ' ', toString(strategy), ' | next ', toString(disclosure_next), ' ', next_hint) FROM DB.tool_calls FINAL WHERE "+where)
+			out[call] = scalar(t, s, "SELECT concat(ifNull(toString(original_bytes), 'NULL'), '/', ifNull(toString(original_chars), 'NULL'), '/', ifNull(toString(original_lines), 'NULL'), ' ', toString(original_source), ' | ', ifNull(toString(context_bytes), 'NULL'), '/', ifNull(toString(context_chars), 'NULL'), '/', ifNull(toString(context_lines), 'NULL'), '/', ifNull(toString(context_tokens), 'NULL'), ' | ', toString(truncated), ' ', toString(truncation_kind), ' ', toString(strategy), ' | next ', toString(disclosure_next), ' ', next_hint, ' | ', detector) FROM DB.tool_calls FINAL WHERE "+where)
 		}
 		return out, addr
 	}
 	with, addr := rowsOf(true)
 	without, _ := rowsOf(false)
 	wantRows := map[string]string{
-		"read-1": "120000/NULL/5000 otel_attribute | 48000/NULL/2000/NULL | 1 explicit paginated | next 1 Read with offset=2001 to continue",
-		"cc":     "NULL/NULL/NULL unknown | 2048/NULL/NULL/NULL | 0 unknown none | next 0 ",
+		"read-1": "120000/NULL/5000 otel_attribute | 48000/NULL/2000/NULL | 1 explicit paginated | next 1 Read with offset=2001 to continue | ",
+		"cc":     "NULL/NULL/NULL unknown | 2048/NULL/NULL/NULL | 0 unknown none | next 0  | claude_code.tool_result_event",
 	}
 	for call, want := range wantRows {
 		if with[call] != want {
