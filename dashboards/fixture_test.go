@@ -195,6 +195,14 @@ func loadFixtureAt(t testing.TB, ctx context.Context, store *chstore.Store, now 
 			schema.Disclosure{Range: true}, "[Showing results with pagination = limit: 100]"))),
 	}
 
+	// Every call but the orphan session's was analysed with its session;
+	// the orphan's are as a collector writes them before the analysis.
+	for _, cs := range [][]schema.ToolCall{ccCalls, cxCalls, piCalls, cc2Calls} {
+		for i := range cs {
+			cs[i].Analysis = schema.Analysis{Done: true, Records: len(cs)}
+		}
+	}
+	oldCall.Analysis = schema.Analysis{Done: true, Records: 1}
 	calls := append(append(append(append(append(ccCalls, cxCalls...), piCalls...), cc2Calls...), orphanCalls...), oldCall)
 
 	answer := func(s sess, id string, minute, turn int, risk schema.Risk, absence bool, text string, inputs, incomplete []string, reasons map[string][]string) schema.Answer {
