@@ -3,8 +3,10 @@ package forensics
 import (
 	"encoding/json"
 	"regexp"
+	"strconv"
 	"strings"
 
+	"github.com/ctxaudit/ctxaudit/collector/internal/jsonscan"
 	"github.com/ctxaudit/ctxaudit/schema"
 )
 
@@ -21,7 +23,7 @@ var codexCaps = []capFact{
 }
 
 var (
-	cxWrapperRe      = regexp.MustCompile(`\A(?:Exit code: (-?\d+)\nWall time: ([\d.]+) seconds\n(?:Total output lines: (\d+)\n)?|(?:Chunk ID: [^\n]+\n)?Wall time: ([\d.]+) seconds\n(?:Process exited with code -?\d+\n)?(?:Process running with session ID [^\n]+\n)?(?:Original token count: (\d+)\n)?)Output:\n`)
+	cxWrapperRe      = regexp.MustCompile(`\A(?:Exit code: (-?\d+)\nWall time: ([\d.]+) seconds\n(?:Total output lines: (\d+)\n)?|(?:Chunk ID: [^\n]+\n)?Wall time: ([\d.]+) seconds\n(?:Process exited with code (-?\d+)\n)?(?:Process running with session ID [^\n]+\n)?(?:Original token count: (\d+)\n)?)Output:\n`)
 	cxTotalLinesRe   = regexp.MustCompile(`\ATotal output lines: (\d+)\n`)
 	cxOmittedLinesRe = regexp.MustCompile(`\n\[\.\.\. omitted (\d+) of (\d+) lines \.\.\.\]\n\n`)
 	cxFitBytesRe     = regexp.MustCompile(`\n\[\.\.\. output truncated to fit (\d+) bytes \.\.\.\]\n`)
@@ -41,6 +43,28 @@ type codexWrapper struct {
 	// origTokens is unified exec's "Original token count: N"; its presence
 	// alone does not mean the body was cut.
 	origTokens schema.Count
+	// exitCode is the process's exit status as the header states it
+	// (freeform "Exit code: N", unified exec "Process exited with code N",
+	// structured metadata.exit_code); exitKnown is false when the header
+	// states none (a unified exec process still running, a header without
+	// it).
+	exitCode  int64
+	exitKnown bool
+}
+
+// CodexExitCode is the exit status Codex's wrapper around a shell output
+// states: the freeform "Exit code: N" header line, unified exec's "Process
+// exited with code N" header line (both before "Output:"), or the structured
+// form's metadata.exit_code. ok is false when the text has no such wrapper or
+// the wrapper states no status (a process still running): an "Exit code: N"
+// in the output itself, or in any other tool's text, is the tool's content,
+// not Codex's word on how the call ended.
+func CodexExitCode(text string) (code int64, ok bool) {
+	w, ok := parseCodexWrapper(text)
+	if !ok || !w.exitKnown {
+		return 0, false
+	}
+	return w.exitCode, true
 }
 
 // parseCodexWrapper strips the freeform, unified-exec or structured JSON
@@ -52,11 +76,21 @@ func parseCodexWrapper(text string) (codexWrapper, bool) {
 		if m == nil {
 			return codexWrapper{}, false
 		}
-		return codexWrapper{
+		w := codexWrapper{
 			body:       text[m[1]:],
 			totalLines: atoi(group(text, m, 3)),
-			origTokens: atoi(group(text, m, 5)),
-		}, true
+			origTokens: atoi(group(text, m, 6)),
+		}
+		code := group(text, m, 1)
+		if code == "" {
+			code = group(text, m, 5)
+		}
+		if code != "" {
+			if n, err := strconv.ParseInt(code, 10, 64); err == nil {
+				w.exitCode, w.exitKnown = n, true
+			}
+		}
+		return w, true
 	case strings.HasPrefix(text, `{"output":`):
 		// Structured shell output: {"output": "...", "metadata": {...}}.
 		var v struct {
@@ -66,7 +100,9 @@ func parseCodexWrapper(text string) (codexWrapper, bool) {
 		if json.Unmarshal([]byte(text), &v) != nil || v.Output == nil || len(v.Metadata) == 0 {
 			return codexWrapper{}, false
 		}
-		return codexWrapper{body: *v.Output}, true
+		w := codexWrapper{body: *v.Output}
+		w.exitCode, w.exitKnown = jsonscan.Int(jsonscan.Get(v.Metadata, "exit_code"))
+		return w, true
 	}
 	return codexWrapper{}, false
 }

@@ -55,7 +55,8 @@
 // exec headers that are not content; three generations of notices count
 // lines ("omitted O of T lines"), bytes ("truncated to fit N bytes") or
 // tokens/chars/bytes ("…N tokens truncated…"), and token counts are
-// ceil(bytes/4). "Original token count" alone does not mean a cut.
+// ceil(bytes/4). "Original token count" alone does not mean a cut. The
+// wrapper's exit status (CodexExitCode) is the only sign a call failed.
 //
 // pi: read and bash stop at 2,000 lines or 50 KiB (read keeps the head and
 // pages with offset=, bash keeps the tail and saves the full output);

@@ -330,7 +330,9 @@ func (p *Parser) output(lineNo int64, callID string, output []byte) {
 		Turn:           schema.KnownTurn(pc.turn),
 		SourceLine:     lineNo,
 	}, in)
-	rec.Call.IsError = exitCodeNonZero(rec.ContextText)
+	if code, ok := forensics.CodexExitCode(rec.ContextText); ok && code != 0 {
+		rec.Call.IsError = true
+	}
 	if pc.turn == p.turnIndex() {
 		p.turnCalls = append(p.turnCalls, callID)
 	}
@@ -369,31 +371,6 @@ func outputText(output []byte) (string, forensics.NonText) {
 		return b.String(), other
 	}
 	return "", forensics.NonTextNone
-}
-
-// exitCodeNonZero reads the exit status Codex prints at the top of shell
-// output ("Exit code: N" or "Process exited with code N"), or inside the
-// structured {"output","metadata":{"exit_code"}} form.
-func exitCodeNonZero(s string) bool {
-	head := s
-	if len(head) > 512 {
-		head = head[:512]
-	}
-	for _, prefix := range []string{"Exit code: ", "Process exited with code "} {
-		if i := strings.Index(head, prefix); i >= 0 {
-			rest := head[i+len(prefix):]
-			if j := strings.IndexByte(rest, '\n'); j >= 0 {
-				rest = rest[:j]
-			}
-			return strings.TrimSpace(rest) != "0"
-		}
-	}
-	if strings.HasPrefix(s, "{") {
-		if n, ok := jsonscan.Int(jsonscan.Get([]byte(s), "metadata", "exit_code")); ok {
-			return n != 0
-		}
-	}
-	return false
 }
 
 func (p *Parser) event(lineNo int64, ts time.Time, payload []byte) {

@@ -211,3 +211,46 @@ func TestImageOutput(t *testing.T) {
 	}
 	transcripttest.CheckUnmeasured(t, rec.Calls[0].Call, schema.KindUnknown)
 }
+
+// TestIsErrorFromExitStatus: a call failed when Codex's wrapper header (the
+// lines before "Output:") or the structured form's metadata.exit_code says
+// the process exited non-zero — never because the tool's own output says
+// "Exit code: N" somewhere.
+func TestIsErrorFromExitStatus(t *testing.T) {
+	meta := `{"timestamp":"2025-01-01T00:00:00Z","type":"session_meta","payload":{"id":"s1","cwd":"/w/p","cli_version":"0.9"}}`
+	call := `{"type":"response_item","payload":{"type":"function_call","name":"exec_command","arguments":"{\"cmd\":\"make\"}","call_id":"c1"}}`
+	tests := []struct {
+		name   string
+		output string // the JSON value of function_call_output.output
+		want   bool
+	}{
+		{"freeform exit 0", `"Exit code: 0\nWall time: 0.1 seconds\nOutput:\nok\n"`, false},
+		{"freeform exit 1", `"Exit code: 1\nWall time: 0.1 seconds\nOutput:\nno\n"`, true},
+		{"freeform with total lines", `"Exit code: 2\nWall time: 1 seconds\nTotal output lines: 30\nOutput:\nno\n"`, true},
+		{"freeform exit 0, body says exit code 1", `"Exit code: 0\nWall time: 0.1 seconds\nOutput:\nExit code: 1\n"`, false},
+		{"unified exec exited 0, body says exit code 1", `"Chunk ID: a\nWall time: 0.1 seconds\nProcess exited with code 0\nOutput:\nExit code: 1\n"`, false},
+		{"unified exec exited 3", `"Chunk ID: a\nWall time: 0.1 seconds\nProcess exited with code 3\nOutput:\nx\n"`, true},
+		{"unified exec still running, body says exit code 2", `"Chunk ID: a\nWall time: 10.0 seconds\nProcess running with session ID 7\nOutput:\nExit code: 2\n"`, false},
+		{"structured exit 0, body says exit code 1", `"{\"output\":\"Exit code: 1\\n\",\"metadata\":{\"exit_code\":0,\"duration_seconds\":0.1}}"`, false},
+		{"structured exit 1", `"{\"output\":\"boom\\n\",\"metadata\":{\"exit_code\":1,\"duration_seconds\":0.1}}"`, true},
+		{"MCP text mentioning an exit code", `[{"type":"text","text":"Job summary. Exit code: 137 after OOM kill"}]`, false},
+		{"plain text mentioning a process exit", `"Process exited with code 1 during the last run; retried fine"`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := `{"type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":` + tt.output + `}}`
+			rec := &transcripttest.Recorder{}
+			p := New(transcript.Options{})
+			for i, l := range []string{meta, call, out} {
+				p.Feed(int64(i+1), []byte(l), rec.Emit)
+			}
+			p.Flush(rec.Emit)
+			if len(rec.Calls) != 1 {
+				t.Fatalf("%d calls, want 1 (skips %+v)", len(rec.Calls), rec.Skips)
+			}
+			if got := rec.Calls[0].Call.IsError; got != tt.want {
+				t.Errorf("is_error = %v, want %v (context %q)", got, tt.want, rec.Calls[0].ContextText)
+			}
+		})
+	}
+}
