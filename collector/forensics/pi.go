@@ -353,8 +353,12 @@ func piDetailsRule(s *scan, fd *finding) bool {
 // 0.73.1 by the harness lab). A partial view by request whose end is the
 // file's end, in pi's own line numbering (split on "\n", so a file ending in
 // a newline ends with an empty line, as pi's "of N" totals count it).
+//
+// A failed read (isError) is pi's error message, not lines of the file:
+// "Offset N is beyond end of file (T lines total)", ENOENT, a permission
+// error. It shows no part of the file, so it gives no range and no total.
 func piReadOffsetToEnd(s *scan, fd *finding) bool {
-	if s.in.Tool != "read" || s.req.Limit.Known || !s.req.Offset.Known || s.req.Offset.N < 2 || s.text == "" {
+	if s.in.Tool != "read" || s.in.IsError || s.req.Limit.Known || !s.req.Offset.Known || s.req.Offset.N < 2 || s.text == "" {
 		return false
 	}
 	end := s.req.Offset.N + uint64(strings.Count(s.text, "\n"))

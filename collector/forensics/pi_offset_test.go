@@ -29,3 +29,23 @@ func TestPiReadOffsetToEnd(t *testing.T) {
 		}
 	}
 }
+
+// A failed pi read is pi's error message, not lines of the file: pi throws
+// "Offset N is beyond end of file (T lines total)" (read.ts) when the
+// offset is past the end, and ENOENT when there is no file. Neither shows a
+// part of the file from the offset, so neither is a partial view by request
+// whose end is the file's end.
+func TestPiReadErrorIsNotAPartialView(t *testing.T) {
+	for _, text := range []string{
+		"Offset 500 is beyond end of file (42 lines total)",
+		"ENOENT: no such file or directory, access '/w/missing.txt'",
+	} {
+		f := Detect(Input{Harness: schema.HarnessPi, Tool: "read", Arguments: []byte(`{"path":"/w/f.txt","offset":500}`), Context: text, IsError: true})
+		if f.PartialByRequest || f.Detector == "pi.read_offset_to_end" {
+			t.Errorf("%q: partial by request (detector %s), want none", text, f.Detector)
+		}
+		if f.Shown.Start.Known || f.Shown.End.Known || f.Total.Known {
+			t.Errorf("%q: shown %v–%v %s of %v, want nothing known of the file", text, f.Shown.Start, f.Shown.End, f.Shown.Unit, f.Total)
+		}
+	}
+}

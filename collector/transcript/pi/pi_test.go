@@ -128,3 +128,32 @@ func TestImageResult(t *testing.T) {
 	}
 	transcripttest.CheckUnmeasured(t, rec.Calls[0].Call, schema.KindNone)
 }
+
+// TestFailedReadWithOffset: pi's read past the end of a file fails with
+// "Offset N is beyond end of file (T lines total)" and isError true. The
+// parser passes isError on to forensics, which then records no part of the
+// file as shown: no partial view by request, no total made up from the
+// offset.
+func TestFailedReadWithOffset(t *testing.T) {
+	header := `{"type":"session","version":3,"id":"s1","timestamp":"2025-12-09T00:00:00Z","cwd":"/w/proj"}`
+	call := `{"type":"message","id":"e2","message":{"role":"assistant","model":"m","content":[{"type":"toolCall","id":"t1","name":"read","arguments":{"path":"/w/f.txt","offset":500}}],"usage":{"input":5,"output":2}}}`
+	result := `{"type":"message","id":"e3","message":{"role":"toolResult","toolCallId":"t1","toolName":"read","content":[{"type":"text","text":"Offset 500 is beyond end of file (42 lines total)"}],"isError":true}}`
+	rec := &transcripttest.Recorder{}
+	p := New(transcript.Options{})
+	for i, l := range []string{header, call, result} {
+		p.Feed(int64(i+1), []byte(l), rec.Emit)
+	}
+	p.Flush(rec.Emit)
+	if len(rec.Calls) != 1 {
+		t.Fatalf("%d calls, want 1", len(rec.Calls))
+	}
+	c := rec.Calls[0].Call
+	if !c.IsError {
+		t.Errorf("is_error false, want true")
+	}
+	f := c.Forensics
+	if f.PartialByRequest || f.Shown.Start.Known || f.Shown.End.Known || f.Total.Known {
+		t.Errorf("partial_by_request %v, shown %v–%v %s of %v (detector %s); want no part of the file shown",
+			f.PartialByRequest, f.Shown.Start, f.Shown.End, f.Shown.Unit, f.Total, f.Detector)
+	}
+}
