@@ -60,8 +60,10 @@
 //
 // pi: read and bash stop at 2,000 lines or 50 KiB (read keeps the head and
 // pages with offset=, bash keeps the tail and saves the full output);
-// details.truncation carries exact totals in lines and bytes; sizes print in
-// base-1024 B/KB/MB with one decimal.
+// details.truncation carries exact totals in lines and bytes, except that
+// grep, find and ls count them after their item limit (and grep's 500-char
+// line cut), which makes totalBytes a lower bound when one was reached;
+// sizes print in base-1024 B/KB/MB with one decimal.
 //
 // MCP fetch server: pages of max_length chars (default 5,000) continued with
 // start_index; the original length is never stated. GitHub MCP get_job_logs

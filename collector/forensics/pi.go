@@ -250,7 +250,8 @@ func piMoreChars(s *scan, fd *finding) bool {
 	return true
 }
 
-// piDetails is details.truncation (TruncationResult) plus bash's fullOutputPath.
+// piDetails is details.truncation (TruncationResult) plus bash's
+// fullOutputPath and the limits grep, find and ls report.
 type piDetails struct {
 	present                  bool
 	truncated                bool
@@ -258,6 +259,10 @@ type piDetails struct {
 	totalLines, totalBytes   schema.Count
 	outputLines, outputBytes schema.Count
 	fullOutputPath           string
+	// limited: grep's matchLimitReached or linesTruncated, find's
+	// resultLimitReached or ls's entryLimitReached — the output was cut
+	// before details.truncation measured it.
+	limited bool
 }
 
 func (s *scan) piDetails() *piDetails {
@@ -273,6 +278,9 @@ func (s *scan) piDetails() *piDetails {
 	var v [len(piDetailsKeys)][]byte
 	o.fields(piDetailsKeys[:], v[:])
 	d.fullOutputPath = stringOr(v[0])
+	for _, f := range v[2:] {
+		d.limited = d.limited || piFlag(f)
+	}
 	t := member(v[1])
 	if t == nil {
 		return d
@@ -288,19 +296,62 @@ func (s *scan) piDetails() *piDetails {
 }
 
 var (
-	piDetailsKeys    = [...]string{"fullOutputPath", "truncation"}
+	piDetailsKeys    = [...]string{"fullOutputPath", "truncation", "matchLimitReached", "linesTruncated", "resultLimitReached", "entryLimitReached"}
 	piTruncationKeys = [...]string{"truncated", "truncatedBy", "totalLines", "totalBytes", "outputLines", "outputBytes"}
 )
 
+// piFlag reports whether a details limit field says the limit was reached:
+// pi sets matchLimitReached, resultLimitReached and entryLimitReached to the
+// limit and linesTruncated to true, and leaves them out otherwise.
+func piFlag(v []byte) bool {
+	if b, ok := boolIn(v); ok {
+		return b
+	}
+	n := countIn(v)
+	return n.Known && n.N > 0
+}
+
 // collectPiOriginals: details.truncation gives the original lines and bytes.
+// grep, find and ls measure it after their own limits (pi-mono grep.ts,
+// find.ts, ls.ts: the match, result or entry limit first, grep's 500-char
+// line cut, then the 50 KB cap), so with one of those reached the tool's
+// output was larger and totalBytes is only a lower bound.
 func collectPiOriginals(s *scan) {
 	if len(s.in.Details) == 0 {
 		return
 	}
 	d := s.piDetails()
-	if d.present {
-		s.orig.add(rankMetadata, schema.Sizes{Lines: piDetailsLines(s, d), Bytes: d.totalBytes})
+	if !d.present {
+		return
 	}
+	sz := schema.Sizes{Lines: piDetailsLines(s, d), Bytes: d.totalBytes}
+	if piListingLimited(s, d) {
+		s.orig.addAtLeast(rankMetadata, sz)
+		return
+	}
+	s.orig.add(rankMetadata, sz)
+}
+
+// piListingLimited reports whether a grep, find or ls output was cut by its
+// item limit or grep's line cut before details.truncation counted it: the
+// details say so, or the notice the model saw does.
+func piListingLimited(s *scan, d *piDetails) bool {
+	switch strings.ToLower(s.in.Tool) {
+	case "grep", "find", "ls":
+	default:
+		return false
+	}
+	if d.limited {
+		return true
+	}
+	t := tail(s.text, 1024)
+	m := piNoticesRe.FindStringSubmatchIndex(t)
+	if m == nil {
+		return false
+	}
+	notice := group(t, m, 1)
+	return strings.Contains(notice, "matches limit reached") || strings.Contains(notice, "results limit reached") ||
+		strings.Contains(notice, "entries limit reached") || strings.Contains(notice, "lines truncated to")
 }
 
 // piDetailsLines is details.truncation.totalLines in DESIGN's count when it
