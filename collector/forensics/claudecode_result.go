@@ -125,7 +125,7 @@ func (s *scan) claudeResult() *ccResult {
 }
 
 // collectClaudeOriginals adds what toolUseResult knows of the complete
-// output: Grep's content, Bash's stdout/stderr or persisted size, WebFetch's
+// output: Grep's content (a lower bound when it is a page), Bash's stdout/stderr or persisted size, WebFetch's
 // page bytes. Read's file content is not the tool output (the model sees it
 // numbered), so Read is judged by line counts in ccReadFile instead.
 //
@@ -141,7 +141,14 @@ func collectClaudeOriginals(s *scan) {
 	hasStdout, hasStderr := len(r.Stdout) > 2, len(r.Stderr) > 2
 	switch {
 	case r.Content != nil && r.Mode == "content":
-		s.orig.add(rankMetadata, rawTextSizes(r.Content))
+		sz := rawTextSizes(r.Content)
+		if !ccGrepPaged(s, r) {
+			s.orig.add(rankMetadata, sz)
+		} else if sz.Bytes.N > 0 {
+			// Grep builds content from the lines its head limit kept: a
+			// page of the output, which was at least that large.
+			s.orig.addAtLeast(rankMetadata, sz)
+		}
 	case r.PersistedOutputSize.Known:
 		s.orig.add(rankMetadata, schema.Sizes{Bytes: r.PersistedOutputSize})
 	case hasStdout || hasStderr:
@@ -178,6 +185,18 @@ func collectClaudeOriginals(s *scan) {
 	case r.Bytes.Known:
 		s.orig.add(rankMetadata, schema.Sizes{Bytes: r.Bytes})
 	}
+}
+
+// ccGrepPaged reports whether a Grep content-mode result is a page of the
+// search's output rather than all of it: Claude Code's applyHeadLimit sets
+// appliedLimit only when it cut, appliedOffset only when the call skipped
+// lines, and the text then ends in "[Showing results with pagination = …]".
+// Either way toolUseResult.content holds the lines of the page alone.
+func ccGrepPaged(s *scan, r *ccResult) bool {
+	if r.AppliedLimit.Known || r.AppliedOffset.N > 0 {
+		return true
+	}
+	return strings.HasSuffix(strings.TrimSpace(s.text), "]") && ccGrepPageRe.MatchString(tail(s.text, 512))
 }
 
 // rawTextSizes measures the text a raw JSON string decodes to, as addText

@@ -101,7 +101,14 @@ func refClaudeOriginals(raw []byte) []candidate {
 	r := refClaudeResult(raw)
 	switch {
 	case r.Content != nil && r.Mode == "content":
-		o.addText(rankMetadata, *r.Content)
+		switch {
+		case !r.AppliedLimit.Known && r.AppliedOffset.N == 0:
+			o.addText(rankMetadata, *r.Content)
+		case *r.Content != "":
+			sz := Measure(*r.Content)
+			sz.Tokens = schema.Unknown
+			o.addAtLeast(rankMetadata, sz)
+		}
 	case r.PersistedOutputSize.Known:
 		o.add(rankMetadata, schema.Sizes{Bytes: r.PersistedOutputSize})
 	case r.Stdout != "" || r.Stderr != "":

@@ -494,7 +494,7 @@ func (p *Parser) toolResult(env *envelope, block, result []byte) {
 	if result != nil && result[0] == '{' {
 		rec.SpawnedAgentID = jsonscan.StringOr(jsonscan.Get(result, "agentId"))
 		if p.opts.KeepOriginalText && rec.Call.Truncated && rec.SavedText == nil {
-			rec.OriginalText = metadataOriginal(result, rec.Call.Original.Sizes)
+			rec.OriginalText = metadataOriginal(result, rec.Call.Original)
 		}
 	}
 	if pc.turn == p.turn {
@@ -510,8 +510,11 @@ var originalFields = [...]string{"content", "stdout"}
 
 // metadataOriginal returns the toolUseResult text whose size is exactly the
 // original forensics measured, so a stored "original" is never a preview.
-func metadataOriginal(result []byte, orig schema.Sizes) string {
-	if !orig.Bytes.Known && !orig.Chars.Known {
+// An original that is not exact (a Grep page's lower bound) has no text: the
+// one of its size is a page, not the output.
+func metadataOriginal(result []byte, o schema.Original) string {
+	orig := o.Sizes
+	if o.Precision != schema.PrecisionExact || !orig.Bytes.Known && !orig.Chars.Known {
 		return ""
 	}
 	for _, field := range originalFields {

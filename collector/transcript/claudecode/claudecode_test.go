@@ -535,3 +535,43 @@ func TestToolUseLineTakesBackItsMessage(t *testing.T) {
 		}
 	}
 }
+
+// TestGrepPageIsNoOriginalText: a Grep in content mode cut at the default
+// head limit of 250, written the way Claude Code writes it (the shape of the
+// real 2.1.6 page in testdata/transcripts/claude-code/selected-lines.jsonl
+// row 19: content holds the kept lines, appliedLimit says a limit cut). Its
+// toolUseResult.content is the page the model saw, not the search's output,
+// so it is not kept as the original text, and the original is only a lower
+// bound.
+func TestGrepPageIsNoOriginalText(t *testing.T) {
+	var page strings.Builder
+	for i := 1; i <= 250; i++ {
+		if i > 1 {
+			page.WriteByte('\n')
+		}
+		page.WriteString("src/app/h.go:" + strconv.Itoa(i) + ":\tdo(" + strconv.Itoa(i) + ")")
+	}
+	content := strconv.Quote(page.String())
+	lines := []string{
+		`{"type":"assistant","sessionId":"s","version":"2.1.6","message":{"id":"m1","model":"m","content":[{"type":"tool_use","id":"g","name":"Grep","input":{"pattern":"do\\(","output_mode":"content","-n":true}}],"usage":{"input_tokens":1,"output_tokens":1}}}`,
+		`{"type":"user","sessionId":"s","version":"2.1.6","message":{"role":"user","content":[{"tool_use_id":"g","type":"tool_result","content":` +
+			strconv.Quote(page.String()+"\n\n[Showing results with pagination = limit: 250, offset: 0]") + `}]},` +
+			`"toolUseResult":{"mode":"content","numFiles":0,"filenames":[],"content":` + content + `,"numLines":250,"appliedLimit":250}}`,
+	}
+	rec := &transcripttest.Recorder{}
+	p := New(transcript.Options{KeepOriginalText: true})
+	for i, l := range lines {
+		p.Feed(int64(i+1), []byte(l), rec.Emit)
+	}
+	p.Flush(rec.Emit)
+	if len(rec.Calls) != 1 {
+		t.Fatalf("%d calls, want 1", len(rec.Calls))
+	}
+	c := rec.Calls[0]
+	if !c.Call.Truncated || c.Call.Original.Precision != schema.PrecisionLowerBound {
+		t.Errorf("truncated %v, original %+v: want a cut with a lower-bound original", c.Call.Truncated, c.Call.Original)
+	}
+	if c.OriginalText != "" {
+		t.Errorf("kept %d bytes of the page as the original text", len(c.OriginalText))
+	}
+}
