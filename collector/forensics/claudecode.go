@@ -169,8 +169,9 @@ func ccCleared(s *scan, fd *finding) bool {
 	return true
 }
 
-// ccPersisted: C1, a 2 KB preview plus the saved path. The size label counts
-// UTF-16 units in KiB with one decimal, so it gives chars only roughly; the
+// ccPersisted: C1, a 2 KB preview plus the saved path. The size label is in
+// KiB with one decimal, so it gives a size only roughly: UTF-16 units (chars)
+// for most tools, the saved file's bytes for Bash and PowerShell. The
 // toolUseResult or the saved file give the exact original.
 func ccPersisted(s *scan, fd *finding) bool {
 	if !strings.HasPrefix(s.text, "<persisted-output>") {
@@ -211,14 +212,26 @@ func ccPersisted(s *scan, fd *finding) bool {
 		return true
 	}
 	if n := parseSizeLabel(label); n.Known {
+		// Bash and PowerShell label their spill with the saved file's size
+		// (formatFileSize(persistedOutputSize)): bytes. Every other tool's
+		// label is its text's JavaScript length: chars.
+		unit := schema.UnitChars
+		if ccShellTool(s.in.Tool) {
+			unit = schema.UnitBytes
+		}
 		if strings.HasSuffix(label, "bytes") {
-			fd.claims(schema.UnitChars, n) // exact below 1 KiB
+			fd.claims(unit, n) // exact below 1 KiB
 		} else {
-			s.orig.addApprox(rankMarker, schema.Sizes{Chars: n})
+			s.orig.addApprox(rankMarker, schema.SizesIn(unit, n))
 		}
 	}
 	return true
 }
+
+// ccShellTool reports whether tool is one of Claude Code's shell tools,
+// which build their <persisted-output> notice themselves from the saved
+// file's size in bytes.
+func ccShellTool(tool string) bool { return tool == "Bash" || tool == "PowerShell" }
 
 // ccJSONPreviewText is the text a preview of a saved content array shows:
 // the first block's "text" string (JSON.stringify(blocks, null, 2) puts it

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/ctxaudit/ctxaudit/schema"
 )
@@ -87,4 +88,72 @@ func TestGrepPageIsNotTheOriginal(t *testing.T) {
 	got := Detect(ccGrepResult(t, small, 12, 0, 0, ""))
 	check(t, got, want{kind: schema.KindNone, strategy: schema.StrategyNone, source: schema.SourceHarnessMetadata,
 		precision: "exact", bytes: Measure(small).Bytes.String(), lines: "12"})
+}
+
+// japaneseLog is a log of Japanese lines exactly n bytes long (3 bytes a
+// character, ASCII digits and newlines).
+func japaneseLog(n int) string {
+	var b strings.Builder
+	for i := 1; b.Len() < n; i++ {
+		fmt.Fprintf(&b, "ログ行 %05d: 処理が完了しました\n", i)
+	}
+	s := b.String()[:n]
+	for !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s + strings.Repeat("x", n-len(s))
+}
+
+// ccBashPersisted is a Bash result over the persist threshold as Claude
+// Code 2.1.x writes it (the shape of the harness lab's bash-over-cap
+// recording, testdata/lab/claude-code@2.1.328): the <persisted-output>
+// preview of the first 2,000 chars, and a toolUseResult whose stdout is the
+// first chunk and whose persistedOutputSize is the saved file's size in
+// bytes. The label is formatFileSize(persistedOutputSize) (CC-src
+// BashTool.tsx): bytes, in KiB with one decimal.
+func ccBashPersisted(t *testing.T, out, label string, withResult bool) Input {
+	t.Helper()
+	const path = "/home/u/.claude/projects/-home-u-w/s/tool-results/b7x2k9qwe.txt"
+	preview := []rune(out)[:2000]
+	p := string(preview)
+	if i := strings.LastIndexByte(p, '\n'); i > 1000 {
+		p = p[:i]
+	}
+	in := Input{Harness: schema.HarnessClaudeCode, HarnessVersion: "2.1.22", Tool: "Bash",
+		Arguments: []byte(`{"command":"./export-log.sh"}`),
+		Context: "<persisted-output>\nOutput too large (" + label + "). Full output saved to: " + path +
+			"\n\nPreview (first 2KB):\n" + p + "\n...\n</persisted-output>"}
+	if withResult {
+		stdout, _ := json.Marshal(string([]rune(out)[:30000]))
+		in.ToolUseResult = []byte(`{"stdout":` + string(stdout) + `,"stderr":"","interrupted":false,"isImage":false,` +
+			`"persistedOutputPath":"` + path + `","persistedOutputSize":` + itoa(len(out)) + `}`)
+	}
+	return in
+}
+
+// TestBashPersistedLabelCountsBytes: Claude Code labels a Bash spill with
+// formatFileSize(persistedOutputSize), the file's size in bytes, unlike the
+// generic spill, whose label is the text's JavaScript length. 100,000 bytes
+// of Japanese log lines (46,666 chars) are labelled 97.7KB; read as chars
+// the label gave "about 100,045 chars", beside the exact 100,000 bytes —
+// more chars than bytes, which no UTF-8 text has.
+func TestBashPersistedLabelCountsBytes(t *testing.T) {
+	out := japaneseLog(100000)
+	if len(out) != 100000 || utf8.RuneCountInString(out) != 46666 {
+		t.Fatalf("log of %d bytes, %d chars", len(out), utf8.RuneCountInString(out))
+	}
+	check(t, Detect(ccBashPersisted(t, out, "97.7KB", true)), want{kind: schema.KindExplicit, strategy: schema.StrategySpillToFile,
+		truncated: true, reason: "too_large", disclosure: "111", total: "unknown", source: schema.SourceHarnessMetadata,
+		precision: "exact", bytes: "100000", chars: "unknown", marker: "Output too large (97.7KB)"})
+	// Without toolUseResult (a sub-agent's line) the label is all there is:
+	// about 100,045 bytes, and the chars untold.
+	check(t, Detect(ccBashPersisted(t, out, "97.7KB", false)), want{kind: schema.KindExplicit, strategy: schema.StrategySpillToFile,
+		truncated: true, reason: "too_large", disclosure: "111", total: "unknown", source: schema.SourceMarker,
+		precision: "approximate", bytes: "100045", chars: "unknown", marker: "Output too large (97.7KB)"})
+	// Other tools' labels count the text's length, as before.
+	grep := ccBashPersisted(t, out, "97.7KB", false)
+	grep.Tool = "Grep"
+	check(t, Detect(grep), want{kind: schema.KindExplicit, strategy: schema.StrategySpillToFile,
+		truncated: true, reason: "too_large", disclosure: "111", total: "100045", source: schema.SourceMarker,
+		precision: "approximate", bytes: "unknown", chars: "100045"})
 }

@@ -25,8 +25,9 @@
 //
 // Claude Code: notices count JavaScript string length (UTF-16 units), so the
 // "<persisted-output>" size label ("Output too large (83.7KB)") is about
-// chars/1024, not bytes; the exact original is in toolUseResult or the saved
-// file. Read refusals count tokens or bytes, Bash keeps the first 30,000
+// chars/1024, not bytes — but Bash's and PowerShell's is the saved file's
+// size (persistedOutputSize), bytes/1024; the exact original is in
+// toolUseResult or the saved file. Read refusals count tokens or bytes, Bash keeps the first 30,000
 // chars and counts the dropped lines, errors keep 5,000+5,000 chars, Grep
 // pages at head_limit 250, Glob stops at 100 files, background tasks keep
 // the tail, Read stops at 2,000 lines silently (only toolUseResult.file

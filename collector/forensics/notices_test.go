@@ -64,8 +64,9 @@ func TestNotices(t *testing.T) {
 					strings.Repeat("o", 1999) + "\n...\n</persisted-output>",
 				ToolUseResult: []byte(`{"stdout":"","stderr":"","interrupted":false,"isImage":false,"persistedOutputPath":"/home/u/.claude/projects/p/s/tool-results/bqqw0ykde.txt","persistedOutputSize":120000}`)},
 			want: want{kind: schema.KindExplicit, strategy: schema.StrategySpillToFile, truncated: true, reason: "too_large",
-				disclosure: "111", shown: "0-1999 chars", total: "120013", source: schema.SourceHarnessMetadata, bytes: "120000", chars: "120013", tk: "30000",
-				savedRef: "/home/u/.claude/projects/p/s/tool-results/bqqw0ykde.txt"},
+				disclosure: "111", shown: "0-1999 chars", total: "unknown", source: schema.SourceHarnessMetadata, bytes: "120000", chars: "unknown", tk: "30000",
+				precision: "exact",
+				savedRef:  "/home/u/.claude/projects/p/s/tool-results/bqqw0ykde.txt"},
 		},
 		{
 			// Claude Code 2.1.x saves an MCP result's content array as
