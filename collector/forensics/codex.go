@@ -22,6 +22,13 @@ var codexCaps = []capFact{
 	{unit: schema.UnitLines, n: 256, reason: "cap_lines", versions: versionRange{Max: "0.60.0"}},
 }
 
+// codexExecOutputMaxBytes is the most of a command's output Codex keeps
+// (EXEC_OUTPUT_MAX_BYTES in codex-rs exec.rs, the first 1 MiB; unified exec
+// keeps head and tail within the same 1 MiB). exec_command_end's
+// aggregated_output is that copy, so one of this size or more is where the
+// output starts (or its two ends), not all of it.
+const codexExecOutputMaxBytes = 1 << 20
+
 var (
 	cxWrapperRe      = regexp.MustCompile(`\A(?:Exit code: (-?\d+)\nWall time: ([\d.]+) seconds\n(?:Total output lines: (\d+)\n)?|(?:Chunk ID: [^\n]+\n)?Wall time: ([\d.]+) seconds\n(?:Process exited with code (-?\d+)\n)?(?:Process running with session ID [^\n]+\n)?(?:Original token count: (\d+)\n)?)Output:\n`)
 	cxTotalLinesRe   = regexp.MustCompile(`\ATotal output lines: (\d+)\n`)

@@ -157,3 +157,34 @@ func TestBashPersistedLabelCountsBytes(t *testing.T) {
 		truncated: true, reason: "too_large", disclosure: "111", total: "100045", source: schema.SourceMarker,
 		precision: "approximate", bytes: "unknown", chars: "100045"})
 }
+
+// codexRows is n bytes of command output, rows of text, the last one cut
+// where the n bytes end.
+func codexRows(n int) string {
+	var b strings.Builder
+	for i := 1; b.Len() < n; i++ {
+		fmt.Fprintf(&b, "row %07d payload=%s\n", i, strings.Repeat("z", 20))
+	}
+	return b.String()[:n]
+}
+
+// TestCodexExecOutputAtCapIsALowerBound: Codex keeps at most 1 MiB of a
+// command's output (EXEC_OUTPUT_MAX_BYTES, codex-rs exec.rs: the first
+// 1 MiB; unified exec keeps head and tail within the same 1 MiB), and
+// exec_command_end.aggregated_output is that copy. A copy exactly at the cap
+// is where the command's output starts (or its two ends), not all of it: at
+// least 1,048,576 bytes, never exactly that.
+func TestCodexExecOutputAtCapIsALowerBound(t *testing.T) {
+	codexIn := func(full string) Input {
+		return Input{Harness: schema.HarnessCodex, HarnessVersion: "0.46.0", Tool: "shell",
+			Arguments: []byte(`{"command":["bash","-lc","./dump.sh"]}`),
+			Context:   "Exit code: 0\nWall time: 2.4 seconds\nOutput:\n" + full[:10240], OriginalText: &full}
+	}
+	atCap := codexRows(1 << 20)
+	check(t, Detect(codexIn(atCap)), want{kind: schema.KindSilent, strategy: schema.StrategyHead, truncated: true,
+		source: schema.SourceHarnessMetadata, precision: "lower_bound", bytes: "1048576", detector: "generic.size_mismatch"})
+	// Below the cap the copy is the whole output.
+	under := codexRows(500000)
+	check(t, Detect(codexIn(under)), want{kind: schema.KindSilent, strategy: schema.StrategyHead, truncated: true,
+		source: schema.SourceHarnessMetadata, precision: "exact", bytes: "500000", detector: "generic.size_mismatch"})
+}

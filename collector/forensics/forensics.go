@@ -40,6 +40,7 @@ type Input struct {
 	Attributes map[string]any
 	// OriginalText is the complete output when the source carries it verbatim
 	// (e.g. Codex exec_command_end aggregated output); nil when it does not.
+	// A Codex copy at its 1 MiB cap is taken only as a lower bound.
 	OriginalText *string
 	// ReadSaved returns the content of a saved full output named by a notice
 	// (a path as written in the notice). Nil means saved files are not readable.

@@ -81,12 +81,26 @@ func (s *scan) start(in *Input) *scan {
 		}
 	}
 	if in.OriginalText != nil {
-		s.origText = in.OriginalText
-		s.orig.addText(rankVerbatim, *in.OriginalText)
+		if verbatimCapped(in) {
+			// The copy the harness kept stops at its cap: at least this much.
+			sz := Measure(*in.OriginalText)
+			sz.Tokens = schema.Unknown
+			s.orig.addAtLeast(rankVerbatim, sz)
+		} else {
+			s.origText = in.OriginalText
+			s.orig.addText(rankVerbatim, *in.OriginalText)
+		}
 	}
 	collectAttributeOriginals(s)
 	collectMetadataOriginals(s)
 	return s
+}
+
+// verbatimCapped reports whether the verbatim original a source carried is
+// as large as the copy its harness keeps can be, and so perhaps cut at that
+// cap: Codex's exec_command_end output at 1 MiB or more.
+func verbatimCapped(in *Input) bool {
+	return in.Harness == schema.HarnessCodex && len(*in.OriginalText) >= codexExecOutputMaxBytes
 }
 
 // bodySizes measures body, reusing the context's sizes when body is a

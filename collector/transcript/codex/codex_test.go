@@ -1,7 +1,11 @@
 package codex
 
 import (
+	"encoding/json"
+	"fmt"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/ctxaudit/ctxaudit/collector/transcript"
@@ -252,5 +256,46 @@ func TestIsErrorFromExitStatus(t *testing.T) {
 				t.Errorf("is_error = %v, want %v (context %q)", got, tt.want, rec.Calls[0].ContextText)
 			}
 		})
+	}
+}
+
+// TestExecOutputAtCapIsALowerBound: an exec_command_end event (the older
+// ExecCommandEndEvent shape, transcript-formats.md §2.3: call_id, stdout,
+// stderr, aggregated_output, exit_code, duration, formatted_output) whose
+// aggregated_output is exactly 1 MiB — the most Codex keeps of a command's
+// output (EXEC_OUTPUT_MAX_BYTES in codex-rs exec.rs). The copy is capped, so
+// the call's original is at least its size, not exactly it.
+func TestExecOutputAtCapIsALowerBound(t *testing.T) {
+	var full strings.Builder
+	for i := 1; full.Len() < 1<<20; i++ {
+		fmt.Fprintf(&full, "row %07d payload=%s\n", i, strings.Repeat("z", 20))
+	}
+	agg := full.String()[:1<<20]
+	rows := strings.SplitAfter(agg, "\n")
+	total := len(rows)
+	shown := strings.Join(rows[:128], "") + "\n[... omitted " + strconv.Itoa(total-256) + " of " + strconv.Itoa(total) + " lines ...]\n\n" +
+		strings.Join(rows[total-128:], "")
+	output := "Exit code: 0\nWall time: 2.4 seconds\nTotal output lines: " + strconv.Itoa(total) + "\nOutput:\n" + shown
+	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	lines := []string{
+		`{"timestamp":"2025-10-01T10:00:00.000Z","type":"session_meta","payload":{"id":"0199a0a0-0000-7000-8000-000000000001","timestamp":"2025-10-01T10:00:00.000Z","cwd":"/w","originator":"codex_cli_rs","cli_version":"0.46.0","instructions":null,"source":"cli","model_provider":"openai"}}`,
+		`{"timestamp":"2025-10-01T10:00:01.000Z","type":"event_msg","payload":{"type":"user_message","message":"dump it","images":[]}}`,
+		`{"timestamp":"2025-10-01T10:00:02.000Z","type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{\"command\":[\"bash\",\"-lc\",\"./dump.sh\"]}","call_id":"call_dump"}}`,
+		`{"timestamp":"2025-10-01T10:00:04.000Z","type":"event_msg","payload":{"type":"exec_command_end","call_id":"call_dump","stdout":` + q(agg) +
+			`,"stderr":"","aggregated_output":` + q(agg) + `,"exit_code":0,"duration":{"secs":2,"nanos":400000000},"formatted_output":` + q(shown) + `}}`,
+		`{"timestamp":"2025-10-01T10:00:04.000Z","type":"response_item","payload":{"type":"function_call_output","call_id":"call_dump","output":` + q(output) + `}}`,
+	}
+	rec := &transcripttest.Recorder{}
+	p := New(transcript.Options{})
+	for i, l := range lines {
+		p.Feed(int64(i+1), []byte(l), rec.Emit)
+	}
+	p.Flush(rec.Emit)
+	if len(rec.Calls) != 1 {
+		t.Fatalf("%d calls, want 1 (skips %+v)", len(rec.Calls), rec.Skips)
+	}
+	o := rec.Calls[0].Call.Original
+	if o.Precision != schema.PrecisionLowerBound || o.Bytes != schema.Known(1<<20) || o.Source != schema.SourceHarnessMetadata {
+		t.Errorf("original = %+v, want at least 1,048,576 bytes from harness_metadata", o)
 	}
 }
