@@ -188,3 +188,33 @@ func TestCodexExecOutputAtCapIsALowerBound(t *testing.T) {
 	check(t, Detect(codexIn(under)), want{kind: schema.KindSilent, strategy: schema.StrategyHead, truncated: true,
 		source: schema.SourceHarnessMetadata, precision: "exact", bytes: "500000", detector: "generic.size_mismatch"})
 }
+
+// TestBashSavedPrefixIsNotTheOriginal: Claude Code 2.1.88 stats a Bash
+// output's file (persistedOutputSize), then truncates a file over 64 MiB
+// to 64 MiB before it links it into tool-results (CC-src BashTool.tsx,
+// MAX_PERSISTED_SIZE), and its notice says nothing of the cut. A saved file
+// smaller than persistedOutputSize is the first part of the output: its
+// measure is no exact original, and persistedOutputSize is the exact size.
+func TestBashSavedPrefixIsNotTheOriginal(t *testing.T) {
+	const full = 80000000 // 76.3MB by formatFileSize
+	saved := codexRows(64 << 20)
+	in := ccBashPersisted(t, saved[:2000], "76.3MB", false)
+	in.ToolUseResult = []byte(`{"stdout":` + strconvQuote(saved[:30000]) + `,"stderr":"","interrupted":false,"isImage":false,` +
+		`"persistedOutputPath":"/home/u/.claude/projects/-home-u-w/s/tool-results/b7x2k9qwe.txt","persistedOutputSize":` + itoa(full) + `}`)
+	in.ReadSaved = func(string) ([]byte, error) { return []byte(saved), nil }
+	check(t, Detect(in), want{kind: schema.KindExplicit, strategy: schema.StrategySpillToFile, truncated: true, reason: "too_large",
+		disclosure: "111", total: "unknown", source: schema.SourceHarnessMetadata, precision: "exact",
+		bytes: itoa(full), chars: "unknown", lines: "unknown", marker: "Output too large (76.3MB)"})
+	// A saved file as large as persistedOutputSize is the output itself.
+	whole := codexRows(120000)
+	in = ccBashPersisted(t, whole, "117.2KB", true)
+	in.ReadSaved = func(string) ([]byte, error) { return []byte(whole), nil }
+	check(t, Detect(in), want{kind: schema.KindExplicit, strategy: schema.StrategySpillToFile, truncated: true, reason: "too_large",
+		disclosure: "111", total: "120000", source: schema.SourceSavedFile, precision: "exact",
+		bytes: "120000", chars: "120000", marker: "Output too large (117.2KB)"})
+}
+
+func strconvQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}

@@ -123,13 +123,23 @@ func bodySizes(text, body string, context schema.Sizes) schema.Sizes {
 
 // readSaved measures the saved full output a notice named, when the caller
 // can read it: the exact original (this is how a <persisted-output> preview
-// gets its original in bytes, not the UTF-16 estimate of its size label).
+// gets its original in bytes, not the UTF-16 estimate of its size label) —
+// unless the file is only the output's first part: then a lower bound, or
+// nothing where the harness gave the whole output's exact size.
 func (s *scan) readSaved(fd *finding) {
 	if fd.SavedRef == "" || s.in.ReadSaved == nil {
 		return
 	}
 	b, err := s.in.ReadSaved(fd.SavedRef)
 	if err != nil || b == nil {
+		return
+	}
+	if s.ccSavedShort(len(b)) {
+		// Claude Code 2.1.88 truncates a Bash output over 64 MiB before it
+		// saves it, after it took persistedOutputSize, and says nothing of
+		// it: the file is the output's first part. persistedOutputSize is
+		// the exact size; the part measures nothing better.
+		fd.savedIsPrefix = true
 		return
 	}
 	text := string(b)
@@ -141,6 +151,16 @@ func (s *scan) readSaved(fd *finding) {
 	}
 	s.origText = &text
 	s.orig.addText(rankSavedFile, text)
+}
+
+// ccSavedShort reports whether a saved file of n bytes is shorter than the
+// output Claude Code's toolUseResult.persistedOutputSize says was saved.
+func (s *scan) ccSavedShort(n int) bool {
+	if s.in.Harness != schema.HarnessClaudeCode || len(s.in.ToolUseResult) == 0 {
+		return false
+	}
+	p := s.claudeResult().PersistedOutputSize
+	return p.Known && uint64(n) < p.N
 }
 
 // anchor is a bit set of cheap literal pre-checks. A rule that needs a notice

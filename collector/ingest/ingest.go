@@ -85,7 +85,8 @@ type Progress struct {
 type OutputOptions struct {
 	Store bool
 	// Originals also stores full originals (store_content: all): the saved
-	// output a notice pointed to, else the full output the harness's metadata
+	// output a notice pointed to (unless it holds only the output's first
+	// part), else the full output the harness's metadata
 	// carries (transcript.Call.OriginalText), and — for a call that was not
 	// cut — the context itself, which then is the original. Without it only what the
 	// model saw is stored (store_content: context).
@@ -310,6 +311,14 @@ func (r *run) file(ctx context.Context, f file, st *unitState) error {
 	return nil
 }
 
+// savedIsOriginal reports whether the saved output read while detecting is
+// the whole original: forensics measured the original from it, and not as
+// a lower bound (a file the harness cut before saving it is only the
+// output's first part).
+func savedIsOriginal(o schema.Original) bool {
+	return o.Source == schema.SourceSavedFile && o.Precision != schema.PrecisionLowerBound
+}
+
 // record takes one parser record.
 func (r *run) record(f file, rec transcript.Record, st *unitState) {
 	switch v := rec.(type) {
@@ -318,7 +327,7 @@ func (r *run) record(f file, rec transcript.Record, st *unitState) {
 			v.Call.ContextSHA256 = r.keepOutput(v.ContextText, v.Call.Timestamp)
 			switch {
 			case !r.opts.Outputs.Originals:
-			case v.SavedText != nil:
+			case v.SavedText != nil && savedIsOriginal(v.Call.Original):
 				v.Call.OriginalSHA256 = r.keepOutput(string(v.SavedText), v.Call.Timestamp)
 			case v.OriginalText != "":
 				v.Call.OriginalSHA256 = r.keepOutput(v.OriginalText, v.Call.Timestamp)

@@ -472,3 +472,60 @@ func TestRunWritesTextsBeforeTheirLinks(t *testing.T) {
 		t.Fatalf("%d batches of calls, %d links: the test checks nothing", n, w.linked)
 	}
 }
+
+// A saved Bash output shorter than its persistedOutputSize is the part
+// Claude Code 2.1.88 kept (it truncates an output over 64 MiB before saving
+// it, without a word in the notice): not the original, so not stored as
+// one. The session is written in Claude Code's layout (the notice names the
+// absolute path on the recording machine; the file lies beside the
+// transcript) with the Bash toolUseResult shape of the harness lab's
+// bash-over-cap recording.
+func TestRunStoresNoSavedPrefixAsTheOriginal(t *testing.T) {
+	const (
+		session = "6a6a6a6a-0006-4006-8006-000000000006"
+		full    = 80000000
+	)
+	var out strings.Builder
+	for i := 1; out.Len() < 64<<20; i++ {
+		out.WriteString("row " + strings.Repeat("0", 7-len(itoa(i))) + itoa(i) + " payload\n")
+	}
+	saved := out.String()[:64<<20]
+	project := filepath.Join(t.TempDir(), "-home-u-w")
+	if err := os.MkdirAll(filepath.Join(project, session, "tool-results"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(project, session, "tool-results", "b7x2k9qwe.txt"), []byte(saved), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path := "/home/u/.claude/projects/-home-u-w/" + session + "/tool-results/b7x2k9qwe.txt"
+	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	preview := saved[:2000]
+	preview = preview[:strings.LastIndexByte(preview, '\n')]
+	notice := "<persisted-output>\nOutput too large (76.3MB). Full output saved to: " + path + "\n\nPreview (first 2KB):\n" + preview + "\n...\n</persisted-output>"
+	lines := []string{
+		`{"parentUuid":null,"isSidechain":false,"userType":"external","cwd":"/home/u/w","sessionId":"` + session + `","version":"2.1.88","type":"user","message":{"role":"user","content":"dump the log"},"uuid":"u1","timestamp":"2026-01-15T10:00:00.000Z"}`,
+		`{"parentUuid":"u1","isSidechain":false,"userType":"external","cwd":"/home/u/w","sessionId":"` + session + `","version":"2.1.88","message":{"model":"claude-opus-4-5-20251101","id":"msg_1","type":"message","role":"assistant","content":[{"type":"tool_use","id":"toolu_dump","name":"Bash","input":{"command":"./dump.sh"}}],"stop_reason":"tool_use","usage":{"input_tokens":1,"output_tokens":1}},"type":"assistant","uuid":"a1","timestamp":"2026-01-15T10:00:01.000Z"}`,
+		`{"parentUuid":"a1","isSidechain":false,"userType":"external","cwd":"/home/u/w","sessionId":"` + session + `","version":"2.1.88","type":"user","message":{"role":"user","content":[{"tool_use_id":"toolu_dump","type":"tool_result","content":` + q(notice) + `,"is_error":false}]},"uuid":"u2","timestamp":"2026-01-15T10:00:09.000Z",` +
+			`"toolUseResult":{"stdout":` + q(saved[:30000]) + `,"stderr":"","interrupted":false,"isImage":false,"persistedOutputPath":"` + path + `","persistedOutputSize":` + itoa(full) + `}}`,
+	}
+	if err := os.WriteFile(filepath.Join(project, session+".jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w := &recorder{}
+	opts := Options{Outputs: OutputOptions{Store: true, Originals: true, Redact: func(s string) (string, int) { return s, 0 }}}
+	if _, err := Run(context.Background(), []string{project}, opts, w); err != nil {
+		t.Fatal(err)
+	}
+	c := w.call("toolu_dump")
+	if c == nil {
+		t.Fatal("call not ingested")
+	}
+	if c.Original.Bytes != schema.Known(full) || c.Original.Precision != schema.PrecisionExact {
+		t.Errorf("original = %+v, want persistedOutputSize's exact %d bytes", c.Original, full)
+	}
+	if c.OriginalSHA256 != "" {
+		t.Errorf("the saved 64 MiB prefix was stored as the original (%s)", c.OriginalSHA256)
+	}
+}
+
+func itoa(i int) string { return schema.KnownInt(i).String() }

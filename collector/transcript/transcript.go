@@ -50,8 +50,10 @@ type Call struct {
 	Call schema.ToolCall
 	// ContextText is the text that entered the model's context.
 	ContextText string
-	// SavedText is the full output read through ReadSaved while detecting,
-	// or nil when no saved file was read.
+	// SavedText is the saved full output read through ReadSaved while
+	// detecting, or nil when no saved file was read. A file the harness cut
+	// before saving it holds only the output's first part: then the call's
+	// original is not measured from it (not saved_file, or a lower bound).
 	SavedText []byte
 	// OriginalText is the full output of a truncated call as the harness's
 	// own metadata carries it (e.g. Claude Code toolUseResult.content of a
