@@ -24,7 +24,11 @@ func ccMCPTruncated(s *scan, fd *finding) bool {
 }
 
 // ccBashLines: C5, Bash output over BASH_MAX_OUTPUT_LENGTH: the head is kept
-// and the notice counts the lines of the remainder.
+// and the notice counts the lines of the remainder. formatOutput counts them
+// as the newlines after the cut plus one: the line the cut fell in, whose
+// start the head shows, is in N already. So the output has the head's
+// newlines plus N lines (its trailing blank lines trimmed before the cut),
+// and whatever follows the notice (stderr, joined by a newline).
 func ccBashLines(s *scan, fd *finding) bool {
 	m := s.find(s.text, anchorTruncated, " lines truncated] ...", ccBashLinesRe, 32, 0)
 	if m == nil {
@@ -33,7 +37,7 @@ func ccBashLines(s *scan, fd *finding) bool {
 	removed := atoi(group(s.text, m, 1))
 	fd.cut(schema.StrategyHead, "cap_chars", strings.TrimSpace(s.text[m[0]:m[1]]))
 	fd.disclose(true, false, false)
-	kept := keptLines(s.text, m[0], m[1])
+	kept := schema.KnownInt(strings.Count(s.text[:m[0]], "\n") + countLines(strings.TrimPrefix(s.text[m[1]:], "\n")))
 	fd.show(schema.Known(1), schema.KnownInt(countLines(s.text[:m[0]])), schema.UnitLines, schema.Unknown)
 	fd.claims(schema.UnitLines, addCounts(kept, removed))
 	fd.totalIsOriginal = true

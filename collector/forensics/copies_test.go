@@ -218,3 +218,33 @@ func strconvQuote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// TestBashLinesNoticeCountsTheCutLineOnce: Claude Code's Bash formatOutput
+// (CC-src BashTool/utils.ts, transcript-formats.md C5) keeps the first
+// 30,000 chars of the output, trimmed of its trailing blank lines, and
+// counts the rest as countCharInString(content, '\n', 30000) + 1: the
+// newlines after the cut, plus the line the cut fell in. That line is
+// already in the notice's count, so the original has newlines(head) + N
+// lines; counting the head's partial last line again claimed one line too
+// many (6,001 of a 6,000-line output, 6,002 when the output ended in a
+// newline).
+func TestBashLinesNoticeCountsTheCutLineOnce(t *testing.T) {
+	var b strings.Builder
+	for i := 1; i <= 6000; i++ {
+		if i > 1 {
+			b.WriteByte('\n')
+		}
+		fmt.Fprintf(&b, "[build] step %04d of 6000: compiled %s", i, strings.Repeat("o", i%7))
+	}
+	out := b.String()
+	head, rest := out[:30000], out[30000:]
+	if strings.HasSuffix(head, "\n") {
+		t.Fatal("the cut must fall inside a line")
+	}
+	n := strings.Count(rest, "\n") + 1
+	in := Input{Harness: schema.HarnessClaudeCode, Tool: "Bash", Arguments: []byte(`{"command":"make"}`),
+		Context: head + "\n\n... [" + itoa(n) + " lines truncated] ..."}
+	check(t, Detect(in), want{kind: schema.KindExplicit, strategy: schema.StrategyHead, truncated: true, reason: "cap_chars",
+		disclosure: "100", total: "6000", source: schema.SourceMarker, precision: "exact", lines: "6000",
+		marker: "lines truncated] ...", detector: "claude_code.bash_lines_truncated"})
+}

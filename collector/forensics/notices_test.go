@@ -100,7 +100,9 @@ func TestNotices(t *testing.T) {
 			name: "claude Bash ... [N lines truncated] ... (C5)",
 			in:   Input{Harness: schema.HarnessClaudeCode, Tool: "Bash", Context: lines("row", 1, 100) + "partial\n\n... [400 lines truncated] ..."},
 			want: want{kind: schema.KindExplicit, strategy: schema.StrategyHead, truncated: true, reason: "cap_chars",
-				disclosure: "100", shown: "1-101 lines", total: "501", source: schema.SourceMarker, lines: "501",
+				// 100 whole lines, the start of the 101st, and the notice's 400
+				// lines counting that 101st: 500 in all.
+				disclosure: "100", shown: "1-101 lines", total: "500", source: schema.SourceMarker, lines: "500",
 				marker: "... [400 lines truncated] ..."},
 		},
 		{

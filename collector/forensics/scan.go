@@ -307,18 +307,11 @@ func group(s string, m []int, n int) string {
 func head(s string, n int) string { return s[:min(n, len(s))] }
 func tail(s string, n int) string { return s[len(s)-min(n, len(s)):] }
 
-// keptChars and keptLines measure s without the marker span [lo,hi): the
-// text the harness kept around its notice.
+// keptChars measures s without the marker span [lo,hi): the text the
+// harness kept around its notice.
 func keptChars(s string, lo, hi int) schema.Count {
 	if lo < 0 || hi > len(s) || lo > hi {
 		return schema.Unknown
 	}
 	return schema.KnownInt(countRunes(s[:lo]) + countRunes(s[hi:]))
-}
-
-func keptLines(s string, lo, hi int) schema.Count {
-	if lo < 0 || hi > len(s) || lo > hi {
-		return schema.Unknown
-	}
-	return schema.KnownInt(countLines(s[:lo]) + countLines(s[hi:]))
 }
