@@ -22,8 +22,9 @@ var ingestedMustShowData = map[string][]string{
 		"Incomplete inputs behind risky answers", "Session"},
 }
 
-// The example WebFetch session: a silent summary and an absence claim.
-const ingestedRiskySession = "11111111-0001-4001-8001-000000000001"
+// The example persisted-Grep session: a preview without the answer, and an
+// absence claim.
+const ingestedRiskySession = "55555555-0005-4005-8005-000000000005"
 
 // TestQueriesOnIngestedSessions ingests the real fixtures and the example
 // sessions through the ingest pipeline and runs every variable and panel

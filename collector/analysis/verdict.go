@@ -16,7 +16,7 @@ import (
 //
 //	Answer at 12:03:41 says "There is no such setting."; it was built on
 //	WebFetch of https://example.com/docs, which delivered a summary of the
-//	first 100,000 of 156,000 chars with no notice, and the model never read
+//	first 100,000 of 195,757 chars with a notice, and the model never read
 //	further.
 //
 // a must carry the fields Analyze fills (Risk, Reasons, ReasonCalls,

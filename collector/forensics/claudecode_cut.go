@@ -222,12 +222,17 @@ func ccStoredCopy(s *scan, fd *finding) {
 	}
 }
 
-// ccWebFetch: the silent case. The main model gets a second model's digest of
-// at most the first 100,000 chars of the page and no notice; the byte count
-// of the fetched page is only in toolUseResult. Releases with WebFetch notes
-// say when they cut, so there an answer without a note covers the page (or,
-// with an offset, the rest of it) — whose size in chars is then not known:
-// toolUseResult.bytes counts the fetched HTML, not the page text.
+// ccWebFetch: a second model's digest of the page. The main model gets the
+// digest of at most the first 100,000 chars of the page's text (its markdown,
+// turned from the HTML for an HTML page) and no notice. Releases with WebFetch
+// notes say when they cut, so there an answer without a note covers the page
+// (or, with an offset, the rest of it). Before them nothing tells: the only
+// size is toolUseResult.bytes, the length of the HTTP body, which for an
+// HTML page is not the size of the text the cap applies to — a 350,000-byte
+// page may convert to 60,000 chars of text. A body over the cap only makes
+// a cut possible, so the kind is unknown; the body's bytes are no size of
+// the original either (the text the model's digest was made from), so no
+// original, shown range or total is taken from them.
 func ccWebFetch(s *scan, fd *finding) bool {
 	if s.in.Tool != "WebFetch" {
 		return false
@@ -249,13 +254,15 @@ func ccWebFetch(s *scan, fd *finding) bool {
 		fd.Kind = schema.KindUnknown
 		fd.Detector = "claude_code.webfetch_unknown"
 	case cc.Bytes.N > ccWebFetchMaxChars:
-		fd.silentCut(schema.StrategySummary, "summarised")
-		fd.show(schema.Known(0), schema.Known(ccWebFetchMaxChars), schema.UnitChars, cc.Bytes)
+		// Perhaps cut, perhaps not: the text may be shorter than its HTML.
+		fd.Kind = schema.KindUnknown
+		fd.Detector = "claude_code.webfetch_large_body"
 	default:
-		// The digest covers the whole page: nothing was cut, though the
-		// model read a summary, not the page.
+		// Nothing shows a cut: a text that is not HTML has no more chars
+		// than bytes, and markdown turned from HTML is shorter than the
+		// HTML it drops the tags of. The model read a summary, not the
+		// page, but a summary of all of it.
 		fd.Kind = schema.KindNone
-		fd.show(schema.Known(0), cc.Bytes, schema.UnitChars, cc.Bytes)
 	}
 	return true
 }

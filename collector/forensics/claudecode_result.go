@@ -125,9 +125,10 @@ func (s *scan) claudeResult() *ccResult {
 }
 
 // collectClaudeOriginals adds what toolUseResult knows of the complete
-// output: Grep's content (a lower bound when it is a page), Bash's stdout/stderr or persisted size, WebFetch's
-// page bytes. Read's file content is not the tool output (the model sees it
-// numbered), so Read is judged by line counts in ccReadFile instead.
+// output: Grep's content (a lower bound when it is a page), Bash's
+// stdout/stderr or persisted size. Read's file content is not the tool
+// output (the model sees it numbered), so Read is judged by line counts in
+// ccReadFile instead.
 //
 // The texts are measured in their JSON form (jsonscan.Stats), not decoded:
 // a Grep content member is routinely 100 KB.
@@ -182,9 +183,9 @@ func collectClaudeOriginals(s *scan) {
 			return
 		}
 		s.orig.add(rankMetadata, statsSizes(st))
-	case r.Bytes.Known:
-		s.orig.add(rankMetadata, schema.Sizes{Bytes: r.Bytes})
 	}
+	// WebFetch's bytes count the HTTP body, not the page text the harness
+	// cuts and summarises: no size of the original (ccWebFetch).
 }
 
 // ccGrepPaged reports whether a Grep content-mode result is a page of the

@@ -248,3 +248,41 @@ func TestBashLinesNoticeCountsTheCutLineOnce(t *testing.T) {
 		disclosure: "100", total: "6000", source: schema.SourceMarker, precision: "exact", lines: "6000",
 		marker: "lines truncated] ...", detector: "claude_code.bash_lines_truncated"})
 }
+
+// TestWebFetchBodyIsNotThePageText: WebFetch's toolUseResult.bytes is the
+// length of the HTTP body (CC-src WebFetchTool/utils.ts: bytes =
+// rawBuffer.length, before an HTML page is turned into markdown), while its
+// 100,000 cap counts the chars of that markdown. A 350,000-byte HTML page
+// may give far fewer chars, so the bytes only make a cut possible: before
+// the releases that note their cuts the kind is unknown, and the body's
+// bytes are neither the original's size nor a total in chars. The
+// toolUseResult is the CC-src shape ({bytes, code, codeText, result,
+// durationMs, url}, transcript-formats.md §1.4).
+func TestWebFetchBodyIsNotThePageText(t *testing.T) {
+	digest := "The page documents the settings listen, workers and log_level."
+	tur := func(bytes int) []byte {
+		return []byte(fmt.Sprintf(`{"bytes":%d,"code":200,"codeText":"OK","result":%q,"durationMs":1200,"url":"https://example.com/docs"}`, bytes, digest))
+	}
+	in := func(version string, bytes int) Input {
+		return Input{Harness: schema.HarnessClaudeCode, HarnessVersion: version, Tool: "WebFetch",
+			Arguments: []byte(`{"url":"https://example.com/docs","prompt":"List the settings"}`),
+			Context:   digest, ToolUseResult: tur(bytes)}
+	}
+	// Over the cap in body bytes: perhaps cut, perhaps not.
+	check(t, Detect(in("2.1.22", 350000)), want{kind: schema.KindUnknown, strategy: schema.StrategySummary,
+		shown: "unknown-unknown ", total: "unknown", source: schema.SourceUnknown, precision: "none",
+		detector: "claude_code.webfetch_large_body"})
+	// Under it: nothing shows a cut, but the body's bytes are still not the
+	// page text's size.
+	check(t, Detect(in("2.1.22", 5000)), want{kind: schema.KindNone, strategy: schema.StrategySummary,
+		shown: "unknown-unknown ", total: "unknown", source: schema.SourceUnknown, precision: "none"})
+	// A release that notes its cut gives the page text's length in chars;
+	// the body's bytes are not added to it as the same text's bytes.
+	noted := in("2.1.328", 350000)
+	noted.Context += "\n\n[WebFetch note: this page's text is 195757 characters long and the answer above covers only characters 0 to 100000; " +
+		"the final 95757 were not read — to read on, call WebFetch again with the same url and offset: 100000.]"
+	check(t, Detect(noted), want{kind: schema.KindExplicit, strategy: schema.StrategySummary, truncated: true, reason: "summarised",
+		disclosure: "111", shown: "0-100000 chars", total: "195757", source: schema.SourceMarker, precision: "exact",
+		chars: "195757", bytes: "unknown", tk: "unknown", next: "offset: 100000", marker: "[WebFetch note:",
+		detector: "claude_code.webfetch_note"})
+}

@@ -32,10 +32,11 @@
 // pages at head_limit 250, Glob stops at 100 files, background tasks keep
 // the tail, Read stops at 2,000 lines silently (only toolUseResult.file
 // shows it), and WebFetch silently hands the model a second model's digest
-// of at most 100,000 chars of a page whose size toolUseResult.bytes gives —
-// until 2.1.328, which notes the page text's length, the part read and the
-// offset to read on from ("[WebFetch note: …]"), so that there an answer
-// without a note covers the page. What changed by version is in
+// of at most 100,000 chars of a page's text, whose size nothing gives
+// (toolUseResult.bytes is the HTTP body's, not the text's: a cut is only
+// possible, kind unknown) — until 2.1.328, which notes the page text's
+// length, the part read and the offset to read on from ("[WebFetch note:
+// …]"), so that there an answer without a note covers the page. What changed by version is in
 // claudeCodeVersions. Its tool_result_size_bytes log attribute is the size of
 // what entered the context, never the original, so detection ignores it.
 //

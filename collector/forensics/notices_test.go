@@ -220,17 +220,20 @@ func TestNotices(t *testing.T) {
 				shown: "1-2000 lines", source: schema.SourceUnknown, detector: "claude_code.read_shape"},
 		},
 		{
-			name: "claude WebFetch over the cap: silent summary of the first 100,000 chars",
+			// bytes is the HTTP body; the 100,000 cap counts the chars of the
+			// page's text, which for HTML may be far fewer: a cut is possible,
+			// not shown.
+			name: "claude WebFetch body over the cap: perhaps summarised in part, unknown",
 			in: Input{Harness: schema.HarnessClaudeCode, Tool: "WebFetch", Context: "The page says the setting is not documented.",
 				ToolUseResult: []byte(`{"bytes":156000,"code":200,"codeText":"OK","result":"The page says the setting is not documented.","durationMs":900,"url":"https://example.com/docs"}`)},
-			want: want{kind: schema.KindSilent, strategy: schema.StrategySummary, truncated: true, reason: "summarised",
-				disclosure: "000", shown: "0-100000 chars", total: "156000", source: schema.SourceHarnessMetadata, bytes: "156000", tk: "39000"},
+			want: want{kind: schema.KindUnknown, strategy: schema.StrategySummary, disclosure: "000", total: "unknown",
+				source: schema.SourceUnknown, bytes: "unknown", detector: "claude_code.webfetch_large_body"},
 		},
 		{
 			name: "claude WebFetch under the cap: a digest of the whole page, not cut",
 			in: Input{Harness: schema.HarnessClaudeCode, Tool: "WebFetch", Context: "Summary.",
 				ToolUseResult: []byte(`{"bytes":5000,"code":200,"result":"Summary.","url":"https://example.com"}`)},
-			want: want{kind: schema.KindNone, strategy: schema.StrategySummary, source: schema.SourceHarnessMetadata, bytes: "5000"},
+			want: want{kind: schema.KindNone, strategy: schema.StrategySummary, source: schema.SourceUnknown, bytes: "unknown"},
 		},
 		{
 			name: "claude WebFetch without metadata: unknown",

@@ -12,7 +12,8 @@ import (
 // the verdict. The Claude Code 2.1.328 cases are faithful reproductions of
 // what that release put in the context, with the notices verbatim: a Bash
 // command that printed 184,600 chars and exited 2, and a WebFetch of a page
-// whose text is 195,757 chars (214,995 bytes of HTML).
+// whose text is 195,757 chars (214,995 bytes of HTML, which toolUseResult
+// gives and which measure the body, not the text: no original).
 func TestPrecision(t *testing.T) {
 	// Bash's failure path builds its error from the first 30,000 chars it
 	// received, trailing white space trimmed, a newline and "Exit code 2",
@@ -47,8 +48,8 @@ func TestPrecision(t *testing.T) {
 				Arguments: []byte(`{"url":"https://example.com/docs/config","prompt":"List the configuration keys"}`),
 				Context:   answer + "\n\n" + note, ToolUseResult: []byte(webFetchResult)},
 			want: want{kind: schema.KindExplicit, strategy: schema.StrategySummary, truncated: true, reason: "summarised",
-				disclosure: "111", shown: "0-100000 chars", total: "195757", source: schema.SourceHarnessMetadata,
-				precision: "exact", bytes: "214995", chars: "195757", lines: "unknown", tk: "53749",
+				disclosure: "111", shown: "0-100000 chars", total: "195757", source: schema.SourceMarker,
+				precision: "exact", bytes: "unknown", chars: "195757", lines: "unknown", tk: "unknown",
 				next: "to read on, call WebFetch again with the same url and offset: 100000", marker: note,
 				detector: "claude_code.webfetch_note"},
 		},
@@ -58,7 +59,7 @@ func TestPrecision(t *testing.T) {
 				Arguments: []byte(`{"url":"https://example.com/docs/config","prompt":"List the configuration keys","offset":100000}`),
 				Context:   "The rest of the page adds the key upload_limit.", ToolUseResult: []byte(webFetchResult)},
 			want: want{kind: schema.KindNone, strategy: schema.StrategySummary, partial: true, shown: "100000-unknown chars",
-				total: "unknown", source: schema.SourceHarnessMetadata, precision: "exact", bytes: "214995", chars: "unknown",
+				total: "unknown", source: schema.SourceUnknown, precision: "none", bytes: "unknown", chars: "unknown",
 				refetched: true, detector: "claude_code.webfetch_whole"},
 		},
 		{
@@ -67,17 +68,19 @@ func TestPrecision(t *testing.T) {
 				Arguments: []byte(`{"url":"https://example.com/docs/config","prompt":"List the configuration keys"}`),
 				Context:   answer, ToolUseResult: []byte(webFetchResult)},
 			want: want{kind: schema.KindNone, strategy: schema.StrategySummary, shown: "unknown-unknown ", total: "unknown",
-				source: schema.SourceHarnessMetadata, precision: "exact", bytes: "214995", chars: "unknown",
+				source: schema.SourceUnknown, precision: "none", bytes: "unknown", chars: "unknown",
 				detector: "claude_code.webfetch_whole"},
 		},
 		{
-			name: "claude 2.1.22 WebFetch of the same page: the silent cut of the old releases stays",
+			// The old releases cut without a word, and their only size is the
+			// HTML body's: whether this page's text passed the cap is not known.
+			name: "claude 2.1.22 WebFetch of the same page: a cut is possible, not shown",
 			in: Input{Harness: schema.HarnessClaudeCode, HarnessVersion: "2.1.22", Tool: "WebFetch",
 				Arguments: []byte(`{"url":"https://example.com/docs/config","prompt":"List the configuration keys"}`),
 				Context:   answer, ToolUseResult: []byte(webFetchResult)},
-			want: want{kind: schema.KindSilent, strategy: schema.StrategySummary, truncated: true, reason: "summarised",
-				disclosure: "000", shown: "0-100000 chars", total: "214995", source: schema.SourceHarnessMetadata,
-				precision: "exact", bytes: "214995", detector: "claude_code.webfetch_summary"},
+			want: want{kind: schema.KindUnknown, strategy: schema.StrategySummary, disclosure: "000", shown: "unknown-unknown ",
+				total: "unknown", source: schema.SourceUnknown, precision: "none", bytes: "unknown",
+				detector: "claude_code.webfetch_large_body"},
 		},
 		{
 			name: "claude 2.1.328 WebFetch note, short form: where and the next offset",
@@ -86,8 +89,8 @@ func TestPrecision(t *testing.T) {
 				Context:       answer + "\n\n[WebFetch note: the answer above covers characters 0 to 100000 of this page's 195757 characters. Next offset: 100000.]",
 				ToolUseResult: []byte(webFetchResult)},
 			want: want{kind: schema.KindExplicit, strategy: schema.StrategySummary, truncated: true, reason: "summarised",
-				disclosure: "101", shown: "0-100000 chars", total: "195757", source: schema.SourceHarnessMetadata,
-				precision: "exact", bytes: "214995", chars: "195757", next: "Next offset: 100000",
+				disclosure: "101", shown: "0-100000 chars", total: "195757", source: schema.SourceMarker,
+				precision: "exact", bytes: "unknown", chars: "195757", next: "Next offset: 100000",
 				marker:   "[WebFetch note: the answer above covers characters 0 to 100000 of this page's 195757 characters. Next offset: 100000.]",
 				detector: "claude_code.webfetch_note"},
 		},
@@ -100,8 +103,8 @@ func TestPrecision(t *testing.T) {
 					"\n\n[WebFetch note: this result comes from a stored copy of the page, retrieved from the site on 2026-11-29 at 17:05 UTC (yesterday); the live page may have changed since then.]",
 				ToolUseResult: []byte(webFetchResult)},
 			want: want{kind: schema.KindExplicit, strategy: schema.StrategySummary, truncated: true, reason: "summarised",
-				disclosure: "111", shown: "100000-150000 chars", total: "195757", source: schema.SourceHarnessMetadata,
-				precision: "exact", bytes: "214995", chars: "195757", next: "offset: 150000", refetched: true,
+				disclosure: "111", shown: "100000-150000 chars", total: "195757", source: schema.SourceMarker,
+				precision: "exact", bytes: "unknown", chars: "195757", next: "offset: 150000", refetched: true,
 				refVersion: "2026-11-29T17:05Z", marker: "the final 45757 were not read", detector: "claude_code.webfetch_note"},
 		},
 		{
@@ -110,7 +113,7 @@ func TestPrecision(t *testing.T) {
 				Arguments: []byte(`{"url":"https://example.com/docs/config","prompt":"keys","offset":200000}`),
 				Context:   "Nothing left to read from offset 200000: this page's text is 195757 characters long.", ToolUseResult: []byte(webFetchResult)},
 			want: want{kind: schema.KindNone, strategy: schema.StrategyNone, partial: true, shown: "195757-195757 chars", total: "195757",
-				source: schema.SourceHarnessMetadata, precision: "exact", bytes: "214995", chars: "195757", refetched: true,
+				source: schema.SourceMarker, precision: "exact", bytes: "unknown", chars: "195757", refetched: true,
 				detector: "claude_code.webfetch_note"},
 		},
 		{
@@ -124,8 +127,8 @@ func TestPrecision(t *testing.T) {
 					"The rest lists upload_limit.\n</fetched-web-content>",
 				ToolUseResult: []byte(webFetchResult)},
 			want: want{kind: schema.KindExplicit, strategy: schema.StrategySummary, truncated: true, reason: "summarised",
-				disclosure: "111", shown: "0-192000 chars", total: "195757", source: schema.SourceHarnessMetadata, precision: "exact",
-				bytes: "214995", chars: "195757", next: "to read on, call WebFetch again with the same url and offset: 192000",
+				disclosure: "111", shown: "0-192000 chars", total: "195757", source: schema.SourceMarker, precision: "exact",
+				bytes: "unknown", chars: "195757", next: "to read on, call WebFetch again with the same url and offset: 192000",
 				marker: "truncated to the first 92000, then a model-extracted summary of the rest", detector: "claude_code.webfetch_raw"},
 		},
 		{
@@ -137,8 +140,8 @@ func TestPrecision(t *testing.T) {
 					strings.Repeat("p", 92000) + "\n</fetched-web-content>",
 				ToolUseResult: []byte(webFetchResult)},
 			want: want{kind: schema.KindExplicit, strategy: schema.StrategyHead, truncated: true, reason: "cap_chars",
-				disclosure: "111", shown: "0-92000 chars", total: "195757", source: schema.SourceHarnessMetadata, precision: "exact",
-				bytes: "214995", chars: "195757", next: "offset: 92000", detector: "claude_code.webfetch_raw"},
+				disclosure: "111", shown: "0-92000 chars", total: "195757", source: schema.SourceMarker, precision: "exact",
+				bytes: "unknown", chars: "195757", next: "offset: 92000", detector: "claude_code.webfetch_raw"},
 		},
 		{
 			name: "claude 2.1.328 WebFetch verbatim rest from an offset: complete, by request, refetched",
@@ -148,7 +151,7 @@ func TestPrecision(t *testing.T) {
 					strings.Repeat("p", 3757) + "\n</fetched-web-content>",
 				ToolUseResult: []byte(webFetchResult)},
 			want: want{kind: schema.KindNone, strategy: schema.StrategyNone, partial: true, shown: "192000-195757 chars", total: "195757",
-				source: schema.SourceHarnessMetadata, precision: "exact", bytes: "214995", chars: "195757", refetched: true,
+				source: schema.SourceMarker, precision: "exact", bytes: "unknown", chars: "195757", refetched: true,
 				detector: "claude_code.webfetch_raw"},
 		},
 		{
@@ -158,7 +161,7 @@ func TestPrecision(t *testing.T) {
 				Context:       "Fetched https://example.com/small (HTTP 200 OK, text/markdown, 40 characters).\n<fetched-web-content>\n" + strings.Repeat("p", 40) + "\n</fetched-web-content>",
 				ToolUseResult: []byte(`{"bytes":40,"code":200,"codeText":"OK","result":"…","durationMs":20,"url":"https://example.com/small"}`)},
 			want: want{kind: schema.KindNone, strategy: schema.StrategyNone, shown: "0-40 chars", total: "40",
-				source: schema.SourceHarnessMetadata, precision: "exact", bytes: "40", chars: "40", detector: "claude_code.webfetch_raw"},
+				source: schema.SourceMarker, precision: "exact", bytes: "unknown", chars: "40", detector: "claude_code.webfetch_raw"},
 		},
 		{
 			name: "claude Read refused by size label: approximate bytes",

@@ -121,8 +121,6 @@ func refClaudeOriginals(raw []byte) []candidate {
 		if !strings.Contains(out, " lines truncated] ...") && !strings.Contains(out, " characters truncated] ...") {
 			o.addText(rankMetadata, out)
 		}
-	case r.Bytes.Known:
-		o.add(rankMetadata, schema.Sizes{Bytes: r.Bytes})
 	}
 	return o.list
 }

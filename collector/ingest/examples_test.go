@@ -20,8 +20,8 @@ func TestExamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.Files != 7 || sum.Sessions != 7 || sum.ToolCalls != 11 || sum.Answers != 7 || sum.Truncated != 8 ||
-		sum.TruncatedByKind[schema.KindSilent] != 2 || sum.TruncatedByKind[schema.KindExplicit] != 6 || sum.SkippedTotal() != 0 {
+	if sum.Files != 7 || sum.Sessions != 7 || sum.ToolCalls != 11 || sum.Answers != 7 || sum.Truncated != 7 ||
+		sum.TruncatedByKind[schema.KindSilent] != 1 || sum.TruncatedByKind[schema.KindExplicit] != 6 || sum.SkippedTotal() != 0 {
 		t.Fatalf("summary = %+v", sum)
 	}
 	answer := func(session string) schema.Answer {
@@ -41,11 +41,15 @@ func TestExamples(t *testing.T) {
 		session string
 		risk    schema.Risk
 	}{
-		{name: "WebFetch of a 156,000-char page: silent summary", call: "toolu_01WebFetch00000000001", tool: "WebFetch",
+		// 2.1.22 says nothing of a cut, and its only size, 156,000 bytes,
+		// is the HTTP body's, not the page text's the 100,000-char cap
+		// counts: whether the digest covered the page is unknown, and so is
+		// the original. Nothing is known to be missing, so the risk is none.
+		{name: "WebFetch of a 156,000-byte page: a digest of unknown completeness", call: "toolu_01WebFetch00000000001", tool: "WebFetch",
 			check: func(c *schema.ToolCall) bool {
-				return c.Truncated && c.Kind == schema.KindSilent && c.Strategy == schema.StrategySummary &&
-					c.Original.Bytes == schema.Known(156000) && c.Shown.End == schema.Known(100000)
-			}, session: "11111111", risk: schema.RiskHigh},
+				return !c.Truncated && c.Kind == schema.KindUnknown && c.Strategy == schema.StrategySummary &&
+					c.Original.Source == schema.SourceUnknown && !c.Original.Bytes.Known && !c.Total.Known && !c.Shown.End.Known
+			}, session: "11111111", risk: schema.RiskNone},
 		{name: "partial Read (default 2000 of 2600 lines), silent", call: "toolu_01ReadHead000000000001", tool: "Read",
 			check: func(c *schema.ToolCall) bool {
 				return c.Truncated && c.Kind == schema.KindSilent && c.Shown.End == schema.Known(2000) &&

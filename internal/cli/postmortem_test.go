@@ -90,15 +90,23 @@ func TestPostmortemScenarios(t *testing.T) {
 		check   func(t *testing.T, pm report.Postmortem)
 	}{
 		{
-			name: "a: WebFetch silent summary, then an absence claim", session: sessWebFetch,
-			risk: schema.RiskHigh, absence: true,
-			reasons: []string{schema.ReasonAbsenceClaimOnPartialInput, schema.ReasonSilentTruncation, schema.ReasonNotFollowedUp},
+			// Claude Code 2.1.22 cuts a WebFetch page's text at 100,000 chars
+			// without a word, and records only the HTTP body's bytes (156,000),
+			// which do not tell the text's length: the digest may or may not
+			// cover the page. Nothing is known to be missing, so the absence
+			// claim raises no risk, and the verdict says the input's
+			// completeness is unknown rather than calling it complete.
+			name: "a: WebFetch digest of unknown completeness, then an absence claim", session: sessWebFetch,
+			risk: schema.RiskNone, absence: true,
 			check: func(t *testing.T, pm report.Postmortem) {
 				c := callByID(pm, "toolu_01WebFetch00000000001")
-				if c == nil || c.Kind != schema.KindSilent || c.Strategy != schema.StrategySummary || c.Original.Bytes != schema.Known(156000) {
+				if c == nil || c.Kind != schema.KindUnknown || c.Truncated || c.Strategy != schema.StrategySummary || c.Original.Bytes.Known {
 					t.Errorf("WebFetch call = %+v", c)
 				}
-				wantVerdict(t, pm, "WebFetch of https://docs.acme.example/cli/configuration", "summary of the first 100,000 of 156,000 chars with no notice", "never read further")
+				if len(pm.Answers) == 1 && len(pm.Answers[0].Reasons) != 0 {
+					t.Errorf("reasons %v, want none", pm.Answers[0].Reasons)
+				}
+				wantVerdict(t, pm, "WebFetch of https://docs.acme.example/cli/configuration", "whose completeness is unknown: nothing shows whether it was cut")
 			},
 		},
 		{
@@ -280,7 +288,7 @@ func TestPostmortemGolden(t *testing.T) {
 		name string
 		args []string
 	}{
-		{"a-webfetch-silent", []string{"--session", sessWebFetch}},
+		{"a-webfetch-unknown", []string{"--session", sessWebFetch}},
 		{"a2-persisted-expect", []string{"--session", sessPersisted, "--expect", "UPLOAD_DISABLED"}},
 		{"b-partial-read", []string{"--session", sessPartialRead, "--answer", "msg_01PartialRead00000004"}},
 		{"g-codex-no-failing-tests", []string{"--session", sessCodexNoFail}},
@@ -409,8 +417,7 @@ func TestPostmortemJSONSchema(t *testing.T) {
 		t.Errorf("found_in_context = %v", got)
 	}
 
-	// Without --expect there is no expect key, and a session with a null
-	// coverage shows null.
+	// Without --expect there is no expect key.
 	code, out, errOut = run(t, "postmortem", "--clickhouse", addr, "--format", "json", "--session", sessWebFetch)
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -422,9 +429,13 @@ func TestPostmortemJSONSchema(t *testing.T) {
 	if _, ok := doc["expect"]; ok {
 		t.Error("expect present without --expect")
 	}
+	// The WebFetch's original is unknown: every size null, not 0, and no
+	// precision (the 156,000 bytes of its HTTP body are no size of it).
 	wf := doc["tool_calls"].([]any)[0].(map[string]any)["original"].(map[string]any)
-	if wf["chars"] != nil || wf["bytes"] != float64(156000) {
-		t.Errorf("WebFetch original = %v; want bytes 156000 and chars null", wf)
+	for _, k := range []string{"bytes", "chars", "lines", "tokens", "precision"} {
+		if v, ok := wf[k]; !ok || v != nil {
+			t.Errorf("WebFetch original %s = %v (present %v); want null", k, v, ok)
+		}
 	}
 }
 

@@ -34,7 +34,7 @@ func TestSessionsCommand(t *testing.T) {
 	}{
 		{"all, most recently active first", []string{"--since", "all"},
 			"019a0e0e f0f0f0f0 e0e0e0e0 019a0d0d c0c0c0c0 77777777 01990a6e 55555555 44444444 33333333 22222222 11111111"},
-		{"high risk", []string{"--since", "all", "--risk", "high"}, "019a0e0e f0f0f0f0 77777777 01990a6e 55555555 33333333 11111111"},
+		{"high risk", []string{"--since", "all", "--risk", "high"}, "019a0e0e f0f0f0f0 77777777 01990a6e 55555555 33333333"},
 		{"medium or worse from codex", []string{"--since", "all", "--risk", "medium", "--source", "codex"}, "019a0e0e 019a0d0d 01990a6e"},
 		{"harness spelt as a transcript format", []string{"--since", "all", "--source", "claude-code", "--limit", "2"}, "e0e0e0e0 c0c0c0c0"},
 		{"since a date", []string{"--since", "2026-01-16"}, "019a0e0e f0f0f0f0 e0e0e0e0 019a0d0d c0c0c0c0"},

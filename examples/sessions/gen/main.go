@@ -69,7 +69,9 @@ func newCC(seed int, version string) *cc {
 // webFetchSummary: a 156,000-char page; WebFetch hands a second model the
 // first 100,000 chars and the main model only its digest, with no notice.
 // The setting sits at char ~141,000, so the answer "there is no such
-// setting" is built on an input that never contained it.
+// setting" is built on an input that never contained it — which the
+// transcript cannot show: its only size is the HTTP body's bytes, not the
+// page text's chars the cap counts (see the README).
 func (g *gen) webFetchSummary() {
 	s := newCC(1, "2.1.22")
 	url := "https://docs.acme.example/cli/configuration"
