@@ -33,7 +33,12 @@ func seenBy(c *schema.ToolCall, a access, truncated bool) seen {
 		return seen{}
 	}
 	s := seen{delivered: true}
-	if !truncated && !c.PartialByRequest && a.view.whole {
+	// Whether the output was cut is unknown (an image, a digest of a page
+	// of unknown length, a span without its text): it delivered something,
+	// but neither the whole target nor the part its view asked for can be
+	// credited to it, and it recovers no earlier cut.
+	unknownExtent := !truncated && c.Kind == schema.KindUnknown
+	if !truncated && !unknownExtent && !c.PartialByRequest && a.view.whole {
 		s.whole = true
 		return s
 	}
@@ -68,6 +73,9 @@ func seenBy(c *schema.ToolCall, a access, truncated bool) seen {
 				}
 			}
 		}
+		return s
+	}
+	if unknownExtent {
 		return s
 	}
 	// Complete, but asked for part: the view says which part. (A view of

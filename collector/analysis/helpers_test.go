@@ -72,6 +72,11 @@ func atLeast() callOpt {
 	return func(c *schema.ToolCall) { c.Original.Precision = schema.PrecisionLowerBound }
 }
 
+// unknownKind marks a call whose completeness nothing shows.
+func unknownKind(strategy schema.Strategy) callOpt {
+	return func(c *schema.ToolCall) { c.Kind, c.Strategy = schema.KindUnknown, strategy }
+}
+
 // refetched marks a continuation that fetched its source again.
 func refetched() callOpt { return func(c *schema.ToolCall) { c.RefetchedSource = true } }
 

@@ -58,6 +58,38 @@ func TestCoveragePrecision(t *testing.T) {
 			}},
 		},
 		{
+			// A digest of a page whose length nothing tells (Claude Code's
+			// WebFetch before its notes): nothing is credited as seen.
+			name: "a call of unknown completeness covers an unknown share",
+			calls: []schema.ToolCall{
+				call("w1", "WebFetch", `{"url":"https://docs.example/cli","prompt":"settings"}`, 0, unknownKind(schema.StrategySummary)),
+			},
+			answers: []schema.Answer{answer("a1", 5, "The CLI has a --verbose setting.", "w1")},
+			calls2:  map[string]wantCall{"w1": {}},
+			want: []wantAnswer{{
+				risk: schema.RiskNone, reasons: []string{}, reasonCalls: map[string][]string{},
+				incomplete: []string{}, inputs: []string{"w1"},
+			}},
+		},
+		{
+			name: "a read of unknown completeness recovers no earlier cut",
+			calls: []schema.ToolCall{
+				call("r1", "Read", `{"file_path":"/repo/log.txt"}`, 0,
+					cut(schema.KindExplicit, schema.StrategyPaginated, schema.UnitLines, 1, 1000, 2000), originalLines(2000)),
+				call("r2", "Read", `{"file_path":"/repo/log.txt"}`, 1, unknownKind(schema.StrategyNone)),
+			},
+			answers: []schema.Answer{answer("a1", 5, "There is no error in the log.", "r1", "r2")},
+			calls2: map[string]wantCall{
+				"r1": {coverage: ratio(1000, 2000)},
+				"r2": {coverage: ratio(1000, 2000)},
+			},
+			want: []wantAnswer{{
+				risk: schema.RiskHigh, absence: true, reasons: []string{absence, explicit, notFollowed},
+				reasonCalls: map[string][]string{absence: {"r1"}, explicit: {"r1"}, notFollowed: {"r1"}},
+				incomplete:  []string{"r1"}, inputs: []string{"r1", "r2"},
+			}},
+		},
+		{
 			name: "a short last page settles a lower bound: exact, full coverage",
 			calls: []schema.ToolCall{
 				call("r1", "Read", `{"file_path":"/repo/log.txt"}`, 0,
