@@ -32,6 +32,12 @@ func seenBy(c *schema.ToolCall, a access, truncated bool) seen {
 	if a.Mode != AccessRead || c.Strategy == schema.StrategyRefused || c.Strategy == schema.StrategyCleared {
 		return seen{}
 	}
+	if c.IsError && a.Kind != TargetCommand {
+		// A failed read, fetch or tool call got none of its target (its
+		// text is the error): it covers nothing and continues nothing. A
+		// command that exited non-zero still printed its own output.
+		return seen{}
+	}
 	s := seen{delivered: true}
 	// Whether the output was cut is unknown (an image, a digest of a page
 	// of unknown length, a span without its text): it delivered something,

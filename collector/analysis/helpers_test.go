@@ -77,6 +77,9 @@ func unknownKind(strategy schema.Strategy) callOpt {
 	return func(c *schema.ToolCall) { c.Kind, c.Strategy = schema.KindUnknown, strategy }
 }
 
+// failed marks a call the tool reported failed.
+func failed() callOpt { return func(c *schema.ToolCall) { c.IsError = true } }
+
 // refetched marks a continuation that fetched its source again.
 func refetched() callOpt { return func(c *schema.ToolCall) { c.RefetchedSource = true } }
 

@@ -90,6 +90,39 @@ func TestCoveragePrecision(t *testing.T) {
 			}},
 		},
 		{
+			// A refetch that failed (a 503, a timeout) got none of the page.
+			name: "a failed read of the rest recovers nothing",
+			calls: []schema.ToolCall{
+				call("r1", "Read", `{"file_path":"/repo/log.txt"}`, 0,
+					cut(schema.KindExplicit, schema.StrategyPaginated, schema.UnitLines, 1, 1000, 2000), originalLines(2000)),
+				call("r2", "Read", `{"file_path":"/repo/log.txt","offset":1001}`, 1, failed()),
+			},
+			answers: []schema.Answer{answer("a1", 5, "There is no error in the log.", "r1", "r2")},
+			calls2: map[string]wantCall{
+				"r1": {coverage: ratio(1000, 2000)},
+				"r2": {coverage: ratio(1000, 2000)},
+			},
+			want: []wantAnswer{{
+				risk: schema.RiskHigh, absence: true, reasons: []string{absence, explicit, notFollowed},
+				reasonCalls: map[string][]string{absence: {"r1"}, explicit: {"r1"}, notFollowed: {"r1"}},
+				incomplete:  []string{"r1"}, inputs: []string{"r1", "r2"},
+			}},
+		},
+		{
+			// A command that exited non-zero printed its own output: that is
+			// what it delivered, failing or not.
+			name: "a failed command still delivered its output",
+			calls: []schema.ToolCall{
+				call("b1", "Bash", `{"command":"go test ./..."}`, 0, failed()),
+			},
+			answers: []schema.Answer{answer("a1", 5, "The tests fail in the parser package.", "b1")},
+			calls2:  map[string]wantCall{"b1": {coverage: one}},
+			want: []wantAnswer{{
+				risk: schema.RiskNone, reasons: []string{}, reasonCalls: map[string][]string{},
+				incomplete: []string{}, inputs: []string{"b1"},
+			}},
+		},
+		{
 			name: "a short last page settles a lower bound: exact, full coverage",
 			calls: []schema.ToolCall{
 				call("r1", "Read", `{"file_path":"/repo/log.txt"}`, 0,

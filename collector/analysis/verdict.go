@@ -39,6 +39,12 @@ func Verdict(a schema.Answer, calls []schema.ToolCall) string {
 	return verdict(&a, claim, func(id string) *schema.ToolCall { return byID[id] })
 }
 
+// completenessNotKnown: nothing says whether input c was cut — its kind is
+// unknown, or no record of it is at hand (an answer may name a call the
+// analysis or the report never received), which is no ground to call it
+// complete.
+func completenessNotKnown(c *schema.ToolCall) bool { return c == nil || c.Kind == schema.KindUnknown }
+
 // verdict builds the sentence; claim is the sentence holding the answer's
 // absence claim, or empty.
 func verdict(a *schema.Answer, claim string, lookup func(string) *schema.ToolCall) string {
@@ -55,7 +61,7 @@ func verdict(a *schema.Answer, claim string, lookup func(string) *schema.ToolCal
 		case 0:
 			return lead + " used no tool results."
 		case 1:
-			if c := lookup(a.InputCallIDs[0]); c != nil && c.Kind == schema.KindUnknown {
+			if c := lookup(a.InputCallIDs[0]); completenessNotKnown(c) {
 				return lead + " was built on " + describe(a.InputCallIDs[0], lookup) +
 					", whose completeness is unknown: nothing shows whether it was cut."
 			}
@@ -63,7 +69,7 @@ func verdict(a *schema.Answer, claim string, lookup func(string) *schema.ToolCal
 		default:
 			unknown := 0
 			for _, id := range a.InputCallIDs {
-				if c := lookup(id); c != nil && c.Kind == schema.KindUnknown {
+				if completenessNotKnown(lookup(id)) {
 					unknown++
 				}
 			}

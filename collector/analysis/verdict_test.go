@@ -172,6 +172,16 @@ func TestVerdict(t *testing.T) {
 			want:   "Answer at 13:03:41 was built on 2 tool calls, none known to be cut; all of unknown completeness.",
 		},
 		{
+			name:   "one input no record is at hand for is not called complete",
+			answer: clean("Done.", "gone"),
+			want:   "Answer at 13:03:41 was built on call gone, whose completeness is unknown: nothing shows whether it was cut.",
+		},
+		{
+			name:   "inputs one of which has no record",
+			answer: clean("Done.", "k1", "gone"),
+			want:   "Answer at 13:03:41 was built on 2 tool calls, none known to be cut; 1 of them of unknown completeness.",
+		},
+		{
 			name:   "no inputs, no time",
 			answer: schema.Answer{Text: "Hello.", Risk: schema.RiskNone},
 			want:   "Answer used no tool results.",
