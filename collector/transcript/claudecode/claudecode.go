@@ -359,7 +359,7 @@ func (p *Parser) finishMessage() {
 	if m.text.Len() > 0 && !m.toolUse && !m.synthetic && len(p.turnCalls) > 0 {
 		p.emit(&transcript.Answer{Line: m.line, Answer: schema.Answer{
 			SessionID: p.sess.SessionID, MessageID: m.id, Timestamp: m.ts,
-			Turn: schema.KnownTurn(m.turn), Source: schema.HarnessClaudeCode, Model: m.model,
+			Turn: sessionTurn(m.turn, m.agentID, m.sidechain), Source: schema.HarnessClaudeCode, Model: m.model,
 			AgentID: m.agentID, Sidechain: m.sidechain, Text: m.text.String(),
 			InputCallIDs: append([]string(nil), p.turnCalls...),
 		}})
@@ -486,7 +486,7 @@ func (p *Parser) toolResult(env *envelope, block, result []byte) {
 		GitBranch:      firstNonEmpty(pc.branch, p.sess.GitBranch),
 		AgentID:        pc.agentID,
 		Sidechain:      pc.sidechain,
-		Turn:           schema.KnownTurn(pc.turn),
+		Turn:           sessionTurn(pc.turn, pc.agentID, pc.sidechain),
 		MessageID:      pc.messageID,
 		IsError:        isError,
 		SourceLine:     env.line,
@@ -594,6 +594,18 @@ func (p *Parser) Session() schema.Session {
 		s.OutputTokens = schema.SumTokens(s.OutputTokens, m.usageOut)
 	}
 	return s
+}
+
+// sessionTurn is the session turn of a record in turn n of its file. A
+// sub-agent's file (its records carry the agent id) numbers the sub-agent's
+// own prompts, not the session's: its records' turn is unknown until the
+// call that spawned the agent places them in its turn (transcript.PlaceCall)
+// — an Agent call interrupted before its result never does.
+func sessionTurn(n int, agentID string, sidechain bool) schema.Turn {
+	if sidechain && agentID != "" {
+		return schema.Turn{}
+	}
+	return schema.KnownTurn(n)
 }
 
 // AgentID is the sub-agent id of a sidechain file ("" for a main thread).

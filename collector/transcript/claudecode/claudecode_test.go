@@ -215,6 +215,17 @@ func TestSession216Subagent(t *testing.T) {
 	if a.MessageID != "msg_01RVdHQtu3qUYBKCCmYpxWzj" || !a.Sidechain || a.AgentID != "a4d534b" || len(a.InputCallIDs) != 7 {
 		t.Errorf("answer = %+v", a)
 	}
+	// The file numbers the sub-agent's own prompt turn 0; the session turn
+	// of its records is unknown until the call that spawned the agent
+	// places them (transcript.PlaceCall), never that turn 0.
+	for _, c := range rec.Calls {
+		if c.Call.Turn.Known {
+			t.Errorf("sub-agent call %s read in session turn %s, want unknown until placed", c.Call.CallID, c.Call.Turn)
+		}
+	}
+	if a.Turn.Known {
+		t.Errorf("sub-agent answer read in session turn %s, want unknown until placed", a.Turn)
+	}
 	if sess.SessionID != session216 || sess.InputTokens != schema.Known(114039) || sess.OutputTokens != schema.Known(3062) || sess.Model != "claude-sonnet-4-5-20250929" {
 		t.Errorf("session = %+v", sess)
 	}
