@@ -56,11 +56,13 @@ type AbsenceMatch struct {
 // ScopeRange is a range a scope phrase names: "the first 2,000 lines" is
 // lines 1–2000 (First set), "lines 100–200" is 100–200. Lines count from 1
 // and End is inclusive, as people and harnesses number lines; other units
-// are counts of the first N (chars 0–N, End exclusive).
+// are counts of the first N (chars 0–N, End exclusive). FromEnd: the last
+// End units ("the last 500 lines"), whose place only the output's end fixes.
 type ScopeRange struct {
 	Known      bool
 	Start, End uint64
 	Unit       schema.Unit
+	FromEnd    bool
 }
 
 // JudgeAbsence returns the answer's strongest absence claim: its first

@@ -19,6 +19,12 @@ func TestAbsenceRisk(t *testing.T) {
 		c.Truncated, c.Kind, c.Strategy = true, schema.KindExplicit, schema.StrategyHeadTail
 		c.Total = schema.KnownInt(3000)
 	})
+	// Codex's head+tail of 3,000 lines: lines 1–128 and 2,873–3,000, the end.
+	headTailEnd := call("c2", "shell_command", `{"command":"go test ./..."}`, 0,
+		cut(schema.KindExplicit, schema.StrategyHeadTail, schema.UnitLines, 1, 128, 3000), tail(2873, 3000, true))
+	// The first 100 lines of an output of unknown length.
+	headHeadOnly := call("c3", "shell_command", `{"command":"go test ./..."}`, 0,
+		cut(schema.KindExplicit, schema.StrategyHead, schema.UnitLines, 1, 100, -1))
 	tests := []struct {
 		name    string
 		call    schema.ToolCall
@@ -40,6 +46,20 @@ func TestAbsenceRisk(t *testing.T) {
 		{"scoped past what was seen is not honest", readHead(schema.KindExplicit),
 			"In the first 3,000 lines there is no retryUpload.",
 			schema.AbsenceScoped, schema.RiskHigh, []string{absence, explicit, notFollowed}, "the first 3,000 lines"},
+		// "The last N" lie where the output ends: lines 2,601–3,100 of a
+		// 3,100-line file of which lines 1–2,000 were shown.
+		{"scoped to the last lines, never shown, is not honest", readHead(schema.KindExplicit),
+			"In the last 500 lines there is no retryUpload.",
+			schema.AbsenceScoped, schema.RiskHigh, []string{absence, explicit, notFollowed}, "the last 500 lines"},
+		{"scoped to the last lines of a kept tail that ends the output", headTailEnd,
+			"In the last 100 lines there is no failing test.",
+			schema.AbsenceScoped, schema.RiskMedium, []string{scopedReason, explicit, notFollowed}, "the last 100 lines"},
+		{"scoped past the kept tail is not honest", headTailEnd,
+			"In the last 500 lines there is no failing test.",
+			schema.AbsenceScoped, schema.RiskHigh, []string{absence, explicit, notFollowed}, "the last 500 lines"},
+		{"scoped to the last lines of an output whose end nothing places is not honest", headHeadOnly,
+			"In the last 100 lines there is no failing test.",
+			schema.AbsenceScoped, schema.RiskHigh, []string{absence, explicit, notFollowed}, "the last 100 lines"},
 		{"scoped to what was read, on a silent cut: capped at medium", readHead(schema.KindSilent),
 			"目前讀到的內容裡沒有 retryUpload。",
 			schema.AbsenceScoped, schema.RiskMedium, []string{scopedReason, silent, notFollowed}, "讀到的"},

@@ -1121,8 +1121,13 @@ func findScope(s string, sent tspan, tr tspan) (scopeMatch, bool) {
 	if m := scopeFirstN.FindStringSubmatchIndex(t); m != nil {
 		sc := scopeMatch{span: at(m[0], m[1])}
 		which, num, unit := t[m[2]:m[3]], t[m[4]:m[5]], t[m[6]:m[7]]
-		if n, ok := parseCount(num); ok && (which == "first" || which == "top" || which == "initial" || which == "opening") {
-			sc.rng = firstN(n, englishUnit(unit))
+		if n, ok := parseCount(num); ok {
+			switch which {
+			case "first", "top", "initial", "opening":
+				sc.rng = firstN(n, englishUnit(unit))
+			case "last", "final":
+				sc.rng = lastN(n, englishUnit(unit))
+			}
 		}
 		return sc, true
 	}
@@ -1194,6 +1199,13 @@ func findScope(s string, sent tspan, tr tspan) (scopeMatch, bool) {
 		}
 	}
 	return scopeMatch{}, false
+}
+
+// lastN is "the last n" of unit u: a range only the output's end places.
+func lastN(n uint64, u schema.Unit) ScopeRange {
+	r := firstN(n, u)
+	r.Start, r.End, r.FromEnd = 0, n, r.Known
+	return r
 }
 
 func firstN(n uint64, u schema.Unit) ScopeRange {

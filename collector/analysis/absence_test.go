@@ -196,6 +196,8 @@ func TestJudgeAbsenceScopeRange(t *testing.T) {
 		{"前兩千行沒有 retryUpload。", ScopeRange{Known: true, Start: 1, End: 2000, Unit: schema.UnitLines}},
 		{"第 1 到 500 行沒有這個函式。", ScopeRange{Known: true, Start: 1, End: 500, Unit: schema.UnitLines}},
 		{"The first 5,000 characters don't mention it.", ScopeRange{Known: true, Start: 0, End: 5000, Unit: schema.UnitChars}},
+		{"In the last 500 lines of the log there is no error.", ScopeRange{Known: true, End: 500, Unit: schema.UnitLines, FromEnd: true}},
+		{"The final 2,000 characters don't mention it.", ScopeRange{Known: true, End: 2000, Unit: schema.UnitChars, FromEnd: true}},
 		{"The preview does not show it.", ScopeRange{}},
 	} {
 		m, ok := JudgeAbsence(tc.text)

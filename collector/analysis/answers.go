@@ -138,16 +138,50 @@ func scopeWithinSeen(r ScopeRange, incomplete []int, tr *tracker) bool {
 	}
 	measured := false
 	for _, i := range incomplete {
-		sh := tr.calls[i].Shown
+		c := &tr.calls[i]
+		sh := c.Shown
 		if sh.Unit != r.Unit || !sh.Start.Known || !sh.End.Known {
 			continue
 		}
 		measured = true
-		if r.Start >= sh.Start.N && r.End <= sh.End.N {
+		rng := r
+		if r.FromEnd {
+			var ok bool
+			if rng, ok = lastRange(r, c); !ok {
+				continue // where the output ends is not known: unchecked, not honest
+			}
+		}
+		if rng.Start >= sh.Start.N && rng.End <= sh.End.N {
+			return true
+		}
+		if t := c.ShownTail; t.Unit == r.Unit && t.Start.Known && t.End.Known && rng.Start >= t.Start.N && rng.End <= t.End.N {
 			return true
 		}
 	}
 	return !measured
+}
+
+// lastRange places "the last N" of r on call c's output: it ends where the
+// output ends — the shown tail's end when it is the output's end, else the
+// output's total. ok is false when neither is known.
+func lastRange(r ScopeRange, c *schema.ToolCall) (ScopeRange, bool) {
+	var end uint64
+	switch {
+	case c.ShownTailIsEnd && c.ShownTail.Unit == r.Unit && c.ShownTail.End.Known:
+		end = c.ShownTail.End.N
+	case c.Total.Known && c.Original.Precision != schema.PrecisionLowerBound:
+		end = c.Total.N
+	default:
+		return ScopeRange{}, false
+	}
+	out := ScopeRange{Known: true, Unit: r.Unit, End: end}
+	if r.Unit == schema.UnitLines {
+		// Lines count from 1, End inclusive: the last N end at line end.
+		out.Start = end - min(r.End, end) + 1
+	} else {
+		out.Start = end - min(r.End, end)
+	}
+	return out, true
 }
 
 // inputIndices are the calls named by an answer's InputCallIDs; ids that
