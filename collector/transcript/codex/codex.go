@@ -333,6 +333,12 @@ func (p *Parser) output(lineNo int64, callID string, output []byte) {
 	if code, ok := forensics.CodexExitCode(rec.ContextText); ok && code != 0 {
 		rec.Call.IsError = true
 	}
+	if len(output) > 0 && output[0] == '{' {
+		// The older {"content","success"} form: Codex's own word on the call.
+		if ok, known := jsonscan.Bool(jsonscan.Get(output, "success")); known && !ok {
+			rec.Call.IsError = true
+		}
+	}
 	if pc.turn == p.turnIndex() {
 		p.turnCalls = append(p.turnCalls, callID)
 	}

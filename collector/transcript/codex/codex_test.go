@@ -239,6 +239,10 @@ func TestIsErrorFromExitStatus(t *testing.T) {
 		{"structured exit 1", `"{\"output\":\"boom\\n\",\"metadata\":{\"exit_code\":1,\"duration_seconds\":0.1}}"`, true},
 		{"MCP text mentioning an exit code", `[{"type":"text","text":"Job summary. Exit code: 137 after OOM kill"}]`, false},
 		{"plain text mentioning a process exit", `"Process exited with code 1 during the last run; retried fine"`, false},
+		// The older {"content","success"} object: Codex's own flag.
+		{"older object, success false", `{"content":"sandbox denied","success":false}`, true},
+		{"older object, success true", `{"content":"Exit code: 1 was printed","success":true}`, false},
+		{"older object without success", `{"content":"ok"}`, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
