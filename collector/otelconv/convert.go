@@ -489,7 +489,6 @@ func countValue(v pcommon.Value, present bool) schema.Count {
 
 func boolean(m pcommon.Map, k string) bool { return boolValue(m.Get(k)) }
 
-// boolValue is a flag read from an attribute value (v, present).
 // ReportsFailure reads an outcome flag such as Claude Code's success
 // ("true"/"false", a string in its events): an explicit false is a failed
 // call; absent or unreadable says nothing.
@@ -515,6 +514,7 @@ func failure(v pcommon.Value, present bool) bool {
 // status. A call's row must not call such a call a success.
 func SpanFailed(sp ptrace.Span) bool { return sp.Status().Code() == ptrace.StatusCodeError }
 
+// boolValue is a flag read from an attribute value (v, present).
 func boolValue(v pcommon.Value, present bool) bool {
 	if !present {
 		return false

@@ -56,10 +56,9 @@ type Input struct {
 // with the analysis package's builder, from the stored calls.
 func Build(in Input) Postmortem {
 	pm := Postmortem{
-		SessionID: in.Session.SessionID,
-		Source:    in.Session.Source,
-		Session:   in.Session,
-
+		SessionID:     in.Session.SessionID,
+		Source:        in.Session.Source,
+		Session:       in.Session,
 		SessionStored: in.SessionStored,
 		Answer:        in.AnswerID,
 		Answers:       make([]schema.Answer, len(in.Answers)),

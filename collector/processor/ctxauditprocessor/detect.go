@@ -90,14 +90,16 @@ func decodeToolSpan(attrs pcommon.Map) toolSpan {
 // figures from an instrumented harness) take precedence inside
 // forensics.Detect.
 func detectInto(attrs pcommon.Map, harness schema.Harness) schema.Forensics {
-	f, harness := detect(attrs, harness)
+	f, harness := detect(attrs, harness, false) // a log record has no status
 	otelconv.PutVerdict(attrs, &f, harness)
 	return f
 }
 
 // detect is detectInto without the writing: the verdict, and the harness it
-// judged the call as (the span's ctxaudit.source, else harness).
-func detect(attrs pcommon.Map, harness schema.Harness) (schema.Forensics, schema.Harness) {
+// judged the call as (the span's ctxaudit.source, else harness). failed: the
+// span's status says the call failed (otelconv.SpanFailed), which its
+// attributes may not.
+func detect(attrs pcommon.Map, harness schema.Harness, failed bool) (schema.Forensics, schema.Harness) {
 	t := decodeToolSpan(attrs)
 	if t.source != "" {
 		harness = schema.Harness(t.source)
@@ -106,7 +108,7 @@ func detect(attrs pcommon.Map, harness schema.Harness) (schema.Forensics, schema
 		Harness:        harness,
 		HarnessVersion: firstNonEmpty(t.harnessVersion, t.ccAppVersion),
 		Tool:           firstNonEmpty(t.tool, t.ccTool),
-		IsError:        t.errorType != "" || t.ccFailed || t.isError,
+		IsError:        failed || t.errorType != "" || t.ccFailed || t.isError,
 		Attributes:     t.reported,
 	}
 	if args := firstNonEmpty(t.args, t.ccArgs); args != "" {

@@ -231,7 +231,7 @@ func heldAndRoundTrip(m, res pcommon.Map, harness schema.Harness) (held, roundTr
 	dropped, passed := pcommon.NewMap(), pcommon.NewMap()
 	m.CopyTo(dropped)
 	m.CopyTo(passed)
-	f, h := detect(dropped, harness)
+	f, h := detect(dropped, harness, false)
 	held = otelconv.ToolCallWithVerdict(dropped, res, at, &f, h)
 	detectInto(passed, harness)
 	return held, otelconv.ToolCallFromAttributes(passed, res, at)

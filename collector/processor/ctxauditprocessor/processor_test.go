@@ -526,3 +526,50 @@ func TestFailedSpanStaysFailed(t *testing.T) {
 		})
 	}
 }
+
+// Detection hears of a failure its span states only by status, too: a
+// failed pi read from an offset is pi's error message, not the rest of the
+// file, and gets no range or total — held or passed on.
+func TestFailedSpanIsDetectedAsFailed(t *testing.T) {
+	for _, analyse := range []bool{true, false} {
+		t.Run(fmt.Sprintf("analyze_sessions=%v", analyse), func(t *testing.T) {
+			cfg := createDefaultConfig().(*Config)
+			cfg.SessionIdle = 20 * time.Millisecond
+			cfg.AnalyzeSessions = analyse
+			sink := new(consumertest.TracesSink)
+			p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, sink)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+				t.Fatal(err)
+			}
+			td := ptrace.NewTraces()
+			spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+			shellSpan(spans, "s1", "read-1", "Offset 500 is beyond end of file (42 lines total)", time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
+			sp := spans.At(0)
+			sp.Status().SetCode(ptrace.StatusCodeError)
+			a := sp.Attributes()
+			a.PutStr(otelconv.AttrSource, "pi")
+			a.PutStr(otelconv.AttrToolName, "read")
+			a.PutStr(otelconv.AttrToolCallArguments, `{"path":"/w/f.txt","offset":500}`)
+			if err := p.ConsumeTraces(context.Background(), td); err != nil {
+				t.Fatal(err)
+			}
+			if err := p.Shutdown(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			var r otelconv.Rows
+			for _, out := range sink.AllTraces() {
+				r.AddTraces(out)
+			}
+			if len(r.Calls) != 1 {
+				t.Fatalf("%d calls, want 1", len(r.Calls))
+			}
+			c := r.Calls[0]
+			if !c.IsError || c.PartialByRequest || c.Total.Known || c.Shown.Start.Known {
+				t.Errorf("failed read: is_error %v, partial %v, shown %v–%v of %v; want failed, no part of the file", c.IsError, c.PartialByRequest, c.Shown.Start, c.Shown.End, c.Total)
+			}
+		})
+	}
+}

@@ -160,6 +160,9 @@ func (p *tracesProcessor) processSpan(ctx context.Context, res pcommon.Map, sp p
 	switch otelconv.Operation(attrs) {
 	case otelconv.OperationExecuteTool:
 		t := sp.StartTimestamp().AsTime()
+		// A status of Error is a failed call, for detection and the record
+		// alike, as the exporter reads a span it is given (otelconv.Rows).
+		failed := otelconv.SpanFailed(sp)
 		var c schema.ToolCall
 		// verdict is detection's, when it ran: written on the span only if
 		// the span goes on.
@@ -172,7 +175,7 @@ func (p *tracesProcessor) processSpan(ctx context.Context, res pcommon.Map, sp p
 			c = otelconv.ToolCallFromAttributes(attrs, res, t)
 		} else {
 			var f schema.Forensics
-			f, harness = detect(attrs, schema.Harness(p.cfg.DefaultSource))
+			f, harness = detect(attrs, schema.Harness(p.cfg.DefaultSource), failed)
 			calls.add(f.Kind)
 			verdict = &f
 			if !track {
@@ -184,8 +187,7 @@ func (p *tracesProcessor) processSpan(ctx context.Context, res pcommon.Map, sp p
 			// carry only to be dropped: the same record either way.
 			c = otelconv.ToolCallWithVerdict(attrs, res, t, verdict, harness)
 		}
-		// As the exporter reads a span it is given (otelconv.Rows.AddSpan).
-		c.IsError = c.IsError || otelconv.SpanFailed(sp)
+		c.IsError = c.IsError || failed
 		held, evicted := p.holdCall(&c, sp, add)
 		goesOn := !held || p.cfg.ForwardHeldSpans
 		if verdict != nil && goesOn {

@@ -330,19 +330,25 @@ func (p *Parser) output(lineNo int64, callID string, output []byte) {
 		Turn:           schema.KnownTurn(pc.turn),
 		SourceLine:     lineNo,
 	}, in)
-	if code, ok := forensics.CodexExitCode(rec.ContextText); ok && code != 0 {
-		rec.Call.IsError = true
-	}
-	if len(output) > 0 && output[0] == '{' {
-		// The older {"content","success"} form: Codex's own word on the call.
-		if ok, known := jsonscan.Bool(jsonscan.Get(output, "success")); known && !ok {
-			rec.Call.IsError = true
-		}
-	}
+	rec.Call.IsError = failed(rec.ContextText, output)
 	if pc.turn == p.turnIndex() {
 		p.turnCalls = append(p.turnCalls, callID)
 	}
 	p.emit(rec)
+}
+
+// failed is Codex's own word on whether a call failed (docs/design.md §3.2):
+// the exit status its wrapper states, non-zero, or the older
+// {"content","success"} output's success false. Nothing else establishes it.
+func failed(context string, output []byte) bool {
+	if code, ok := forensics.CodexExitCode(context); ok {
+		return code != 0
+	}
+	if len(output) > 0 && output[0] == '{' {
+		ok, known := jsonscan.Bool(jsonscan.Get(output, "success"))
+		return known && !ok
+	}
+	return false
 }
 
 // outputText is the tool output as the model saw it: the string, the text
