@@ -106,10 +106,10 @@ func analyze(s *Session, infos []callInfo) {
 	// Sweep the calls once; judge each answer right after its last call, so
 	// that "at answer time" sees exactly the calls made up to it.
 	cut := cutoffs(answers, calls, byID)
-	var turns map[turnKey][]int
+	var turns turnIndex
 	for j := range answers {
 		if len(answers[j].InputCallIDs) == 0 {
-			if turns == nil {
+			if turns.byTurn == nil {
 				turns = indexTurns(calls)
 			}
 			answers[j].InputCallIDs = deriveInputs(&answers[j], cut[j], calls, turns)

@@ -196,38 +196,73 @@ func inputIndices(a *schema.Answer, byID map[string]int) []int {
 	return out
 }
 
-// turnCalls indexes calls by thread and turn, for deriveInputs. The calls
-// of a thread whose turn is unknown are one group: nothing tells where
-// their turns begin, so an answer of unknown turn may rest on any of them
-// (and its row says its turn is unknown).
+// turnIndex indexes calls by thread and turn, for deriveInputs.
+type turnIndex struct {
+	// byTurn: the calls of one thread and turn, in issue order; the calls
+	// whose turn is unknown are one group (the zero schema.Turn).
+	byTurn map[turnKey][]int
+	// byThread: all the calls of one thread, in issue order.
+	byThread map[string][]int
+}
+
 type turnKey struct {
 	agent string
 	turn  schema.Turn
 }
 
-func indexTurns(calls []schema.ToolCall) map[turnKey][]int {
-	m := make(map[turnKey][]int)
+func indexTurns(calls []schema.ToolCall) turnIndex {
+	ix := turnIndex{byTurn: make(map[turnKey][]int), byThread: make(map[string][]int)}
 	for i := range calls {
-		k := turnKey{calls[i].AgentID, calls[i].Turn}
-		m[k] = append(m[k], i)
+		c := &calls[i]
+		k := turnKey{c.AgentID, c.Turn}
+		ix.byTurn[k] = append(ix.byTurn[k], i)
+		ix.byThread[c.AgentID] = append(ix.byThread[c.AgentID], i)
 	}
-	return m
+	return ix
 }
 
 // deriveInputs finds an answer's inputs when the parser did not name them:
-// the calls of the same turn and thread made up to the answer (index at most
-// cutoff), except those issued by the answer's own message (text that
-// precedes a tool call in one message was written before its result).
-func deriveInputs(a *schema.Answer, cutoff int, calls []schema.ToolCall, turns map[turnKey][]int) []string {
+// the calls of its thread made up to the answer (index at most cutoff) that
+// may be of its turn, except those issued by the answer's own message (text
+// that precedes a tool call in one message was written before its result).
+//
+// A call may be of the answer's turn when both turns are known and equal, or
+// when either is unknown: nothing tells where the turns of such records
+// begin. So an answer of unknown turn may rest on any call of its thread
+// made up to it, and one of a known turn on its turn's calls and on those
+// of unknown turn. Leaving the latter out would call an answer that rests
+// on them one that "used no tool results", or built only on complete ones.
+// The verdict says "may have been built on" for such an answer (verdict).
+func deriveInputs(a *schema.Answer, cutoff int, calls []schema.ToolCall, ix turnIndex) []string {
 	out := []string{}
-	for _, i := range turns[turnKey{a.AgentID, a.Turn}] {
-		if i > cutoff {
-			break
-		}
+	add := func(i int) {
 		c := &calls[i]
 		if c.CallID != "" && (a.MessageID == "" || c.MessageID != a.MessageID) {
 			out = append(out, c.CallID)
 		}
+	}
+	if !a.Turn.Known {
+		for _, i := range ix.byThread[a.AgentID] {
+			if i > cutoff {
+				break
+			}
+			add(i)
+		}
+		return out
+	}
+	// Merge the turn's calls with those of unknown turn, in issue order.
+	same, unknown := ix.byTurn[turnKey{a.AgentID, a.Turn}], ix.byTurn[turnKey{agent: a.AgentID}]
+	for len(same) > 0 || len(unknown) > 0 {
+		var i int
+		if len(unknown) == 0 || (len(same) > 0 && same[0] < unknown[0]) {
+			i, same = same[0], same[1:]
+		} else {
+			i, unknown = unknown[0], unknown[1:]
+		}
+		if i > cutoff {
+			break
+		}
+		add(i)
 	}
 	return out
 }

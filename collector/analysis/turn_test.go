@@ -2,15 +2,17 @@ package analysis
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ctxaudit/ctxaudit/schema"
 )
 
 // Calls from spans that do not say their turn: the session's turn count is
-// unknown, not 1 (every call "in turn 0"); an answer of unknown turn rests
-// on its thread's calls of unknown turn made up to it, and one of a known
-// turn only on that turn's.
+// unknown, not 1 (every call "in turn 0"). A call may be of an answer's turn
+// when both turns are known and equal or either is unknown, so an answer of
+// unknown turn rests on every call of its thread made up to it, and one of
+// a known turn on that turn's calls and those of unknown turn.
 func TestUnknownTurns(t *testing.T) {
 	unknownTurn := func(c *schema.ToolCall) { c.Turn = schema.Turn{} }
 	s := Session{
@@ -18,6 +20,7 @@ func TestUnknownTurns(t *testing.T) {
 			call("c1", "Read", `{"file_path":"/repo/a.go"}`, 1, unknownTurn),
 			call("c2", "Read", `{"file_path":"/repo/b.go"}`, 2, unknownTurn, cut(schema.KindSilent, schema.StrategyHead, schema.UnitLines, 1, 100, 500)),
 			call("c3", "Read", `{"file_path":"/repo/c.go"}`, 3, turn(1)),
+			call("c0", "Read", `{"file_path":"/repo/e.go"}`, 3, turn(0)),
 			call("c4", "Read", `{"file_path":"/repo/d.go"}`, 5, unknownTurn),
 		},
 		Answers: []schema.Answer{
@@ -31,17 +34,46 @@ func TestUnknownTurns(t *testing.T) {
 	if s.Meta.Turns.Known {
 		t.Errorf("session turns %s; want unknown: three calls and an answer do not say theirs", s.Meta.Turns)
 	}
-	if got := s.Answers[0].InputCallIDs; !slices.Equal(got, []string{"c1", "c2"}) {
-		t.Errorf("answer of unknown turn rests on %v; want the calls of unknown turn made before it, [c1 c2]", got)
+	if got := s.Answers[0].InputCallIDs; !slices.Equal(got, []string{"c1", "c2", "c3", "c0"}) {
+		t.Errorf("answer of unknown turn rests on %v; want every call of its thread made before it, [c1 c2 c3 c0]", got)
 	}
 	if got := s.Answers[0].IncompleteInputs; !slices.Equal(got, []string{"c2"}) {
 		t.Errorf("incomplete inputs %v; want [c2]", got)
 	}
-	if got := s.Answers[1].InputCallIDs; !slices.Equal(got, []string{"c3"}) {
-		t.Errorf("answer of turn 1 rests on %v; want [c3]", got)
+	if got := s.Answers[1].InputCallIDs; !slices.Equal(got, []string{"c1", "c2", "c3"}) {
+		t.Errorf("answer of turn 1 rests on %v; want its turn's call and those of unknown turn made before it, [c1 c2 c3]", got)
+	}
+	if s.Answers[1].Risk != schema.RiskHigh {
+		t.Errorf("answer of turn 1 is rated %s; want high: c2, silently cut, may be of its turn", s.Answers[1].Risk)
 	}
 	if s.Answers[0].Turn.Known || s.Calls[0].Turn.Known {
 		t.Errorf("analysis gave a turn to records that had none: answer %s, call %s", s.Answers[0].Turn, s.Calls[0].Turn)
+	}
+}
+
+// An answer that does not say its turn, beside calls that do (a chat span
+// without ctxaudit.turn among tool spans that carry it), rests on its
+// thread's calls made up to it; it did not "use no tool results".
+func TestAnswerOfUnknownTurnAmongKnownTurns(t *testing.T) {
+	s := Session{
+		Calls: []schema.ToolCall{
+			call("c1", "Read", `{"file_path":"/repo/a.go"}`, 1, turn(0), cut(schema.KindSilent, schema.StrategyHead, schema.UnitLines, 1, 100, 500)),
+			call("c2", "Read", `{"file_path":"/repo/b.go"}`, 2, turn(0)),
+			call("c3", "Read", `{"file_path":"/repo/c.go"}`, 9, turn(1)),
+		},
+		Answers: []schema.Answer{answer("m1", 5, "There is no retry setting.")},
+	}
+	Analyze(&s)
+
+	a := s.Answers[0]
+	if !slices.Equal(a.InputCallIDs, []string{"c1", "c2"}) {
+		t.Errorf("inputs %v; want the calls of its thread made before it, [c1 c2]", a.InputCallIDs)
+	}
+	if a.Risk != schema.RiskHigh || !slices.Contains(a.Reasons, schema.ReasonAbsenceClaimOnPartialInput) {
+		t.Errorf("risk %s, reasons %v; want high with %s", a.Risk, a.Reasons, schema.ReasonAbsenceClaimOnPartialInput)
+	}
+	if strings.Contains(a.Verdict, "used no tool results") {
+		t.Errorf("verdict %q says the answer used no tool results", a.Verdict)
 	}
 }
 
