@@ -32,7 +32,25 @@ type fixture struct {
 	// session was analysed); OrphanCalls is its number of calls.
 	OrphanSession string
 	OrphanCalls   int
+
+	// FollowUp is, for each harness and tool with truncated calls in the
+	// range, how many of them the session's analysis judged and how many of
+	// those it found followed up: the follow-up rate is Followed / Judged,
+	// unknown (NULL) when Judged is 0. Calls no analysis has judged are in
+	// neither count. The key "" sums every harness and tool.
+	FollowUp map[toolHarness]followUp
+	// CoveredByEnd counts the judged truncated calls with a coverage by the
+	// end of the session (and a known, non-zero original and known context:
+	// the calls the coverage chart places).
+	CoveredByEnd int
 }
+
+// toolHarness names a tool under one harness ("" "" for all of them).
+type toolHarness struct{ Source, Tool string }
+
+// followUp counts truncated calls: Judged by the session's analysis,
+// Followed up among those, and Unjudged (not analysed yet).
+type followUp struct{ Judged, Followed, Unjudged int }
 
 // Sizes in bytes; chars and lines follow loosely, tokens are ceil(bytes/4).
 func sizes(bytes uint64) schema.Sizes {
@@ -188,11 +206,26 @@ func loadFixtureAt(t testing.TB, ctx context.Context, store *chstore.Store, now 
 		cut(150000, 100000, schema.KindSilent, schema.StrategySummary, "summarised", schema.Disclosure{}, ""))
 	oldCall.Timestamp = oldAt
 
-	// A session whose sessions row was never written.
+	// A session whose sessions row was never written, and which no analysis
+	// has judged yet: its truncated calls count in no follow-up figure. or-3
+	// says it was followed up, as a span may that carries
+	// ctxaudit.followed_up without the ctxaudit.analysis.* of the analysis
+	// that judged it; or-4 is the only truncation of its tool, whose
+	// follow-up rate is therefore unknown, not 0. (The tool has four calls,
+	// a count no other tool has: the Tool variable orders tools by count,
+	// and each engine breaks a tie its own way.)
+	orphanPage := cut(90000, 40000, schema.KindExplicit, schema.StrategyPaginated, "cap_lines", schema.Disclosure{Range: true, Reason: true, Next: true},
+		"[Showing lines 1-800 of 1800. Use offset=801 to continue.]")
 	orphanCalls := []schema.ToolCall{
 		call(orphan, "or-1", 240, 0, "Read", "/home/dev/ctxaudit/go.mod", complete(1800)),
 		unrecovered(call(orphan, "or-2", 241, 0, "Grep", "TODO", cut(30000, 20000, schema.KindExplicit, schema.StrategyHead, "cap_items",
 			schema.Disclosure{Range: true}, "[Showing results with pagination = limit: 100]"))),
+		followed(call(orphan, "or-3", 242, 0, "Read", "/home/dev/ctxaudit/testdata/huge.log", orphanPage), 1),
+		call(orphan, "or-4", 243, 0, "WebSearch", "ctxaudit truncation",
+			cut(64000, 9000, schema.KindSilent, schema.StrategySummary, "summarised", schema.Disclosure{}, "")),
+		call(orphan, "or-5", 244, 1, "WebSearch", "clickhouse 18.16 final", complete(5200)),
+		call(orphan, "or-6", 245, 1, "WebSearch", "grafana clickhouse plugin", complete(4100)),
+		call(orphan, "or-7", 246, 1, "WebSearch", "replacingmergetree version", complete(3900)),
 	}
 
 	// Every call but the orphan session's was analysed with its session;
@@ -328,7 +361,26 @@ func loadFixtureAt(t testing.TB, ctx context.Context, store *chstore.Store, now 
 	}
 
 	inRange := func(ts time.Time) bool { return !ts.Before(fx.From) && !ts.After(fx.To) }
+	fx.FollowUp = map[toolHarness]followUp{}
 	for _, c := range calls {
+		if inRange(c.Timestamp) && c.Truncated && c.Analysis.Done && c.SessionCoverage.Known && c.Original.Bytes.Known && c.Original.Bytes.N > 0 && c.Context.Bytes.Known {
+			fx.CoveredByEnd++
+		}
+		if inRange(c.Timestamp) && c.Truncated {
+			for _, k := range []toolHarness{{}, {string(c.Source), c.Tool}} {
+				f := fx.FollowUp[k]
+				switch {
+				case !c.Analysis.Done:
+					f.Unjudged++
+				case c.FollowedUp:
+					f.Judged++
+					f.Followed++
+				default:
+					f.Judged++
+				}
+				fx.FollowUp[k] = f
+			}
+		}
 		if inRange(c.Timestamp) {
 			fx.Calls++
 			if c.Project == fx.QuotedProject {

@@ -15,6 +15,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -83,6 +84,35 @@ func TestRollupPanelsHaveExactQueries(t *testing.T) {
 	}
 }
 
+// blockRead is how a panel reads a partition's newest block number.
+var blockRead = regexp.MustCompile(`toUInt64\(max\(max_block_number\)\)( \+ (\d+))?`)
+
+// Every panel compares a snapshot's base_block with the partition's newest
+// block number tagged with the generation RefreshRollups writes: a panel
+// that compared the plain number would take a snapshot of an older
+// generation (one without truncated_analysed, from before migration 0008)
+// for fresh, and one comparing another generation would never use the
+// rollup at all.
+func TestRollupPanelsReadTheCurrentGeneration(t *testing.T) {
+	want := strconv.FormatUint(chstore.RollupBlockBase, 10)
+	n := 0
+	for _, d := range loadDashboards(t) {
+		for _, p := range d.AllPanels() {
+			for _, tg := range p.Targets {
+				for _, m := range blockRead.FindAllStringSubmatch(tg.RawSQL, -1) {
+					n++
+					if m[2] != want {
+						t.Errorf("%s panel %q reads %q, want max_block_number + %s (chstore.RollupBlockBase)", d.UID, p.Title, m[0], want)
+					}
+				}
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no panel reads max_block_number")
+	}
+}
+
 func TestRollupPanelsEqualExactQueries(t *testing.T) {
 	ctx := context.Background()
 	addr := chtest.Address(t)
@@ -99,7 +129,8 @@ func TestRollupPanelsEqualExactQueries(t *testing.T) {
 	freshDays := func() uint64 {
 		t.Helper()
 		res, err := runSQL(ctx, conn, "SELECT count() FROM tool_call_rollup_days WHERE (day, base_block) IN "+
-			"(SELECT toUInt32(partition), toUInt64(max(max_block_number)) FROM system.parts WHERE database = currentDatabase() AND table = 'tool_calls' AND active GROUP BY partition)")
+			"(SELECT toUInt32(partition), toUInt64(max(max_block_number)) + "+strconv.FormatUint(chstore.RollupBlockBase, 10)+
+			" FROM system.parts WHERE database = currentDatabase() AND table = 'tool_calls' AND active GROUP BY partition)")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -71,6 +71,8 @@ func checkRollup(t *testing.T, s *chstore.Store) {
 	newest := "(day, base_block) IN (SELECT day, max(base_block) FROM " + db + ".tool_call_rollup_days GROUP BY day)"
 	want := count(t, s, "SELECT count() FROM "+db+".tool_calls FINAL")
 	wantSilent := count(t, s, "SELECT countIf(truncation_kind = 'silent') FROM "+db+".tool_calls FINAL")
+	wantAnalysed := count(t, s, "SELECT countIf(truncated = 1 AND version >= 9223372036854775808) FROM "+db+".tool_calls FINAL")
+	wantFollowed := count(t, s, "SELECT countIf(truncated = 1 AND followed_up = 1 AND version >= 9223372036854775808) FROM "+db+".tool_calls FINAL")
 	for _, rows := range []string{"scope = 0 AND period = 3600", "scope = 0 AND period = 86400", "scope = 1 AND period = 3600"} {
 		q := " FROM " + db + ".tool_call_rollup FINAL WHERE " + rows + " AND " + newest
 		if got := count(t, s, "SELECT sum(calls)"+q); got != want {
@@ -79,5 +81,51 @@ func checkRollup(t *testing.T, s *chstore.Store) {
 		if got := count(t, s, "SELECT sum(silent_calls)"+q); got != wantSilent {
 			t.Errorf("%s: %d silent calls, tool_calls FINAL has %d", rows, got, wantSilent)
 		}
+		if got := count(t, s, "SELECT sum(truncated_analysed)"+q); got != wantAnalysed {
+			t.Errorf("%s: %d analysed truncated calls, tool_calls FINAL has %d", rows, got, wantAnalysed)
+		}
+		if got := count(t, s, "SELECT sum(truncated_followed)"+q); got != wantFollowed {
+			t.Errorf("%s: %d analysed truncated calls followed up, tool_calls FINAL has %d", rows, got, wantFollowed)
+		}
+	}
+}
+
+// A truncated call the collector wrote as it read it is not known to have
+// been followed up or not, even when its row says followed_up 1 (as a span
+// may, without the analysis that judged it): the rollup counts it in no
+// follow-up figure and places it in no bucket of coverage by the end of the
+// session. Once the analysis writes it, it counts.
+func TestRollupFollowUpCountsAnalysedCallsOnly(t *testing.T) {
+	ctx := context.Background()
+	s := chtest.NewStore(t)
+	at := time.Date(2026, 11, 20, 10, 30, 0, 0, time.UTC)
+	judged := fullCall("judged", at)
+	judged.Analysis = schema.Analysis{Done: true, Records: 2}
+	asRead := fullCall("as-read", at.Add(time.Minute)) // followed_up 1, coverage 0.641, not analysed
+	if err := s.WriteToolCalls(ctx, []schema.ToolCall{judged, asRead}); err != nil {
+		t.Fatal(err)
+	}
+	db := s.Database()
+	day := func() (truncated, analysed, followed, byEnd uint64) {
+		t.Helper()
+		if _, err := s.RefreshRollups(ctx); err != nil {
+			t.Fatal(err)
+		}
+		q := " FROM " + db + ".tool_call_rollup FINAL WHERE scope = 0 AND period = 86400 AND (day, base_block) IN (SELECT day, max(base_block) FROM " + db + ".tool_call_rollup_days GROUP BY day)"
+		return count(t, s, "SELECT sum(truncated_calls)"+q), count(t, s, "SELECT sum(truncated_analysed)"+q),
+			count(t, s, "SELECT sum(truncated_followed)"+q), count(t, s, "SELECT toUInt64(arraySum(sumForEach(coverage_by_end)))"+q)
+	}
+	if tr, an, fo, be := day(); tr != 2 || an != 1 || fo != 1 || be != 1 {
+		t.Fatalf("rollup counts %d truncated, %d analysed, %d followed up, %d covered by the end; want 2, 1, 1, 1 (the call as read in none but the first)", tr, an, fo, be)
+	}
+
+	asRead.Analysis = schema.Analysis{Done: true, Records: 2}
+	asRead.FollowedUp = false
+	time.Sleep(2 * time.Millisecond)
+	if err := s.WriteToolCalls(ctx, []schema.ToolCall{asRead}); err != nil {
+		t.Fatal(err)
+	}
+	if tr, an, fo, be := day(); tr != 2 || an != 2 || fo != 1 || be != 2 {
+		t.Fatalf("after the analysis judged it not followed up: %d truncated, %d analysed, %d followed up, %d covered by the end; want 2, 2, 1, 2", tr, an, fo, be)
 	}
 }

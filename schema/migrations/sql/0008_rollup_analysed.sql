@@ -1,0 +1,30 @@
+-- ctxaudit v8: the dashboards' follow-up figures count only the calls the
+-- session's analysis has judged (docs/design.md §4.12, §7.7). A collector
+-- writes each call as it reads it, with followed_up 0, before the analysis
+-- has looked at what the model did next; counted as "not followed up", such
+-- a call stated more than is known.
+--
+--   tool_call_rollup.truncated_analysed
+--                     truncated calls the analysis wrote (version >= 2^63):
+--                     the denominator of every follow-up rate.
+--   tool_call_rollup.truncated_followed
+--                     from now on counts analysed truncated calls with
+--                     followed_up = 1 only, and coverage_by_end analysed
+--                     calls only (before: every call with the flag or a
+--                     coverage).
+--
+-- Snapshots taken before this migration have truncated_analysed 0 and the
+-- older counts, and must not be read. Their base_block is the partition's
+-- plain max_block_number; from this version on a snapshot's base_block is
+-- that number plus 10^15 (chstore.RollupBlockBase), which is what the
+-- dashboards compare it with. An older snapshot is therefore never fresh:
+-- its days are read from tool_calls FINAL until RefreshRollups takes them
+-- again (`ctxaudit migrate` does so right after migrating), and a merge
+-- keeps the new snapshot over the old one (ReplacingMergeTree(base_block)).
+-- Nothing is deleted, so a refresher of an older release still running
+-- cannot leave a day marked fresh without its rows.
+--
+-- ClickHouse 18.16 has no ADD COLUMN IF NOT EXISTS: the migrator runs the
+-- plain ADD COLUMN there and takes "column already exists" as done.
+
+ALTER TABLE {{ident .Database}}.tool_call_rollup ADD COLUMN IF NOT EXISTS truncated_analysed UInt64 DEFAULT 0 AFTER truncated_followed;
