@@ -39,8 +39,8 @@ type Parser interface {
 // points to, belongs to the receiver.
 type Emit func(Record)
 
-// Record is one of *Call, *Answer, *NotAnswer, *TurnStart, *Compaction or
-// *Skip.
+// Record is one of *Call, *Answer, *NotAnswer, *TurnStart, *Unpaired,
+// *Compaction or *Skip.
 type Record interface{ isRecord() }
 
 // Call is a completed tool call: the issuing line paired with its result line.
@@ -100,6 +100,26 @@ type TurnStart struct {
 	Sidechain bool
 }
 
+// Unpaired is a tool call whose result its file has not shown: sent with
+// the SkipUnpairedToolUse skip of the call (at Flush, or when it was
+// evicted), it says which turn the call was issued in. A Claude Code
+// sub-agent's metadata names the call that spawned it (toolUseId); when that
+// call was interrupted before its result, this is all that places the
+// sub-agent's records in the call's turn. A later line may still bring the
+// result (a collector flushes a parser whose file is still growing): the
+// Call then says the same of the call.
+type Unpaired struct {
+	SessionID string
+	CallID    string
+	Tool      string
+	// Turn is the call's turn in the session, unknown in a sub-agent's file
+	// (which numbers only the sub-agent's own prompts).
+	Turn      schema.Turn
+	Line      int64
+	AgentID   string
+	Sidechain bool
+}
+
 // Compaction kinds.
 const (
 	// CompactionFull: the conversation was summarised and replaced.
@@ -148,12 +168,18 @@ const (
 	// SkipBadRecord: valid JSON, but not a record this format defines
 	// (e.g. a tool result without an id).
 	SkipBadRecord = "bad_record"
+	// SkipBadAgentMeta: a Claude Code sub-agent's metadata file
+	// (agent-<id>.meta.json) could not be read or is not the object Claude
+	// Code writes; the sub-agent's records are kept, placed as if the file
+	// were absent. The Skip names the metadata file, line 0 (the whole file).
+	SkipBadAgentMeta = "bad_agent_meta"
 )
 
 func (*Call) isRecord()       {}
 func (*Answer) isRecord()     {}
 func (*NotAnswer) isRecord()  {}
 func (*TurnStart) isRecord()  {}
+func (*Unpaired) isRecord()   {}
 func (*Compaction) isRecord() {}
 func (*Skip) isRecord()       {}
 

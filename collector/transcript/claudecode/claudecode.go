@@ -568,6 +568,7 @@ func (p *Parser) system(env *envelope) {
 // when too many are waiting.
 func (p *Parser) addPending(pc *pendingCall) {
 	for _, o := range p.pending.Put(pc.id, pc) {
+		p.unpaired(o)
 		p.skip(o.line, transcript.SkipUnpairedToolUse, o.name+" "+o.id+": evicted, too many calls awaiting results")
 	}
 }
@@ -582,8 +583,18 @@ func (p *Parser) Flush(emit transcript.Emit) {
 func (p *Parser) flush() {
 	p.finishMessage()
 	for _, pc := range p.pending.Drain() {
+		p.unpaired(pc)
 		p.skip(pc.line, transcript.SkipUnpairedToolUse, pc.name+" "+pc.id+" has no tool_result")
 	}
+}
+
+// unpaired names a call that has no result (yet), with its turn: a
+// sub-agent whose metadata names it as its spawning call is placed there.
+func (p *Parser) unpaired(pc *pendingCall) {
+	p.emit(&transcript.Unpaired{
+		SessionID: p.sess.SessionID, CallID: pc.id, Tool: pc.name, Line: pc.line,
+		Turn: sessionTurn(pc.turn, pc.agentID, pc.sidechain), AgentID: pc.agentID, Sidechain: pc.sidechain,
+	})
 }
 
 // Session returns the session metadata gathered so far.
@@ -599,8 +610,10 @@ func (p *Parser) Session() schema.Session {
 // sessionTurn is the session turn of a record in turn n of its file. A
 // sub-agent's file (its records carry the agent id) numbers the sub-agent's
 // own prompts, not the session's: its records' turn is unknown until the
-// call that spawned the agent places them in its turn (transcript.PlaceCall)
-// — an Agent call interrupted before its result never does.
+// call that spawned the agent places them in its turn (transcript.PlaceCall):
+// the call's result names the agent (agentId), or the agent's metadata file
+// names the call (AgentMeta), which also places the records of an agent
+// whose Agent call was interrupted before its result.
 func sessionTurn(n int, agentID string, sidechain bool) schema.Turn {
 	if sidechain && agentID != "" {
 		return schema.Turn{}

@@ -68,6 +68,7 @@ type Recorder struct {
 	Answers     []*transcript.Answer
 	NotAnswers  []*transcript.NotAnswer
 	Turns       []*transcript.TurnStart
+	Unpaired    []*transcript.Unpaired
 	Compactions []*transcript.Compaction
 	Skips       []*transcript.Skip
 }
@@ -83,6 +84,8 @@ func (r *Recorder) Emit(rec transcript.Record) {
 		r.NotAnswers = append(r.NotAnswers, v)
 	case *transcript.TurnStart:
 		r.Turns = append(r.Turns, v)
+	case *transcript.Unpaired:
+		r.Unpaired = append(r.Unpaired, v)
 	case *transcript.Compaction:
 		r.Compactions = append(r.Compactions, v)
 	case *transcript.Skip:
