@@ -49,8 +49,20 @@ type Builder struct {
 	// retracted are the answers returned by an earlier Result and dropped
 	// since, to be listed by the next one.
 	retracted []schema.Answer
-	// spawnedTurn maps a sub-agent id to the turn of the Task call that ran it.
+	// spawnedTurn maps a sub-agent id to the turn of the Task/Agent call
+	// whose result names it (agentId).
 	spawnedTurn map[string]schema.Turn
+	// spawnedBy maps a sub-agent id to the call its own metadata names as
+	// the one that spawned it (Claude Code's agent-<id>.meta.json
+	// toolUseId); claimed holds those calls' ids.
+	spawnedBy map[string]string
+	claimed   map[string]bool
+	// unpairedTurn maps the id of a main-thread call read without its
+	// result (transcript.Unpaired) to the turn it was issued in.
+	unpairedTurn map[string]schema.Turn
+	// placed is where each sub-agent's records go (placement); nil when
+	// what it is worked out from changed since.
+	placed map[string]schema.Turn
 	// sentCall is a fingerprint of the follow-through each call was last
 	// returned with; sentAnswer a fingerprint of each answer as last
 	// returned (see Sent).
@@ -65,8 +77,9 @@ type Builder struct {
 func New(id string) *Builder {
 	return &Builder{
 		id: id, callIdx: map[string]int{}, ansIdx: map[string]int{}, notAnswers: map[string]bool{},
-		spawnedTurn: map[string]schema.Turn{},
-		sentCall:    map[string]uint64{}, sentAnswer: map[string]uint64{},
+		spawnedTurn: map[string]schema.Turn{}, spawnedBy: map[string]string{}, claimed: map[string]bool{},
+		unpairedTurn: map[string]schema.Turn{},
+		sentCall:     map[string]uint64{}, sentAnswer: map[string]uint64{},
 	}
 }
 
@@ -136,13 +149,20 @@ func (f followThrough) print() uint64 {
 
 // AddCall stores a call (replacing one of the same id) and returns it with
 // its turn placed in the parent's turn when it ran in a sub-agent whose
-// spawning call is known. spawnedAgentID names the sub-agent a Task call
-// ran. emitted says the caller is about to emit the call as read; a call
-// added without emitting was emitted before (by this process or a previous
-// one), as read, unless this builder already knows better.
+// spawning call is known (placement). spawnedAgentID names the sub-agent a
+// Task call's result says it ran. emitted says the caller is about to emit
+// the call as read; a call added without emitting was emitted before (by
+// this process or a previous one), as read, unless this builder already
+// knows better.
 func (b *Builder) AddCall(c schema.ToolCall, spawnedAgentID string, emitted bool) schema.ToolCall {
 	if spawnedAgentID != "" {
-		b.spawnedTurn[spawnedAgentID] = c.Turn
+		if t, ok := b.spawnedTurn[spawnedAgentID]; !ok || t != c.Turn {
+			b.spawnedTurn[spawnedAgentID] = c.Turn
+			b.placed = nil
+		}
+	}
+	if b.claimed[c.CallID] {
+		b.placed = nil
 	}
 	if i, ok := b.callIdx[c.CallID]; ok {
 		b.calls.set(i, &c)
@@ -150,11 +170,93 @@ func (b *Builder) AddCall(c schema.ToolCall, spawnedAgentID string, emitted bool
 		b.callIdx[c.CallID] = b.calls.add(&c)
 	}
 	b.NotAnswer(c.MessageID)
-	transcript.PlaceCall(&c, b.spawnedTurn)
+	transcript.PlaceCall(&c, b.placement())
 	if _, known := b.sentCall[c.CallID]; emitted || !known {
 		b.sentCall[c.CallID] = callPrint(&c)
 	}
 	return c
+}
+
+// Unpaired records a call read without its result (transcript.Unpaired):
+// the turn of a main-thread call places a sub-agent whose metadata names it
+// (SpawnedBy), though the call never completed. Sub-agent calls are not
+// kept: only the main thread's turns are the session's.
+func (b *Builder) Unpaired(u *transcript.Unpaired) {
+	if u.CallID == "" || u.Sidechain || u.AgentID != "" {
+		return
+	}
+	if t, ok := b.unpairedTurn[u.CallID]; ok && t == u.Turn {
+		return
+	}
+	b.unpairedTurn[u.CallID] = u.Turn
+	if b.claimed[u.CallID] {
+		b.placed = nil
+	}
+}
+
+// SpawnedBy records what sub-agent agentID's own metadata says of the call
+// that spawned it: callID, or "" for nothing (no metadata, or none that can
+// be trusted — what it said before no longer counts). It is trusted only
+// when callID is a call of the session's main thread (placement).
+func (b *Builder) SpawnedBy(agentID, callID string) {
+	if agentID == "" || b.spawnedBy[agentID] == callID {
+		return
+	}
+	if callID == "" {
+		delete(b.spawnedBy, agentID)
+	} else {
+		b.spawnedBy[agentID] = callID
+	}
+	clear(b.claimed)
+	for _, id := range b.spawnedBy {
+		b.claimed[id] = true
+	}
+	b.placed = nil
+}
+
+// placement is the turn each placed sub-agent's records belong to: the
+// turn of the call that spawned it (docs/design.md §3.2). That call's
+// result names the agent (agentId), or the agent's metadata names the call
+// (SpawnedBy), which must then be a main-thread call of this session, with
+// or without its result, in a known turn: a sub-agent's own turns are not
+// the session's, and an id the session lacks places nothing. When the two
+// name calls of different turns, nothing tells which is right: the agent is
+// not placed, and its records' turn stays unknown.
+func (b *Builder) placement() map[string]schema.Turn {
+	if b.placed != nil {
+		return b.placed
+	}
+	placed := make(map[string]schema.Turn, len(b.spawnedTurn)+len(b.spawnedBy))
+	maps.Copy(placed, b.spawnedTurn)
+	for agent, id := range b.spawnedBy {
+		t, ok := b.mainThreadTurn(id)
+		if !ok {
+			continue
+		}
+		if r, byResult := placed[agent]; byResult && r != t {
+			delete(placed, agent)
+			continue
+		}
+		placed[agent] = t
+	}
+	b.placed = placed
+	return placed
+}
+
+// mainThreadTurn is the known turn of main-thread call id, with or without
+// its result; ok is false when the session holds no such call.
+func (b *Builder) mainThreadTurn(id string) (t schema.Turn, ok bool) {
+	if i, held := b.callIdx[id]; held {
+		var c schema.ToolCall
+		b.calls.decode(i, &c)
+		if c.Sidechain || c.AgentID != "" {
+			return schema.Turn{}, false
+		}
+		t = c.Turn
+	} else if t, ok = b.unpairedTurn[id]; !ok {
+		return schema.Turn{}, false
+	}
+	return t, t.Known
 }
 
 // HoldCall stores a call that nobody has emitted yet: the next analysis
@@ -169,6 +271,9 @@ func (b *Builder) AddCall(c schema.ToolCall, spawnedAgentID string, emitted bool
 // as the builder lives; reading it needs no lock the builder needs.
 func (b *Builder) HoldCall(c *schema.ToolCall) []byte {
 	b.NotAnswer(c.MessageID)
+	if b.claimed[c.CallID] {
+		b.placed = nil
+	}
 	i, ok := b.callIdx[c.CallID]
 	if ok {
 		if b.calls.update(i, c) {
@@ -293,7 +398,7 @@ func (b *Builder) Analyze(meta schema.Session) Result {
 // emission is returned again by the next analysis.
 func (b *Builder) Pending(meta schema.Session) Result {
 	calls, answers := b.calls.all(), slices.Clone(b.answers)
-	transcript.Assemble(calls, answers, b.spawnedTurn)
+	transcript.Assemble(calls, answers, b.placement())
 
 	as := analysis.Session{Meta: meta, Calls: calls, Answers: answers, Partial: b.Partial, NotAnswers: len(b.notAnswers)}
 	analysis.Analyze(&as)
