@@ -305,10 +305,33 @@ func (r *run) file(ctx context.Context, f file, st *unitState) error {
 	p.Flush(emit)
 	r.sum.Bytes += lr.BytesRead()
 	st.metas = append(st.metas, p.Session())
+	if f.format == transcript.FormatClaudeCode {
+		r.agentMeta(f, st)
+	}
 	if r.opts.Progress != nil {
 		r.opts.Progress(Progress{Files: r.sum.Files, Bytes: r.sum.Bytes, Calls: r.sum.ToolCalls + st.b.Calls()})
 	}
 	return nil
+}
+
+// agentMeta gives the session what a Claude Code sub-agent thread's
+// metadata file says of the call that spawned the agent (AgentMetaPath). A
+// file that cannot be used is reported, like a bad line, and places
+// nothing; the thread's records stay as read.
+func (r *run) agentMeta(f file, st *unitState) {
+	path, agentID, ok := AgentMetaPath(f.path)
+	if !ok {
+		return
+	}
+	m, _, err := ReadAgentMeta(path)
+	if err != nil {
+		detail := err.Error()
+		if me, ok := errors.AsType[*AgentMetaError](err); ok {
+			detail = me.Err.Error()
+		}
+		r.skip(path, &transcript.Skip{Reason: transcript.SkipBadAgentMeta, Detail: detail})
+	}
+	st.b.SpawnedBy(agentID, m.ToolUseID)
 }
 
 // savedIsOriginal reports whether the saved output read while detecting is
@@ -340,6 +363,8 @@ func (r *run) record(f file, rec transcript.Record, st *unitState) {
 		st.b.AddCall(v.Call, v.SpawnedAgentID, false)
 	case *transcript.Answer:
 		st.b.AddAnswer(v.Answer)
+	case *transcript.Unpaired:
+		st.b.Unpaired(v)
 	case *transcript.NotAnswer:
 		// The parser read the whole message and offered no answer for it,
 		// so the builder holds none to drop; but the message counts in

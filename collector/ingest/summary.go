@@ -67,7 +67,11 @@ type SkippedLine struct {
 }
 
 func (s SkippedLine) String() string {
-	out := fmt.Sprintf("%s:%d: %s", s.File, s.Line, s.Reason)
+	// Line 0 is the whole file (a sub-agent's metadata file).
+	out := fmt.Sprintf("%s: %s", s.File, s.Reason)
+	if s.Line > 0 {
+		out = fmt.Sprintf("%s:%d: %s", s.File, s.Line, s.Reason)
+	}
 	if s.Detail != "" {
 		out += ": " + s.Detail
 	}

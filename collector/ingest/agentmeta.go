@@ -1,0 +1,101 @@
+package ingest
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/ctxaudit/ctxaudit/collector/transcript/claudecode"
+)
+
+// AgentMetaPath returns the metadata file Claude Code writes beside a
+// sub-agent's thread, and the agent id its name gives:
+// <dir>/<session>/subagents/agent-<id>.jsonl has <dir>/<session>/subagents/agent-<id>.meta.json.
+// ok is false for a file that is no sub-agent thread in that layout.
+func AgentMetaPath(p string) (meta, agentID string, ok bool) {
+	if _, sub := mainThreadOf(p); !sub {
+		return "", "", false
+	}
+	base := filepath.Base(p)
+	if !strings.HasSuffix(base, ".jsonl") {
+		return "", "", false
+	}
+	stem := strings.TrimSuffix(base, ".jsonl")
+	agentID = strings.TrimPrefix(stem, "agent-")
+	if agentID == "" {
+		return "", "", false
+	}
+	return filepath.Join(filepath.Dir(p), stem+".meta.json"), agentID, true
+}
+
+// AgentMetaError is a sub-agent metadata file that could not be used.
+type AgentMetaError struct {
+	Path string
+	Err  error
+}
+
+func (e *AgentMetaError) Error() string { return e.Path + ": " + e.Err.Error() }
+func (e *AgentMetaError) Unwrap() error { return e.Err }
+
+// ReadAgentMeta reads a sub-agent's metadata file (AgentMetaPath). found is
+// false, with no error, when there is none: older Claude Code wrote none.
+// Any other failure — unreadable, a symbolic link, not a regular file,
+// larger than claudecode.MaxAgentMetaBytes, not the object Claude Code
+// writes — is an *AgentMetaError naming the file: bad input, which the caller reports
+// and counts, and which places nothing.
+func ReadAgentMeta(path string) (m claudecode.AgentMeta, found bool, err error) {
+	b, err := readAgentMetaFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return claudecode.AgentMeta{}, false, nil
+	case err != nil:
+		return claudecode.AgentMeta{}, true, &AgentMetaError{Path: path, Err: err}
+	}
+	m, err = claudecode.ParseAgentMeta(b)
+	if err != nil {
+		return claudecode.AgentMeta{}, true, &AgentMetaError{Path: path, Err: err}
+	}
+	return m, true, nil
+}
+
+// readAgentMetaFile reads the file without following a symbolic link in its
+// name and without blocking on a FIFO, and no more than the cap.
+func readAgentMetaFile(path string) ([]byte, error) {
+	info, err := os.Lstat(path)
+	if err != nil {
+		return nil, unwrapPathError(err)
+	}
+	if info.Mode()&fs.ModeSymlink != 0 {
+		return nil, errors.New("a symbolic link")
+	}
+	if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file (%s)", info.Mode().Type())
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|noFollowNonBlock, 0)
+	if err != nil {
+		if isSymlinkLoop(err) {
+			return nil, errors.New("a symbolic link")
+		}
+		return nil, unwrapPathError(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, unwrapPathError(err)
+	}
+	if !st.Mode().IsRegular() || !os.SameFile(info, st) {
+		return nil, errors.New("replaced while being opened")
+	}
+	b, err := io.ReadAll(io.LimitReader(f, claudecode.MaxAgentMetaBytes+1))
+	if err != nil {
+		return nil, unwrapPathError(err)
+	}
+	if len(b) > claudecode.MaxAgentMetaBytes {
+		return nil, fmt.Errorf("%w: larger than %d bytes", claudecode.ErrBadAgentMeta, claudecode.MaxAgentMetaBytes)
+	}
+	return b, nil
+}
