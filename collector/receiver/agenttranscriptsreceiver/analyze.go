@@ -99,15 +99,23 @@ func (r *agentReceiver) analyzeSession(ctx context.Context, id string, files []*
 	}
 	files = r.filesOf(id)
 	metas := make([]schema.Session, len(files))
+	s := r.session(id)
 	for i, f := range files {
 		metas[i] = f.meta
+		// What each sub-agent's metadata says now, as ingest reads it
+		// after the thread: a file written or rewritten since the last
+		// poll counts.
+		r.checkAgentMeta(f)
+		if m := &f.agentMeta; m.agentID != "" {
+			s.SpawnedBy(m.agentID, m.spawnedBy)
+		}
 	}
 	if res, ok := r.analyze(id, metas); ok {
 		b.addAnalysis(id, res, true)
 	}
-	s := r.session(id)
 	for _, f := range files {
 		b.analyzed[f] = f.Read.Line
+		b.spawnedBy[f] = f.agentMeta.spawnedBy
 		// The file's last message's answer, if the analysis counts it: kept
 		// with the checkpoint once accepted (none clears the one before).
 		var open *schema.Answer

@@ -27,6 +27,9 @@ type batch struct {
 	// open is, for the same files, the answer the analysis returned for
 	// each file's last message (trackedFile.openAnswer), or nil.
 	open map[*trackedFile]*schema.Answer
+	// spawnedBy is, for the same files, the spawning call their sub-agent
+	// metadata named to the analysis (trackedFile.analyzedSpawnedBy).
+	spawnedBy map[*trackedFile]string
 }
 
 type sessionSpans struct {
@@ -37,7 +40,8 @@ type sessionSpans struct {
 }
 
 func newBatch() *batch {
-	return &batch{sessions: map[string]*sessionSpans{}, analyzed: map[*trackedFile]int64{}, open: map[*trackedFile]*schema.Answer{}}
+	return &batch{sessions: map[string]*sessionSpans{}, analyzed: map[*trackedFile]int64{}, open: map[*trackedFile]*schema.Answer{},
+		spawnedBy: map[*trackedFile]string{}}
 }
 
 func (b *batch) full() bool { return b.spans >= maxBatchSpans }

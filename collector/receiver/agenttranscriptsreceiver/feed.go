@@ -46,6 +46,8 @@ func (r *agentReceiver) sessionSink(f *trackedFile, b *batch, onSkip func(*track
 			r.addCall(f, v, b)
 		case *transcript.NotAnswer:
 			r.notAnswer(f, v)
+		case *transcript.Unpaired:
+			r.unpaired(f, v)
 		case *transcript.Answer:
 			r.addAnswer(f, v)
 			if flush {
@@ -80,6 +82,15 @@ func (r *agentReceiver) notAnswer(f *trackedFile, v *transcript.NotAnswer) {
 		v.SessionID = transcript.SessionIDFromPath(f.Path)
 	}
 	r.session(v.SessionID).NotAnswer(v.MessageID)
+}
+
+// unpaired tells the session of a call read without its result, whose turn
+// places a sub-agent whose metadata names the call.
+func (r *agentReceiver) unpaired(f *trackedFile, v *transcript.Unpaired) {
+	if v.SessionID == "" {
+		v.SessionID = transcript.SessionIDFromPath(f.Path)
+	}
+	r.session(v.SessionID).Unpaired(v)
 }
 
 func (r *agentReceiver) addAnswer(f *trackedFile, v *transcript.Answer) {

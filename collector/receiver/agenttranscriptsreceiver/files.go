@@ -52,6 +52,12 @@ type trackedFile struct {
 	meta    schema.Session
 	agentID string // Claude Code sub-agent id; "" for a main thread
 
+	// agentMeta is what the metadata file beside a Claude Code sub-agent
+	// thread says of the call that spawned the agent (see agentmeta.go);
+	// analyzedSpawnedBy is what the last accepted analysis was given.
+	agentMeta         agentMetaState
+	analyzedSpawnedBy string
+
 	// startAtEnd: found at the first scan without a checkpoint and
 	// start_at is end — skip to the last complete line without emitting.
 	startAtEnd bool
@@ -67,14 +73,17 @@ func (f *trackedFile) checkpoint() checkpoint.File {
 	return checkpoint.File{
 		Fingerprint: f.FP, Offset: f.Committed.Offset, Line: f.Committed.Line,
 		AnalyzedLine: min(f.analyzed, f.Committed.Line), SessionID: f.sessionID, Format: string(f.format),
-		OpenAnswer: f.openAnswer,
+		OpenAnswer: f.openAnswer, SpawnedBy: f.analyzedSpawnedBy,
 	}
 }
 
 // needsAnalysis reports a file with lines its session's last accepted
-// analysis did not cover.
+// analysis did not cover, or whose sub-agent metadata, as read by this
+// process, names another spawning call than that analysis was given.
 func (f *trackedFile) needsAnalysis() bool {
-	return f.format != "" && f.sessionID != "" && f.analyzed < f.Read.Line
+	m := &f.agentMeta
+	return f.format != "" && f.sessionID != "" &&
+		(f.analyzed < f.Read.Line || m.read && m.spawnedBy != f.analyzedSpawnedBy)
 }
 
 // reconcile brings the tracked files in line with a scan and returns the
@@ -133,7 +142,7 @@ func (r *agentReceiver) reconcile(paths []string) []*trackedFile {
 
 func (r *agentReceiver) restore(f *trackedFile, cp checkpoint.File) {
 	f.Restore(cp)
-	f.analyzed, f.openAnswer = cp.AnalyzedLine, cp.OpenAnswer
+	f.analyzed, f.openAnswer, f.analyzedSpawnedBy = cp.AnalyzedLine, cp.OpenAnswer, cp.SpawnedBy
 	if r.format == "" && cp.Format != "" {
 		if format, err := transcript.ParseFormat(cp.Format); err == nil && format != transcript.FormatAuto {
 			f.format = format
@@ -142,7 +151,7 @@ func (r *agentReceiver) restore(f *trackedFile, cp checkpoint.File) {
 	if f.format == "" {
 		// Without a format the file is detected and read from the start.
 		f.Rewind()
-		f.analyzed, f.openAnswer = 0, nil
+		f.analyzed, f.openAnswer, f.analyzedSpawnedBy = 0, nil, ""
 	}
 	r.setSession(f, cp.SessionID)
 	f.Dirty = false

@@ -225,6 +225,7 @@ func (r *agentReceiver) collect(ctx context.Context, scanned []*trackedFile) *ba
 		if err := r.readFile(ctx, f, b); err != nil && ctx.Err() == nil {
 			r.logger.Warn("Cannot read transcript; will retry", zap.String("path", f.Path), zap.Error(err))
 		}
+		r.checkAgentMeta(f)
 	}
 	r.analyzeIdle(ctx, b, false)
 	return b
@@ -311,6 +312,11 @@ func (r *agentReceiver) commit(ctx context.Context, b *batch) {
 	for f, a := range b.open {
 		if a != f.openAnswer {
 			f.openAnswer, f.Dirty = a, true
+		}
+	}
+	for f, id := range b.spawnedBy {
+		if id != f.analyzedSpawnedBy {
+			f.analyzedSpawnedBy, f.Dirty = id, true
 		}
 	}
 	if err := r.saveCheckpoints(ctx); err != nil && ctx.Err() == nil {

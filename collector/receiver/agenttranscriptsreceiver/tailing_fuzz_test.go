@@ -210,11 +210,15 @@ func (s *flakySink) refuseNext(n int) {
 
 // corpusSession is a real session's folder: its transcript files, written
 // as the fuzz input says, and its other files (saved outputs), written whole
-// at the start, as the harness writes them before the line naming them.
+// at the start, as the harness writes them before the line naming them —
+// except a sub-agent's metadata file, written as the fuzz input says too.
 type corpusSession struct {
 	name  string
 	dir   string
 	files map[string][]byte // path relative to dir
+	// rename replaces ids in the files' names and contents (same lengths),
+	// for a session whose ids another corpus session uses too.
+	rename *strings.Replacer
 }
 
 type tailSessions []corpusSession
@@ -223,7 +227,9 @@ type tailSessions []corpusSession
 // real Claude Code 2.1.6 session (a sub-agent, a truncated Grep, a message
 // whose text line comes before its tool call), lab recordings of the real
 // Claude Code whose Bash output overflowed to a saved file and of the real
-// Codex whose output was cut, and the Codex and pi example sessions.
+// Codex whose output was cut, the Codex and pi example sessions, and the
+// reproduction of a Claude Code sub-agent whose Agent call has no result
+// (testdata/repro), placed by its metadata file.
 func tailCorpus(tb testing.TB) tailSessions {
 	lab := transcripttest.LabDir(tb)
 	examples := transcripttest.ExamplesDir(tb)
@@ -234,6 +240,12 @@ func tailCorpus(tb testing.TB) tailSessions {
 		{name: "codex", dir: filepath.Join(examples, "codex")},
 		{name: "pi", dir: filepath.Join(examples, "pi")},
 		{name: "codex-lab", dir: filepath.Join(lab, "codex@0.169.0", "exec-over-cap", "transcript")},
+		// A sub-agent whose Agent call has no result: only its metadata
+		// file, written at any point of the schedule, places it. Its ids
+		// are the lab's, which claude-code-lab uses too.
+		{name: "claude-code-agent-unfinished", dir: filepath.Join(filepath.Dir(lab), "repro", "claude-code@2.1.328", "agent-unfinished", "transcript"),
+			rename: strings.NewReplacer("00000000-0000-4000-8000-000000000001", "00000000-0000-4000-8000-0000000000a1",
+				"toolu_lab", "toolu_rpr", "msg_lab", "msg_rpr")},
 	} {
 		s.files = map[string][]byte{}
 		err := filepath.WalkDir(s.dir, func(p string, d fs.DirEntry, err error) error {
@@ -245,6 +257,9 @@ func tailCorpus(tb testing.TB) tailSessions {
 				return err
 			}
 			rel, err := filepath.Rel(s.dir, p)
+			if s.rename != nil {
+				rel, b = s.rename.Replace(rel), []byte(s.rename.Replace(string(b)))
+			}
 			s.files[rel] = b
 			return err
 		})
@@ -275,7 +290,10 @@ func (c tailSessions) lay(t *testing.T, root string, mask int) []*growingFile {
 		slices.Sort(paths)
 		for _, rel := range paths {
 			dst := filepath.Join(root, s.name, rel)
-			if strings.HasSuffix(rel, ".jsonl") {
+			// A sub-agent's metadata file is written when the schedule
+			// says, in pieces too: before or after its thread, and seen
+			// half-written (bad input) before it is whole.
+			if strings.HasSuffix(rel, ".jsonl") || strings.HasSuffix(rel, ".meta.json") {
 				out = append(out, &growingFile{path: dst, all: s.files[rel]})
 				continue
 			}

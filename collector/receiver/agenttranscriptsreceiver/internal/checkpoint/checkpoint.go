@@ -114,6 +114,11 @@ type File struct {
 	// session after a restart takes it back then. Only what a retraction
 	// carries is kept (ids, time, turn, source, model, agent), no text.
 	OpenAnswer *schema.Answer
+	// SpawnedBy is, for a Claude Code sub-agent thread, the spawning call
+	// its metadata file named when the file's session was last analysed
+	// and the analysis accepted ("" none): a receiver that finds the file
+	// naming another after a restart analyses the session again.
+	SpawnedBy string
 }
 
 type fileJSON struct {
@@ -126,6 +131,7 @@ type fileJSON struct {
 	Session  string          `json:"session,omitempty"`
 	Format   string          `json:"format,omitempty"`
 	Open     *openAnswerJSON `json:"open_answer,omitempty"`
+	Spawned  string          `json:"spawned_by,omitempty"`
 }
 
 type openAnswerJSON struct {
@@ -144,6 +150,7 @@ func Encode(f File) ([]byte, error) {
 	j := fileJSON{
 		V: version, FPLen: f.Fingerprint.Len, FP: hex.EncodeToString(f.Fingerprint.Sum[:]),
 		Offset: f.Offset, Line: f.Line, Analyzed: f.AnalyzedLine, Session: f.SessionID, Format: f.Format,
+		Spawned: f.SpawnedBy,
 	}
 	if a := f.OpenAnswer; a != nil {
 		j.Open = &openAnswerJSON{Session: a.SessionID, Message: a.MessageID, Timestamp: a.Timestamp, Turn: a.Turn,
@@ -177,7 +184,7 @@ func Decode(b []byte) (File, error) {
 	}
 	f := File{
 		Fingerprint: Fingerprint{Len: j.FPLen}, Offset: j.Offset, Line: j.Line,
-		AnalyzedLine: j.Analyzed, SessionID: j.Session, Format: j.Format,
+		AnalyzedLine: j.Analyzed, SessionID: j.Session, Format: j.Format, SpawnedBy: j.Spawned,
 	}
 	if o := j.Open; o != nil && o.Message != "" {
 		f.OpenAnswer = &schema.Answer{SessionID: o.Session, MessageID: o.Message, Timestamp: o.Timestamp.UTC(), Turn: o.Turn,

@@ -35,6 +35,15 @@ func TestRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, want, got)
 	assert.NotContains(t, string(raw), "text")
+
+	// A sub-agent thread's: the spawning call its metadata named to the
+	// last accepted analysis.
+	want.SpawnedBy = "toolu_lab000002"
+	raw, err = Encode(want)
+	require.NoError(t, err)
+	got, err = Decode(raw)
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
 }
 
 func TestDecodeRejects(t *testing.T) {

@@ -21,7 +21,7 @@ type TelemetryBuilder struct {
 	CtxauditReceiverFilesReset metric.Int64Counter
 	// CtxauditReceiverLinesRead: Transcript lines read for the first time (re-reads after a restart are not counted), by source format.
 	CtxauditReceiverLinesRead metric.Int64Counter
-	// CtxauditReceiverLinesSkipped: Lines (or calls) that could not be used, by reason: malformed_json, line_too_long, bad_record, orphan_tool_result, unpaired_tool_use.
+	// CtxauditReceiverLinesSkipped: Lines (or calls, or sub-agent metadata files) that could not be used, by reason: malformed_json, line_too_long, bad_record, orphan_tool_result, unpaired_tool_use, bad_agent_meta.
 	CtxauditReceiverLinesSkipped metric.Int64Counter
 	// CtxauditReceiverSavedOutputsRefused: Saved tool outputs a notice pointed to that were not read, by reason: not_tool_results, symlink, not_regular_file, too_large.
 	CtxauditReceiverSavedOutputsRefused metric.Int64Counter
@@ -52,7 +52,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings) (*TelemetryBuilde
 	errs = errors.Join(errs, err)
 	builder.CtxauditReceiverLinesSkipped, err = builder.meter.Int64Counter(
 		"ctxaudit_receiver_lines_skipped",
-		metric.WithDescription("Lines (or calls) that could not be used, by reason: malformed_json, line_too_long, bad_record, orphan_tool_result, unpaired_tool_use"),
+		metric.WithDescription("Lines (or calls, or sub-agent metadata files) that could not be used, by reason: malformed_json, line_too_long, bad_record, orphan_tool_result, unpaired_tool_use, bad_agent_meta"),
 		metric.WithUnit("{line}"),
 	)
 	errs = errors.Join(errs, err)

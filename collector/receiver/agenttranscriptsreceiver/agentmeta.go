@@ -1,0 +1,79 @@
+package agenttranscriptsreceiver // import "github.com/ctxaudit/ctxaudit/collector/receiver/agenttranscriptsreceiver"
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/ctxaudit/ctxaudit/collector/ingest"
+	"github.com/ctxaudit/ctxaudit/collector/transcript"
+)
+
+// A Claude Code sub-agent thread has beside it a metadata file naming the
+// call that spawned the agent (ingest.AgentMetaPath). It is not a
+// transcript and is not tailed: it is written whole, sometimes after the
+// thread, and may be rewritten. The receiver looks at it each poll and
+// before each analysis of the thread's session, reads it again when its
+// size or time changed, and gives the session what it says; a file that
+// names another call than the last accepted analysis was given makes the
+// session due for analysis again, also after a restart (the checkpoint
+// keeps what was given).
+
+// agentMetaState is what the receiver last read of a thread's metadata.
+type agentMetaState struct {
+	// agentID is the agent the file is about; "" until the thread is known
+	// to be a Claude Code sub-agent thread with such a file's place.
+	agentID string
+	// read says the file was looked at; stamp is what it looked like then.
+	read  bool
+	stamp metaStamp
+	// spawnedBy is the call the file names; "" when it names none or
+	// cannot be used.
+	spawnedBy string
+}
+
+// metaStamp tells a metadata file's versions apart without reading it.
+type metaStamp struct {
+	exists bool
+	size   int64
+	mod    time.Time
+}
+
+// checkAgentMeta reads f's sub-agent metadata file when it changed since
+// it was last read. A file that cannot be used is reported once per
+// version, counted with the skipped lines, and names no call.
+func (r *agentReceiver) checkAgentMeta(f *trackedFile) {
+	if f.format != transcript.FormatClaudeCode {
+		return
+	}
+	path, agentID, ok := ingest.AgentMetaPath(f.Path)
+	if !ok {
+		return
+	}
+	var stamp metaStamp
+	if info, err := os.Lstat(path); err == nil {
+		stamp = metaStamp{exists: true, size: info.Size(), mod: info.ModTime()}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		stamp = metaStamp{exists: true, size: -1} // unreadable: read reports why
+	}
+	m := &f.agentMeta
+	if m.read && m.stamp == stamp && m.agentID == agentID {
+		return
+	}
+	m.agentID, m.read, m.stamp = agentID, true, stamp
+	meta, _, err := ingest.ReadAgentMeta(path)
+	m.spawnedBy = meta.ToolUseID
+	if err != nil {
+		detail := err.Error()
+		if me, ok := errors.AsType[*ingest.AgentMetaError](err); ok {
+			detail = me.Err.Error()
+		}
+		r.tel.LineSkipped(context.Background(), transcript.SkipBadAgentMeta)
+		r.logger.Warn("Skipped sub-agent metadata file", zap.String("at", path),
+			zap.String("path", path), zap.String("reason", transcript.SkipBadAgentMeta), zap.String("detail", detail))
+	}
+}
