@@ -137,8 +137,8 @@ func TestRunMetaChangesNothingWhereTheResultPlaces(t *testing.T) {
 // without it.
 func TestRunReportsBadAgentMeta(t *testing.T) {
 	for name, write := range map[string]func(t *testing.T, path string){
-		"malformed": func(t *testing.T, p string) { writeFile(t, p, `{"toolUseId":"toolu_lab000002"`) },
-		"not an object": func(t *testing.T, p string) { writeFile(t, p, `["toolu_lab000002"]`) },
+		"malformed":       func(t *testing.T, p string) { writeFile(t, p, `{"toolUseId":"toolu_lab000002"`) },
+		"not an object":   func(t *testing.T, p string) { writeFile(t, p, `["toolu_lab000002"]`) },
 		"id not a string": func(t *testing.T, p string) { writeFile(t, p, `{"toolUseId":2}`) },
 		"oversized": func(t *testing.T, p string) {
 			writeFile(t, p, `{"toolUseId":"toolu_lab000002","pad":"`+strings.Repeat("x", claudecode.MaxAgentMetaBytes)+`"}`)
