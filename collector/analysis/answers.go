@@ -232,7 +232,8 @@ func indexTurns(calls []schema.ToolCall) turnIndex {
 // made up to it, and one of a known turn on its turn's calls and on those
 // of unknown turn. Leaving the latter out would call an answer that rests
 // on them one that "used no tool results", or built only on complete ones.
-// The verdict says "may have been built on" for such an answer (verdict).
+// The verdict does not tell such inputs from certain ones: it says "was
+// built on" for both (verdict.go).
 func deriveInputs(a *schema.Answer, cutoff int, calls []schema.ToolCall, ix turnIndex) []string {
 	out := []string{}
 	add := func(i int) {
