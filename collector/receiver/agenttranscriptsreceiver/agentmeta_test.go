@@ -123,3 +123,23 @@ func steppedReceiverWith(t *testing.T, cfg *Config, h component.Host, next *flak
 	r.cancel, r.done = func() {}, stopped
 	return r
 }
+
+// start_at: end skips the history it finds at the first scan: it feeds the
+// sessions but is neither emitted nor analysed. A sub-agent metadata file
+// found beside that history is part of it: it must not make the old
+// session due for analysis, which would send the whole skipped session.
+func TestStartAtEndSkipsAgentMetaHistory(t *testing.T) {
+	src := filepath.Join(filepath.Dir(transcripttest.LabDir(t)), "repro", "claude-code@2.1.328", "agent-unfinished", "transcript")
+	root := t.TempDir()
+	copyTree(t, src, root)
+
+	cfg := testConfig(root)
+	cfg.StartAt = StartAtEnd
+	h, _ := withMemoryStorage(cfg)
+	sink := new(flakySink)
+	r := steppedReceiver(t, cfg, h, sink)
+	pollIdle(r)
+	pollIdle(r)
+	require.NoError(t, r.Shutdown(context.Background()))
+	require.Zero(t, sink.SpanCount(), "start_at: end sent the history it was to skip")
+}

@@ -206,12 +206,16 @@ func (r *agentReceiver) readFile(ctx context.Context, f *trackedFile, b *batch) 
 	}
 	if f.startAtEnd {
 		// History feeds the session (turns, pairing) but is not emitted,
-		// and counts as analysed.
+		// and counts as analysed — with what a sub-agent thread's metadata
+		// file says now, which is history too: else it would make the
+		// session due and send the whole of it.
 		if err := r.advance(ctx, f, fh, size, nil); err != nil {
 			return err
 		}
 		f.startAtEnd = false
 		b.analyzed[f] = f.Read.Line
+		r.checkAgentMeta(f)
+		b.spawnedBy[f] = f.agentMeta.spawnedBy
 		f.drainedAt = size
 		return nil
 	}
