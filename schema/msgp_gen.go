@@ -108,12 +108,16 @@ func (z Analysis) Msgsize() (s int) {
 func (z *Answer) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
 	// check for omitted fields
-	zb0001Len := uint32(20)
-	var zb0001Mask uint32 /* 20 bits */
+	zb0001Len := uint32(21)
+	var zb0001Mask uint32 /* 21 bits */
 	_ = zb0001Mask
+	if z.InputsUncertain == false {
+		zb0001Len--
+		zb0001Mask |= 0x400
+	}
 	if z.Retracted == false {
 		zb0001Len--
-		zb0001Mask |= 0x80000
+		zb0001Mask |= 0x100000
 	}
 	// variable map header, size zb0001Len
 	o = msgp.AppendMapHeader(o, zb0001Len)
@@ -156,6 +160,11 @@ func (z *Answer) MarshalMsg(b []byte) (o []byte, err error) {
 		o = msgp.AppendArrayHeader(o, uint32(len(z.InputCallIDs)))
 		for za0001 := range z.InputCallIDs {
 			o = msgp.AppendString(o, z.InputCallIDs[za0001])
+		}
+		if (zb0001Mask & 0x400) == 0 { // if not omitted
+			// string "inputs_uncertain"
+			o = append(o, 0xb0, 0x69, 0x6e, 0x70, 0x75, 0x74, 0x73, 0x5f, 0x75, 0x6e, 0x63, 0x65, 0x72, 0x74, 0x61, 0x69, 0x6e)
+			o = msgp.AppendBool(o, z.InputsUncertain)
 		}
 		// string "incomplete_inputs"
 		o = append(o, 0xb1, 0x69, 0x6e, 0x63, 0x6f, 0x6d, 0x70, 0x6c, 0x65, 0x74, 0x65, 0x5f, 0x69, 0x6e, 0x70, 0x75, 0x74, 0x73)
@@ -201,7 +210,7 @@ func (z *Answer) MarshalMsg(b []byte) (o []byte, err error) {
 		// string "verdict"
 		o = append(o, 0xa7, 0x76, 0x65, 0x72, 0x64, 0x69, 0x63, 0x74)
 		o = msgp.AppendString(o, z.Verdict)
-		if (zb0001Mask & 0x80000) == 0 { // if not omitted
+		if (zb0001Mask & 0x100000) == 0 { // if not omitted
 			// string "retracted"
 			o = append(o, 0xa9, 0x72, 0x65, 0x74, 0x72, 0x61, 0x63, 0x74, 0x65, 0x64)
 			o = msgp.AppendBool(o, z.Retracted)
@@ -220,7 +229,7 @@ func (z *Answer) UnmarshalMsg(bts []byte) (o []byte, err error) {
 		err = msgp.WrapError(err)
 		return
 	}
-	var zb0001Mask uint8 /* 1 bits */
+	var zb0001Mask uint8 /* 2 bits */
 	_ = zb0001Mask
 	for zb0001 > 0 {
 		zb0001--
@@ -307,6 +316,13 @@ func (z *Answer) UnmarshalMsg(bts []byte) (o []byte, err error) {
 					return
 				}
 			}
+		case "inputs_uncertain":
+			z.InputsUncertain, bts, err = msgp.ReadBoolBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "InputsUncertain")
+				return
+			}
+			zb0001Mask |= 0x1
 		case "incomplete_inputs":
 			var zb0004 uint32
 			zb0004, bts, err = msgp.ReadArrayHeaderBytes(bts)
@@ -441,7 +457,7 @@ func (z *Answer) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				err = msgp.WrapError(err, "Retracted")
 				return
 			}
-			zb0001Mask |= 0x1
+			zb0001Mask |= 0x2
 		default:
 			bts, err = msgp.Skip(bts)
 			if err != nil {
@@ -451,10 +467,14 @@ func (z *Answer) UnmarshalMsg(bts []byte) (o []byte, err error) {
 		}
 	}
 	// Clear omitted fields.
-	if (zb0001Mask & 0x1) == 0 {
-		z.Retracted = false
+	if zb0001Mask != 0x3 {
+		if (zb0001Mask & 0x1) == 0 {
+			z.InputsUncertain = false
+		}
+		if (zb0001Mask & 0x2) == 0 {
+			z.Retracted = false
+		}
 	}
-
 	o = bts
 	return
 }
@@ -465,7 +485,7 @@ func (z *Answer) Msgsize() (s int) {
 	for za0001 := range z.InputCallIDs {
 		s += msgp.StringPrefixSize + len(z.InputCallIDs[za0001])
 	}
-	s += 18 + msgp.ArrayHeaderSize
+	s += 17 + msgp.BoolSize + 18 + msgp.ArrayHeaderSize
 	for za0002 := range z.IncompleteInputs {
 		s += msgp.StringPrefixSize + len(z.IncompleteInputs[za0002])
 	}

@@ -230,6 +230,11 @@ type Answer struct {
 
 	// InputCallIDs are the calls of the turn before this answer.
 	InputCallIDs []string `json:"input_call_ids"`
+	// InputsUncertain: InputCallIDs are the calls the answer may rest on,
+	// not calls known to be its inputs. No source named its inputs, and
+	// its turn or one of theirs is unknown, so session analysis took every
+	// call that may be of its turn (docs/design.md §5.1).
+	InputsUncertain bool `json:"inputs_uncertain" msg:"inputs_uncertain,omitempty"`
 	// IncompleteInputs are the inputs truncated and not recovered at answer time.
 	IncompleteInputs []string `json:"incomplete_inputs"`
 	// AbsenceClaim is Absence.IsClaim(): the answer claims, scoped or not,

@@ -112,7 +112,7 @@ func analyze(s *Session, infos []callInfo) {
 			if turns.byTurn == nil {
 				turns = indexTurns(calls)
 			}
-			answers[j].InputCallIDs = deriveInputs(&answers[j], cut[j], calls, turns)
+			answers[j].InputCallIDs, answers[j].InputsUncertain = deriveInputs(&answers[j], cut[j], calls, turns)
 		}
 	}
 	order := make([]int, len(answers))

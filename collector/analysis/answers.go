@@ -232,14 +232,17 @@ func indexTurns(calls []schema.ToolCall) turnIndex {
 // made up to it, and one of a known turn on its turn's calls and on those
 // of unknown turn. Leaving the latter out would call an answer that rests
 // on them one that "used no tool results", or built only on complete ones.
-// The verdict does not tell such inputs from certain ones: it says "was
-// built on" for both (verdict.go).
-func deriveInputs(a *schema.Answer, cutoff int, calls []schema.ToolCall, ix turnIndex) []string {
-	out := []string{}
+// uncertain says so when the answer's turn or one of the inputs' turns is
+// unknown: they are the calls the answer may rest on, not calls known to be
+// its inputs (schema.Answer.InputsUncertain), and the verdict says "may have
+// been built on" (verdict.go).
+func deriveInputs(a *schema.Answer, cutoff int, calls []schema.ToolCall, ix turnIndex) (ids []string, uncertain bool) {
+	ids = []string{}
 	add := func(i int) {
 		c := &calls[i]
 		if c.CallID != "" && (a.MessageID == "" || c.MessageID != a.MessageID) {
-			out = append(out, c.CallID)
+			ids = append(ids, c.CallID)
+			uncertain = uncertain || !a.Turn.Known || !c.Turn.Known
 		}
 	}
 	if !a.Turn.Known {
@@ -249,7 +252,7 @@ func deriveInputs(a *schema.Answer, cutoff int, calls []schema.ToolCall, ix turn
 			}
 			add(i)
 		}
-		return out
+		return ids, uncertain
 	}
 	// Merge the turn's calls with those of unknown turn, in issue order.
 	same, unknown := ix.byTurn[turnKey{a.AgentID, a.Turn}], ix.byTurn[turnKey{agent: a.AgentID}]
@@ -265,7 +268,7 @@ func deriveInputs(a *schema.Answer, cutoff int, calls []schema.ToolCall, ix turn
 		}
 		add(i)
 	}
-	return out
+	return ids, uncertain
 }
 
 // cutoffs gives, per answer, the index of the last call made up to it: the

@@ -46,6 +46,11 @@ func TestUnknownTurns(t *testing.T) {
 	if s.Answers[1].Risk != schema.RiskHigh {
 		t.Errorf("answer of turn 1 is rated %s; want high: c2, silently cut, may be of its turn", s.Answers[1].Risk)
 	}
+	for _, a := range s.Answers {
+		if !a.InputsUncertain || !strings.Contains(a.Verdict, " may have been built on ") {
+			t.Errorf("answer %s: inputs_uncertain %v, verdict %q; want its inputs marked as the calls it may rest on", a.MessageID, a.InputsUncertain, a.Verdict)
+		}
+	}
 	if s.Answers[0].Turn.Known || s.Calls[0].Turn.Known {
 		t.Errorf("analysis gave a turn to records that had none: answer %s, call %s", s.Answers[0].Turn, s.Calls[0].Turn)
 	}
@@ -72,8 +77,54 @@ func TestAnswerOfUnknownTurnAmongKnownTurns(t *testing.T) {
 	if a.Risk != schema.RiskHigh || !slices.Contains(a.Reasons, schema.ReasonAbsenceClaimOnPartialInput) {
 		t.Errorf("risk %s, reasons %v; want high with %s", a.Risk, a.Reasons, schema.ReasonAbsenceClaimOnPartialInput)
 	}
-	if strings.Contains(a.Verdict, "used no tool results") {
-		t.Errorf("verdict %q says the answer used no tool results", a.Verdict)
+	if strings.Contains(a.Verdict, "used no tool results") || !strings.Contains(a.Verdict, "; it may have been built on Read") || !a.InputsUncertain {
+		t.Errorf("verdict %q (inputs_uncertain %v); want one that says which cut input the answer may have been built on", a.Verdict, a.InputsUncertain)
+	}
+}
+
+// Inputs are uncertain only when analysis had to take the calls that may be
+// of the answer's turn: not when every turn is known, nor when the source
+// named them, whatever the turns say.
+func TestInputsUncertainOnlyWhenTurnsAreNot(t *testing.T) {
+	s := Session{
+		Calls: []schema.ToolCall{
+			call("c1", "Read", `{"file_path":"/repo/a.go"}`, 1, turn(0)),
+			call("c2", "Read", `{"file_path":"/repo/b.go"}`, 2),
+			call("c3", "Read", `{"file_path":"/repo/c.go"}`, 3, turn(1)),
+		},
+		Answers: []schema.Answer{
+			answer("known", 2, "It reads a.go."),
+			answer("named", 2, "It reads b.go.", "c2"),
+			answer("alone", 4, "It reads c.go."),
+		},
+	}
+	s.Answers[0].Turn = schema.KnownTurn(0)
+	s.Answers[2].Turn = schema.KnownTurn(1)
+	s.Calls[1].AgentID = "sub" // its own thread: not a call answer "known" may rest on
+	s.Answers[1].AgentID = "sub"
+	Analyze(&s)
+
+	for _, tc := range []struct {
+		id        string
+		inputs    []string
+		uncertain bool
+	}{
+		{"known", []string{"c1"}, false},
+		{"named", []string{"c2"}, false},
+		{"alone", []string{"c3"}, false},
+	} {
+		var a schema.Answer
+		for _, x := range s.Answers {
+			if x.MessageID == tc.id {
+				a = x
+			}
+		}
+		if !slices.Equal(a.InputCallIDs, tc.inputs) || a.InputsUncertain != tc.uncertain {
+			t.Errorf("answer %s: inputs %v, uncertain %v; want %v, %v", tc.id, a.InputCallIDs, a.InputsUncertain, tc.inputs, tc.uncertain)
+		}
+		if strings.Contains(a.Verdict, "may have been") {
+			t.Errorf("answer %s: verdict %q hedges inputs that are known", tc.id, a.Verdict)
+		}
 	}
 }
 

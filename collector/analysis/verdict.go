@@ -62,10 +62,10 @@ func verdict(a *schema.Answer, claim string, lookup func(string) *schema.ToolCal
 			return lead + " used no tool results."
 		case 1:
 			if c := lookup(a.InputCallIDs[0]); completenessNotKnown(c) {
-				return lead + " was built on " + describe(a.InputCallIDs[0], lookup) +
+				return lead + builtOn(a) + describe(a.InputCallIDs[0], lookup) +
 					", whose completeness is unknown: nothing shows whether it was cut."
 			}
-			return lead + " was built on " + describe(a.InputCallIDs[0], lookup) + ", which was complete."
+			return lead + builtOn(a) + describe(a.InputCallIDs[0], lookup) + ", which was complete."
 		default:
 			unknown := 0
 			for _, id := range a.InputCallIDs {
@@ -76,17 +76,17 @@ func verdict(a *schema.Answer, claim string, lookup func(string) *schema.ToolCal
 			if unknown > 0 {
 				// Risk counts what is known to be missing; an input of
 				// unknown completeness is not called complete.
-				return lead + " was built on " + plural(n, "tool call") + ", none known to be cut; " +
+				return lead + builtOn(a) + plural(n, "tool call") + ", none known to be cut; " +
 					completenessUnknown(unknown, n) + "."
 			}
-			return lead + " was built on " + plural(n, "tool call") + ", all complete."
+			return lead + builtOn(a) + plural(n, "tool call") + ", all complete."
 		}
 	case schema.RiskLow:
 		if ids := a.ReasonCalls[schema.ReasonRecovered]; len(ids) == 1 {
-			return lead + " was built on " + describe(ids[0], lookup) +
+			return lead + builtOn(a) + describe(ids[0], lookup) +
 				", which was cut at first but read in full before the answer."
 		}
-		return lead + " was built on " + plural(len(a.ReasonCalls[schema.ReasonRecovered]), "truncated input") +
+		return lead + builtOn(a) + plural(len(a.ReasonCalls[schema.ReasonRecovered]), "truncated input") +
 			", all read in full before the answer."
 	}
 	id := worstInput(a)
@@ -95,7 +95,7 @@ func verdict(a *schema.Answer, claim string, lookup func(string) *schema.ToolCal
 	}
 	var b strings.Builder
 	b.WriteString(lead)
-	b.WriteString(" was built on ")
+	b.WriteString(builtOn(a))
 	b.WriteString(describe(id, lookup))
 	if c := lookup(id); c != nil {
 		b.WriteString(", which delivered ")
@@ -109,6 +109,16 @@ func verdict(a *schema.Answer, claim string, lookup func(string) *schema.ToolCal
 	}
 	b.WriteString(".")
 	return b.String()
+}
+
+// builtOn is " was built on ", or " may have been built on " when the
+// answer's inputs are only the calls it may rest on (InputsUncertain): a
+// verdict never names as an answer's input a call not known to be one.
+func builtOn(a *schema.Answer) string {
+	if a.InputsUncertain {
+		return " may have been built on "
+	}
+	return " was built on "
 }
 
 // completenessUnknown is "1 of them of unknown completeness", or "all of

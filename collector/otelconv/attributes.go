@@ -116,10 +116,13 @@ const (
 	AttrAnalysisPending = "ctxaudit.analysis.pending"
 
 	// Answers (chat spans).
-	AttrAnswerText         = "ctxaudit.answer.text"
-	AttrAnswerInputs       = "ctxaudit.answer.inputs"
-	AttrAnswerIncomplete   = "ctxaudit.answer.incomplete_inputs"
-	AttrAnswerAbsenceClaim = "ctxaudit.answer.absence_claim"
+	AttrAnswerText   = "ctxaudit.answer.text"
+	AttrAnswerInputs = "ctxaudit.answer.inputs"
+	// AttrAnswerInputsUncertain: the inputs are the calls the answer may
+	// rest on, not calls known to be its inputs (schema.Answer).
+	AttrAnswerInputsUncertain = "ctxaudit.answer.inputs_uncertain"
+	AttrAnswerIncomplete      = "ctxaudit.answer.incomplete_inputs"
+	AttrAnswerAbsenceClaim    = "ctxaudit.answer.absence_claim"
 	// AttrAnswerAbsence is none, scoped or unscoped (schema.Absence).
 	AttrAnswerAbsence       = "ctxaudit.answer.absence"
 	AttrAnswerAbsenceClause = "ctxaudit.answer.absence_clause"

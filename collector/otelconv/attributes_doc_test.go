@@ -171,7 +171,7 @@ func TestEmittedAttributesHaveDocumentedTypes(t *testing.T) {
 		Text: "none found", InputCallIDs: []string{"c2"}, IncompleteInputs: []string{"c2"}, AbsenceClaim: true,
 		Absence: schema.AbsenceScoped, AbsenceClause: "none found in the first 10 lines", AbsenceScope: "in the first 10 lines",
 		Risk: schema.RiskHigh, Reasons: []string{schema.ReasonExplicitTruncation},
-		ReasonCalls: map[string][]string{schema.ReasonExplicitTruncation: {"c2"}}, Verdict: "rests on a cut read", Retracted: true,
+		ReasonCalls: map[string][]string{schema.ReasonExplicitTruncation: {"c2"}}, Verdict: "rests on a cut read", Retracted: true, InputsUncertain: true,
 	}
 	session := schema.Session{
 		SessionID: "s", Source: schema.HarnessClaudeCode, HarnessVersion: "2.1.6", Model: "m", Project: "p", Cwd: "/w",

@@ -356,6 +356,7 @@ func AppendAnswer(spans ptrace.SpanSlice, a *schema.Answer) ptrace.Span {
 	m.PutStr(AttrMessageID, a.MessageID)
 	m.PutStr(AttrAnswerText, a.Text)
 	putStrings(m, AttrAnswerInputs, a.InputCallIDs)
+	putTrue(m, AttrAnswerInputsUncertain, a.InputsUncertain)
 	putStrings(m, AttrAnswerIncomplete, a.IncompleteInputs)
 	putTrue(m, AttrAnswerAbsenceClaim, a.AbsenceClaim)
 	putNonEmpty(m, AttrAnswerAbsence, string(a.Absence))
@@ -828,6 +829,7 @@ func AnswerFromAttributes(m pcommon.Map, t time.Time) schema.Answer {
 		Sidechain:        boolean(m, AttrSidechain),
 		Text:             str(m, AttrAnswerText),
 		InputCallIDs:     stringSlice(m, AttrAnswerInputs),
+		InputsUncertain:  boolean(m, AttrAnswerInputsUncertain),
 		IncompleteInputs: stringSlice(m, AttrAnswerIncomplete),
 		AbsenceClaim:     boolean(m, AttrAnswerAbsenceClaim),
 		Absence:          known(schema.Absence(str(m, AttrAnswerAbsence)), ""),

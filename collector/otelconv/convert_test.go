@@ -228,6 +228,10 @@ func TestAnswerAndSessionRoundTrip(t *testing.T) {
 	if got := AnswerFromAttributes(sp.Attributes(), a.Timestamp); !reflect.DeepEqual(got, a) {
 		t.Fatalf("answer round trip:\n got %+v\nwant %+v", got, a)
 	}
+	a.InputsUncertain = true
+	if got := AnswerFromAttributes(AppendAnswer(spans, &a).Attributes(), a.Timestamp); !reflect.DeepEqual(got, a) {
+		t.Fatalf("uncertain inputs round trip:\n got %+v\nwant %+v", got, a)
+	}
 	a.Retracted = true
 	if got := AnswerFromAttributes(AppendAnswer(spans, &a).Attributes(), a.Timestamp); !reflect.DeepEqual(got, a) {
 		t.Fatalf("retraction round trip:\n got %+v\nwant %+v", got, a)

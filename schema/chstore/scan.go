@@ -69,16 +69,16 @@ func scanAnswer(rows driver.Rows) (schema.Answer, error) {
 		turn                    *uint32
 		source, risk, absence   string
 		sidechain, absenceClaim uint8
-		retracted               uint8
+		retracted, uncertain    uint8
 		reasonCalls             [][]string
 		version                 uint64
 	)
 	if err := rows.Scan(&r.SessionID, &r.MessageID, &ts, &tsNs, &turn, &source, &r.Model, &r.AgentID, &sidechain,
 		&r.Text, &r.InputCallIDs, &r.IncompleteInputs, &absenceClaim, &absence, &r.AbsenceClause, &r.AbsenceScope, &risk, &r.Reasons, &reasonCalls,
-		&r.Verdict, &retracted, &version); err != nil {
+		&r.Verdict, &retracted, &uncertain, &version); err != nil {
 		return r, err
 	}
-	r.Retracted = retracted == 1
+	r.Retracted, r.InputsUncertain = retracted == 1, uncertain == 1
 	r.Timestamp = ts.Truncate(time.Second).Add(time.Duration(tsNs)).UTC() // ts may hold milliseconds
 	r.Turn, r.Source, r.Risk = schema.TurnFromPtr(turn), schema.Harness(source), schema.Risk(risk)
 	r.Sidechain, r.AbsenceClaim = sidechain == 1, absenceClaim == 1

@@ -434,7 +434,7 @@ func (g *recordGen) answer(session string, i int) schema.Answer {
 	a := schema.Answer{
 		SessionID: session, MessageID: pick(g, fmt.Sprintf("msg_%d", i), ""), Timestamp: g.time(), Turn: g.turn(),
 		Source: g.harness(), Model: g.str(), AgentID: g.str(), Sidechain: g.bool(), Text: g.str(),
-		InputCallIDs: g.strs(), IncompleteInputs: g.strs(), AbsenceClaim: g.bool(),
+		InputCallIDs: g.strs(), InputsUncertain: g.bool(), IncompleteInputs: g.strs(), AbsenceClaim: g.bool(),
 		Absence:       pick(g, append([]schema.Absence{""}, schema.Absences...)...),
 		AbsenceClause: g.str(), AbsenceScope: g.str(),
 		Risk:    pick(g, append([]schema.Risk{""}, schema.Risks...)...),

@@ -197,7 +197,7 @@ func TestAnswerAndSessionRoundTrip(t *testing.T) {
 	ans := schema.Answer{
 		SessionID: "s1", MessageID: "msg_9", Timestamp: ts, Turn: schema.KnownTurn(2), Source: schema.HarnessCodex, Model: "gpt-5.1",
 		AgentID: "", Sidechain: false, Text: "沒有這個設定 — there is no such setting",
-		InputCallIDs: []string{"c1", "c2"}, IncompleteInputs: []string{"c1"}, AbsenceClaim: true, Risk: schema.RiskHigh,
+		InputCallIDs: []string{"c1", "c2"}, InputsUncertain: true, IncompleteInputs: []string{"c1"}, AbsenceClaim: true, Risk: schema.RiskHigh,
 		Absence: schema.AbsenceScoped, AbsenceClause: "in the first 2,000 lines there is no such setting", AbsenceScope: "in the first 2,000 lines",
 		Reasons:     []string{schema.ReasonAbsenceClaimOnPartialInput, schema.ReasonSilentTruncation},
 		ReasonCalls: map[string][]string{schema.ReasonAbsenceClaimOnPartialInput: {"c1"}, schema.ReasonSilentTruncation: {"c1"}},

@@ -26,12 +26,14 @@ func TestUnknownIsNullMigration(t *testing.T) {
 	ts := time.Date(2026, 2, 3, 4, 5, 6, 0, time.UTC)
 	old := fullCall("toolu_old", ts)
 	old.SessionID, old.Turn = "turn-upgrade", schema.KnownTurn(2)
-	oldAnswer := schema.Answer{SessionID: old.SessionID, MessageID: "msg_old", Timestamp: ts.Add(time.Second), Turn: schema.KnownTurn(2),
-		Risk: schema.RiskNone, Analysis: schema.Analysis{Done: true, Records: 2}}
 	if err := s.WriteToolCalls(ctx, []schema.ToolCall{old}); err != nil {
 		t.Fatalf("write a call at version 6: %v", err)
 	}
-	if err := s.WriteAnswers(ctx, []schema.Answer{oldAnswer}); err != nil {
+	// The answer as version 6 stored it: written with its columns, since
+	// the writer now also writes those later migrations added. Its version
+	// ranks it analysed, over 2 records (schema/chstore/version.go).
+	if err := conn.Exec(ctx, "INSERT INTO "+migrations.QuoteIdent(s.Database())+".answers (session_id, message_id, ts, ts_ns, turn, risk, version) SELECT ?, ?, toDateTime(?), 0, 2, 'none', toUInt64(?)",
+		old.SessionID, "msg_old", ts.Add(time.Second).Unix(), uint64(1)<<63|uint64(2)<<46|1); err != nil {
 		t.Fatalf("write an answer at version 6: %v", err)
 	}
 	oldSession := schema.Session{SessionID: "old-session", StartedAt: ts, EndedAt: ts, Turns: schema.Known(3), ToolCalls: 1, Compactions: schema.Known(2),

@@ -283,6 +283,7 @@ var answerColumns = []column[schema.Answer]{
 	}),
 	stringColumn("verdict", func(r *schema.Answer) string { return r.Verdict }),
 	boolColumn("retracted", func(r *schema.Answer) bool { return r.Retracted }),
+	boolColumn("inputs_uncertain", func(r *schema.Answer) bool { return r.InputsUncertain }),
 	versionColumn[schema.Answer](),
 }
 

@@ -144,7 +144,8 @@ func TestTracesDetectAndAnalyse(t *testing.T) {
 	if len(sink.AllTraces()) < 1 {
 		t.Fatal("no analysis emitted after the session went idle")
 	}
-	var risk, kind, strategy string
+	var risk, kind, strategy, verdict string
+	var uncertain bool
 	analysed := sink.AllTraces()[0].ResourceSpans().At(0).ScopeSpans().At(0)
 	if analysed.Scope().Name() != ScopeName {
 		t.Errorf("analysis scope %q", analysed.Scope().Name())
@@ -155,6 +156,10 @@ func TestTracesDetectAndAnalyse(t *testing.T) {
 		case otelconv.OperationChat:
 			v, _ := a.Get(otelconv.AttrAnswerRisk)
 			risk = v.AsString()
+			vd, _ := a.Get(otelconv.AttrAnswerVerdict)
+			verdict = vd.AsString()
+			u, _ := a.Get(otelconv.AttrAnswerInputsUncertain)
+			uncertain = u.Bool()
 		case otelconv.OperationExecuteTool:
 			k, _ := a.Get(forensics.AttrTruncationKind)
 			st, _ := a.Get(forensics.AttrStrategy)
@@ -166,6 +171,11 @@ func TestTracesDetectAndAnalyse(t *testing.T) {
 	}
 	if risk != "high" {
 		t.Fatalf("answer risk %q; an absence claim on a cut output is high", risk)
+	}
+	// Plain GenAI spans say neither the answer's inputs nor any turn: the
+	// call is one the answer may rest on, and the row and verdict say so.
+	if !uncertain || !strings.Contains(verdict, "; it may have been built on shell_command") {
+		t.Fatalf("answer inputs_uncertain %v, verdict %q; want inputs marked uncertain and a verdict that says \"may have been built on\"", uncertain, verdict)
 	}
 	if err := p.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
