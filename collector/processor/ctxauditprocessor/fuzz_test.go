@@ -93,6 +93,7 @@ var fuzzKeys = []string{
 	otelconv.AttrAnalysisRecords, otelconv.AttrAnalysisUpstream, otelconv.AttrAnswerAbsence,
 	otelconv.AttrAnswerAbsenceClaim, otelconv.AttrAnswerAbsenceClause,
 	otelconv.AttrAnswerAbsenceScope, otelconv.AttrAnswerIncomplete, otelconv.AttrAnswerInputs,
+	otelconv.AttrAnswerInputsUncertain,
 	otelconv.AttrAnswerReasonCalls, otelconv.AttrAnswerReasons, otelconv.AttrAnswerRetracted,
 	otelconv.AttrAnswerRisk, otelconv.AttrAnswerText, otelconv.AttrAnswerVerdict,
 	otelconv.AttrContinuationOf, otelconv.AttrConversationID, otelconv.AttrCoverageMixedVersions,
