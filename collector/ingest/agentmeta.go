@@ -3,7 +3,6 @@ package ingest
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -70,32 +69,14 @@ func readAgentMetaFile(path string) ([]byte, error) {
 		return nil, unwrapPathError(err)
 	}
 	if info.Mode()&fs.ModeSymlink != 0 {
-		return nil, errors.New("a symbolic link")
+		return nil, errLinked
 	}
 	if !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("not a regular file (%s)", info.Mode().Type())
+		return nil, &notRegularError{info.Mode()}
 	}
-	f, err := os.OpenFile(path, os.O_RDONLY|noFollowNonBlock, 0)
-	if err != nil {
-		if isSymlinkLoop(err) {
-			return nil, errors.New("a symbolic link")
-		}
-		return nil, unwrapPathError(err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, unwrapPathError(err)
-	}
-	if !st.Mode().IsRegular() || !os.SameFile(info, st) {
-		return nil, errors.New("replaced while being opened")
-	}
-	b, err := io.ReadAll(io.LimitReader(f, claudecode.MaxAgentMetaBytes+1))
-	if err != nil {
-		return nil, unwrapPathError(err)
-	}
-	if len(b) > claudecode.MaxAgentMetaBytes {
+	b, err := readChecked(func(flag int) (*os.File, error) { return os.OpenFile(path, flag, 0) }, info, claudecode.MaxAgentMetaBytes)
+	if errors.As(err, new(*tooLargeError)) {
 		return nil, fmt.Errorf("%w: larger than %d bytes", claudecode.ErrBadAgentMeta, claudecode.MaxAgentMetaBytes)
 	}
-	return b, nil
+	return b, unwrapPathError(err)
 }

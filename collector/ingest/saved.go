@@ -3,7 +3,6 @@ package ingest
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -147,35 +146,19 @@ func (r *savedReader) resolve(ref string) ([]byte, error) {
 		return nil, &RefusalError{Ref: ref, Path: local, Reason: RefuseTooLarge,
 			Detail: fmt.Sprintf("%d bytes, limit %d", info.Size(), r.maxBytes)}
 	}
-	f, err := root.OpenFile(filepath.Join(rel...), os.O_RDONLY|noFollowNonBlock, 0)
-	if err != nil {
-		if isSymlinkLoop(err) {
-			return nil, &RefusalError{Ref: ref, Path: local, Reason: RefuseSymlink}
-		}
-		return nil, err
+	b, err := readChecked(func(flag int) (*os.File, error) { return root.OpenFile(filepath.Join(rel...), flag, 0) }, info, r.maxBytes)
+	var notRegular *notRegularError
+	switch {
+	case errors.Is(err, errLinked):
+		return nil, &RefusalError{Ref: ref, Path: local, Reason: RefuseSymlink}
+	case errors.Is(err, errReplaced):
+		return nil, &RefusalError{Ref: ref, Path: local, Reason: RefuseSymlink, Detail: err.Error()}
+	case errors.As(err, &notRegular):
+		return nil, &RefusalError{Ref: ref, Path: local, Reason: RefuseNotRegular, Detail: notRegular.mode.Type().String()}
+	case errors.As(err, new(*tooLargeError)):
+		return nil, &RefusalError{Ref: ref, Path: local, Reason: RefuseTooLarge, Detail: err.Error()}
 	}
-	defer f.Close()
-	// What was opened must be the regular file that was checked, not one
-	// swapped in since.
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, &RefusalError{Ref: ref, Path: local, Reason: RefuseNotRegular, Detail: st.Mode().Type().String()}
-	}
-	if !os.SameFile(info, st) {
-		return nil, &RefusalError{Ref: ref, Path: local, Reason: RefuseSymlink, Detail: "replaced while being opened"}
-	}
-	b, err := io.ReadAll(io.LimitReader(f, r.maxBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > r.maxBytes {
-		return nil, &RefusalError{Ref: ref, Path: local, Reason: RefuseTooLarge,
-			Detail: fmt.Sprintf("grew past the %d-byte limit while read", r.maxBytes)}
-	}
-	return b, nil
+	return b, err
 }
 
 // SavedFileReader returns the reader of saved full outputs for one transcript
