@@ -31,32 +31,23 @@ func AgentMetaPath(p string) (meta, agentID string, ok bool) {
 	return filepath.Join(filepath.Dir(p), stem+".meta.json"), agentID, true
 }
 
-// AgentMetaError is a sub-agent metadata file that could not be used.
-type AgentMetaError struct {
-	Path string
-	Err  error
-}
-
-func (e *AgentMetaError) Error() string { return e.Path + ": " + e.Err.Error() }
-func (e *AgentMetaError) Unwrap() error { return e.Err }
-
 // ReadAgentMeta reads a sub-agent's metadata file (AgentMetaPath). found is
 // false, with no error, when there is none: older Claude Code wrote none.
 // Any other failure — unreadable, a symbolic link, not a regular file,
 // larger than claudecode.MaxAgentMetaBytes, not the object Claude Code
-// writes — is an *AgentMetaError naming the file: bad input, which the caller reports
-// and counts, and which places nothing.
+// writes — is bad input, which the caller reports with the file's path and
+// counts, and which places nothing; the error says why, not where.
 func ReadAgentMeta(path string) (m claudecode.AgentMeta, found bool, err error) {
 	b, err := readAgentMetaFile(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return claudecode.AgentMeta{}, false, nil
 	case err != nil:
-		return claudecode.AgentMeta{}, true, &AgentMetaError{Path: path, Err: err}
+		return claudecode.AgentMeta{}, true, err
 	}
 	m, err = claudecode.ParseAgentMeta(b)
 	if err != nil {
-		return claudecode.AgentMeta{}, true, &AgentMetaError{Path: path, Err: err}
+		return claudecode.AgentMeta{}, true, err
 	}
 	return m, true, nil
 }

@@ -325,11 +325,7 @@ func (r *run) agentMeta(f file, st *unitState) {
 	}
 	m, _, err := ReadAgentMeta(path)
 	if err != nil {
-		detail := err.Error()
-		if me, ok := errors.AsType[*AgentMetaError](err); ok {
-			detail = me.Err.Error()
-		}
-		r.skip(path, &transcript.Skip{Reason: transcript.SkipBadAgentMeta, Detail: detail})
+		r.skip(path, &transcript.Skip{Reason: transcript.SkipBadAgentMeta, Detail: err.Error()})
 	}
 	st.b.SpawnedBy(agentID, m.ToolUseID)
 }

@@ -68,12 +68,8 @@ func (r *agentReceiver) checkAgentMeta(f *trackedFile) {
 	meta, _, err := ingest.ReadAgentMeta(path)
 	m.spawnedBy = meta.ToolUseID
 	if err != nil {
-		detail := err.Error()
-		if me, ok := errors.AsType[*ingest.AgentMetaError](err); ok {
-			detail = me.Err.Error()
-		}
 		r.tel.LineSkipped(context.Background(), transcript.SkipBadAgentMeta)
 		r.logger.Warn("Skipped sub-agent metadata file", zap.String("at", path),
-			zap.String("path", path), zap.String("reason", transcript.SkipBadAgentMeta), zap.String("detail", detail))
+			zap.String("path", path), zap.String("reason", transcript.SkipBadAgentMeta), zap.String("detail", err.Error()))
 	}
 }
