@@ -141,3 +141,21 @@ func TestFiguresNoPathCarriesAreUnknown(t *testing.T) {
 		t.Errorf("a token total past MaxCount is %s in JSON, want null", b)
 	}
 }
+
+func TestTimeKnown(t *testing.T) {
+	for _, tc := range []struct {
+		t    time.Time
+		want bool
+	}{
+		{time.Time{}, false},
+		{time.Unix(0, 0), false},
+		{time.Unix(0, 0).UTC(), false},
+		{time.Unix(0, 1), true},
+		{time.Unix(1, 0), true},
+		{time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC), true},
+	} {
+		if got := TimeKnown(tc.t); got != tc.want {
+			t.Errorf("TimeKnown(%s) = %v; want %v", tc.t, got, tc.want)
+		}
+	}
+}

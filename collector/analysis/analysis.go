@@ -103,38 +103,79 @@ func analyze(s *Session, infos []callInfo) {
 		}
 	}
 
-	// Sweep the calls once; judge each answer right after its last call, so
-	// that "at answer time" sees exactly the calls made up to it.
-	cut := cutoffs(answers, calls, byID)
+	// Sweep the calls once; judge each answer right after the last call
+	// known to precede it (its placement's lo), so that "at answer time"
+	// sees exactly the calls made up to it.
+	place := placements(answers, calls, byID)
 	var turns turnIndex
 	for j := range answers {
 		if len(answers[j].InputCallIDs) == 0 {
 			if turns.byTurn == nil {
 				turns = indexTurns(calls)
 			}
-			answers[j].InputCallIDs, answers[j].InputsUncertain = deriveInputs(&answers[j], cut[j], calls, turns)
+			answers[j].InputCallIDs, answers[j].InputsUncertain = deriveInputs(&answers[j], place[j], calls, turns)
 		}
 	}
 	order := make([]int, len(answers))
+	inputs := make([][]int, len(answers))
+	// An answer with inputs not known to precede it (after its lo) is
+	// judged once the sweep is over, at its worst: each input as the
+	// session stood when the input was made (asMade), the others as at lo.
+	var later map[int]map[int]inputState
+	var asMade map[int]bool
 	for j := range order {
 		order[j] = j
+		inputs[j] = inputIndices(&answers[j], byID)
+		for _, i := range inputs[j] {
+			if i > place[j].lo {
+				if later == nil {
+					later, asMade = make(map[int]map[int]inputState), make(map[int]bool)
+				}
+				later[j] = nil
+				if isTruncated(&calls[i]) {
+					asMade[i] = false
+				}
+			}
+		}
 	}
-	sort.SliceStable(order, func(x, y int) bool { return cut[order[x]] < cut[order[y]] })
+	sort.SliceStable(order, func(x, y int) bool { return place[order[x]].lo < place[order[y]].lo })
 	tr := newTracker(calls, infos)
 	next := 0
 	claims := make([]string, len(answers))
 	judgeUpTo := func(i int) {
-		for ; next < len(order) && cut[order[next]] <= i; next++ {
+		for ; next < len(order) && place[order[next]].lo <= i; next++ {
 			j := order[next]
-			claims[j] = judge(&answers[j], inputIndices(&answers[j], byID), tr)
+			if _, ok := later[j]; ok {
+				at := make(map[int]inputState)
+				for _, k := range inputs[j] {
+					if k <= place[j].lo {
+						at[k] = tr.stateOf(k)
+					}
+				}
+				later[j] = at
+				continue
+			}
+			claims[j] = judge(&answers[j], inputs[j], tr, tr.stateOf, false)
 		}
 	}
 	judgeUpTo(-1)
 	for i := range calls {
 		tr.add(i)
+		if _, ok := asMade[i]; ok {
+			asMade[i] = tr.stateOf(i).recovered
+		}
 		judgeUpTo(i)
 	}
 	judgeUpTo(len(calls))
+	for j, at := range later {
+		claims[j] = judge(&answers[j], inputs[j], tr, func(k int) inputState {
+			if st, ok := at[k]; ok {
+				return st
+			}
+			// Not yet followed up when made: nothing after it was seen.
+			return inputState{recovered: asMade[k]}
+		}, true)
+	}
 
 	for i := range calls {
 		c := &calls[i]
@@ -146,8 +187,9 @@ func analyze(s *Session, infos []callInfo) {
 		}
 		return nil
 	}
+	allTimed := everyCallTimed(calls)
 	for j := range answers {
-		answers[j].Verdict = verdict(&answers[j], claims[j], lookup)
+		answers[j].Verdict = verdict(&answers[j], claims[j], lookup, allTimed && schema.TimeKnown(answers[j].Timestamp))
 	}
 	count(s)
 	stamp(s)

@@ -46,11 +46,24 @@ func reasonRisk(code string) schema.Risk {
 	return schema.RiskMedium
 }
 
-// judge fills the verdict fields of answer a from the state of the session
-// just after its last input (tr has seen calls up to then), and returns the
-// sentence holding its absence claim, if any. Verdict is left for later: it
-// names follow-ups that may come after the answer.
-func judge(a *schema.Answer, inputs []int, tr *tracker) (claim string) {
+// inputState is what judging an answer takes of one input as the session
+// stood at the answer: whether it had been read in full, and whether the
+// model had gone back for more of it.
+type inputState struct{ recovered, followed bool }
+
+// stateOf is input i's state as the tracker stands now.
+func (tr *tracker) stateOf(i int) inputState {
+	r := tr.coverage(i)
+	return inputState{recovered: r.Known && r.V >= 1, followed: tr.calls[i].FollowedUp}
+}
+
+// judge fills the verdict fields of answer a from the state of each input
+// as of the answer (state), and returns the sentence holding its absence
+// claim, if any. Verdict is left for later: it names follow-ups that may come
+// after the answer. everyPlace says the answer's place among the calls is
+// not known, so a scoped absence claim is honest only if it is at every
+// place: within what each incomplete input delivered.
+func judge(a *schema.Answer, inputs []int, tr *tracker, state func(int) inputState, everyPlace bool) (claim string) {
 	calls := make(map[string][]string)
 	add := func(code, id string) {
 		ids := calls[code]
@@ -68,14 +81,15 @@ func judge(a *schema.Answer, inputs []int, tr *tracker) (claim string) {
 		if !isTruncated(c) {
 			continue
 		}
-		if r := tr.coverage(i); r.Known && r.V >= 1 {
+		st := state(i)
+		if st.recovered {
 			add(schema.ReasonRecovered, c.CallID)
 			continue
 		}
 		a.IncompleteInputs = append(a.IncompleteInputs, c.CallID)
 		incomplete = append(incomplete, i)
 		add(kindReason(c.Kind), c.CallID)
-		if !c.FollowedUp { // as of now: the tracker has not seen later calls yet
+		if !st.followed {
 			add(schema.ReasonNotFollowedUp, c.CallID)
 		}
 		if c.MarkerUnderstated {
@@ -97,7 +111,7 @@ func judge(a *schema.Answer, inputs []int, tr *tracker) (claim string) {
 	honestScope := false
 	if a.AbsenceClaim && len(a.IncompleteInputs) > 0 {
 		ids := append([]string(nil), a.IncompleteInputs...)
-		if a.Absence == schema.AbsenceScoped && scopeWithinSeen(m.Range, incomplete, tr) {
+		if a.Absence == schema.AbsenceScoped && scopeHonest(m.Range, incomplete, tr, everyPlace) {
 			honestScope = true
 			calls[schema.ReasonScopedAbsence] = ids
 		} else {
@@ -124,6 +138,22 @@ func judge(a *schema.Answer, inputs []int, tr *tracker) (claim string) {
 		a.Risk = schema.RiskMedium
 	}
 	return m.Sentence
+}
+
+// scopeHonest reports whether a scoped claim keeps within what the
+// incomplete inputs delivered: within what one of them delivered, or, when
+// everyPlace, within what each did — the answer may have come right after
+// any one of them.
+func scopeHonest(r ScopeRange, incomplete []int, tr *tracker, everyPlace bool) bool {
+	if !everyPlace {
+		return scopeWithinSeen(r, incomplete, tr)
+	}
+	for _, i := range incomplete {
+		if !scopeWithinSeen(r, []int{i}, tr) {
+			return false
+		}
+	}
+	return true
 }
 
 // scopeWithinSeen reports whether a scoped claim's range lies within what
@@ -222,9 +252,10 @@ func indexTurns(calls []schema.ToolCall) turnIndex {
 }
 
 // deriveInputs finds an answer's inputs when the parser did not name them:
-// the calls of its thread made up to the answer (index at most cutoff) that
-// may be of its turn, except those issued by the answer's own message (text
-// that precedes a tool call in one message was written before its result).
+// the calls of its thread that may have been made before the answer (index
+// at most p.hi) and may be of its turn, except those issued by the answer's
+// own message (text that precedes a tool call in one message was written
+// before its result).
 //
 // A call may be of the answer's turn when both turns are known and equal, or
 // when either is unknown: nothing tells where the turns of such records
@@ -233,21 +264,22 @@ func indexTurns(calls []schema.ToolCall) turnIndex {
 // of unknown turn. Leaving the latter out would call an answer that rests
 // on them one that "used no tool results", or built only on complete ones.
 // uncertain says so when the answer's turn or one of the inputs' turns is
-// unknown: they are the calls the answer may rest on, not calls known to be
-// its inputs (schema.Answer.InputsUncertain), and the verdict says "may have
-// been built on" (verdict.go).
-func deriveInputs(a *schema.Answer, cutoff int, calls []schema.ToolCall, ix turnIndex) (ids []string, uncertain bool) {
+// unknown, or when one of the inputs is not known to precede the answer
+// (index above p.lo): they are the calls the answer may rest on, not calls
+// known to be its inputs (schema.Answer.InputsUncertain), and the verdict
+// says "may have been built on" (verdict.go).
+func deriveInputs(a *schema.Answer, p placement, calls []schema.ToolCall, ix turnIndex) (ids []string, uncertain bool) {
 	ids = []string{}
 	add := func(i int) {
 		c := &calls[i]
 		if c.CallID != "" && (a.MessageID == "" || c.MessageID != a.MessageID) {
 			ids = append(ids, c.CallID)
-			uncertain = uncertain || !a.Turn.Known || !c.Turn.Known
+			uncertain = uncertain || !a.Turn.Known || !c.Turn.Known || i > p.lo
 		}
 	}
 	if !a.Turn.Known {
 		for _, i := range ix.byThread[a.AgentID] {
-			if i > cutoff {
+			if i > p.hi {
 				break
 			}
 			add(i)
@@ -263,7 +295,7 @@ func deriveInputs(a *schema.Answer, cutoff int, calls []schema.ToolCall, ix turn
 		} else {
 			i, unknown = unknown[0], unknown[1:]
 		}
-		if i > cutoff {
+		if i > p.hi {
 			break
 		}
 		add(i)
@@ -271,32 +303,55 @@ func deriveInputs(a *schema.Answer, cutoff int, calls []schema.ToolCall, ix turn
 	return ids, uncertain
 }
 
-// cutoffs gives, per answer, the index of the last call made up to it: the
-// last call with a timestamp at or before the answer's, and never before the
-// answer's own inputs. Calls are in issue order, so this is a prefix; the
-// binary search runs over suffix minima so that a call with a stray early
-// timestamp cannot hide the ones before it.
-func cutoffs(answers []schema.Answer, calls []schema.ToolCall, byID map[string]int) []int {
-	suffixMin := make([]time.Time, len(calls))
+// placement is where an answer stands among the session's calls, which are
+// in issue order: after calls[:lo+1] for certain, and perhaps after calls up
+// to hi too (lo <= hi). The calls in between are those whose time is not
+// known and that are not known to come after it; an answer whose own time is
+// not known may come after any call but the ones its source named.
+type placement struct{ lo, hi int }
+
+// placements places each answer: lo is the last call with a known time at
+// or before the answer's (never before the answer's own inputs), hi the
+// last call before the first one known to come after it. Calls are in issue
+// order, so lo is a prefix; the binary search runs over the suffix minima of
+// the known times so that a call with a stray early timestamp cannot hide
+// the ones before it. A call without a time is placed by that order alone —
+// treated as the earliest, it made every call before it an input, even ones
+// timed after the answer.
+func placements(answers []schema.Answer, calls []schema.ToolCall, byID map[string]int) []placement {
+	// suffixMin[i] is the earliest known time among calls[i:], zero if none.
+	suffixMin := make([]time.Time, len(calls)+1)
+	// nextKnown[i] is the first call at or after i with a known time, or
+	// len(calls).
+	nextKnown := make([]int, len(calls)+1)
+	nextKnown[len(calls)] = len(calls)
 	for i := len(calls) - 1; i >= 0; i-- {
-		suffixMin[i] = calls[i].Timestamp
-		if i+1 < len(calls) && suffixMin[i+1].Before(suffixMin[i]) {
-			suffixMin[i] = suffixMin[i+1]
-		}
-	}
-	out := make([]int, len(answers))
-	for j := range answers {
-		a := &answers[j]
-		k := -1
-		if !a.Timestamp.IsZero() {
-			k = sort.Search(len(calls), func(i int) bool { return suffixMin[i].After(a.Timestamp) }) - 1
-		}
-		for _, id := range a.InputCallIDs {
-			if i, ok := byID[id]; ok {
-				k = max(k, i)
+		suffixMin[i], nextKnown[i] = suffixMin[i+1], nextKnown[i+1]
+		if t := calls[i].Timestamp; schema.TimeKnown(t) {
+			nextKnown[i] = i
+			if suffixMin[i].IsZero() || t.Before(suffixMin[i]) {
+				suffixMin[i] = t
 			}
 		}
-		out[j] = k
+	}
+	out := make([]placement, len(answers))
+	for j := range answers {
+		a := &answers[j]
+		named := -1
+		for _, id := range a.InputCallIDs {
+			if i, ok := byID[id]; ok {
+				named = max(named, i)
+			}
+		}
+		if !schema.TimeKnown(a.Timestamp) {
+			out[j] = placement{lo: named, hi: max(named, len(calls)-1)}
+			continue
+		}
+		lo := sort.Search(len(calls), func(i int) bool {
+			return suffixMin[i].IsZero() || suffixMin[i].After(a.Timestamp)
+		}) - 1
+		lo = max(lo, named)
+		out[j] = placement{lo: lo, hi: nextKnown[lo+1] - 1}
 	}
 	return out
 }

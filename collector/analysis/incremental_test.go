@@ -169,8 +169,9 @@ func diff(got, want Session) string {
 	return fmt.Sprintf("lengths: %d/%d calls, %d/%d answers", len(got.Calls), len(want.Calls), len(got.Answers), len(want.Answers))
 }
 
-// TestAnswerVerdictStableOnceMade: an answer's risk, reasons and incomplete
-// inputs depend only on the calls up to it, so later growth never changes
+// TestAnswerVerdictStableOnceMade: when every record's time is known, an
+// answer's risk, reasons and incomplete inputs depend only on the calls up
+// to it, so later growth never changes
 // them (only the verdict sentence may, to say the model read further later).
 func TestAnswerVerdictStableOnceMade(t *testing.T) {
 	for seed := range uint64(8) {

@@ -30,13 +30,28 @@ func Verdict(a schema.Answer, calls []schema.ToolCall) string {
 			byID[calls[i].CallID] = &calls[i]
 		}
 	}
+	placed := schema.TimeKnown(a.Timestamp) && everyCallTimed(calls)
 	var claim string
 	if a.AbsenceClaim {
 		if m, ok := JudgeAbsence(a.Text); ok {
 			claim = m.Sentence
 		}
 	}
-	return verdict(&a, claim, func(id string) *schema.ToolCall { return byID[id] })
+	return verdict(&a, claim, func(id string) *schema.ToolCall { return byID[id] }, placed)
+}
+
+// everyCallTimed reports whether every call's time is known. An answer's
+// place among the calls is known when its time is and so is every call's;
+// otherwise the calls between the last one known to precede it and the
+// first known to follow it may have come before or after it (placements),
+// and the verdict does not say which.
+func everyCallTimed(calls []schema.ToolCall) bool {
+	for i := range calls {
+		if !schema.TimeKnown(calls[i].Timestamp) {
+			return false
+		}
+	}
+	return true
 }
 
 // completenessNotKnown: nothing says whether input c was cut — its kind is
@@ -46,10 +61,11 @@ func Verdict(a schema.Answer, calls []schema.ToolCall) string {
 func completenessNotKnown(c *schema.ToolCall) bool { return c == nil || c.Kind == schema.KindUnknown }
 
 // verdict builds the sentence; claim is the sentence holding the answer's
-// absence claim, or empty.
-func verdict(a *schema.Answer, claim string, lookup func(string) *schema.ToolCall) string {
+// absence claim, or empty; placed says whether the answer's place among the
+// calls is known (everyCallTimed).
+func verdict(a *schema.Answer, claim string, lookup func(string) *schema.ToolCall, placed bool) string {
 	lead := "Answer"
-	if !a.Timestamp.IsZero() {
+	if schema.TimeKnown(a.Timestamp) {
 		lead += " at " + a.Timestamp.UTC().Format("15:04:05")
 	}
 	if claim != "" {
@@ -102,7 +118,7 @@ func verdict(a *schema.Answer, claim string, lookup func(string) *schema.ToolCal
 		b.WriteString(delivery(c))
 		b.WriteString(notice(c))
 		b.WriteString(", and ")
-		b.WriteString(followThrough(a, c))
+		b.WriteString(followThrough(a, c, placed))
 	}
 	if others := len(a.IncompleteInputs) - 1; others > 0 {
 		b.WriteString(" (plus " + plural(others, "other incomplete input") + ")")
@@ -267,15 +283,24 @@ func notice(c *schema.ToolCall) string {
 }
 
 // followThrough says whether the model went back for the rest before it
-// answered.
-func followThrough(a *schema.Answer, c *schema.ToolCall) string {
+// answered. When the answer's place among the calls is not known (placed is
+// false), a follow-up is not known to come after it, nor a read in full
+// before it: the verdict judged the answer at its worst place, and says only
+// what holds at every place.
+func followThrough(a *schema.Answer, c *schema.ToolCall, placed bool) string {
 	for _, id := range a.ReasonCalls[schema.ReasonNotFollowedUp] {
 		if id == c.CallID {
-			if c.FollowedUp {
+			switch {
+			case !c.FollowedUp:
+				return "the model never read further"
+			case placed:
 				return "the model read further only after answering"
 			}
-			return "the model never read further"
+			return "the model read further, not known whether before answering"
 		}
+	}
+	if !placed {
+		return "the model went back for more but may not have seen all of it when it answered"
 	}
 	return "the model went back for more but had not seen all of it when it answered"
 }

@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"sort"
+	"time"
 
 	"github.com/ctxaudit/ctxaudit/schema"
 )
@@ -39,8 +40,9 @@ func MergeSession(main *schema.Session, other schema.Session) {
 // Assemble puts a session's records in the order session analysis expects:
 // sub-agent calls and answers move into the turn of the call that spawned
 // their agent (spawnedTurn: agent id → turn), calls are ordered as issued
-// (time, then file and line) and answers by time. Both the one-shot ingest
-// and the collector's receiver use it, so they analyse sessions alike.
+// (time, then file and line; issueTimes) and answers by time. Both the
+// one-shot ingest and the collector's receiver use it, so they analyse
+// sessions alike.
 func Assemble(calls []schema.ToolCall, answers []schema.Answer, spawnedTurn map[string]schema.Turn) {
 	for i := range calls {
 		PlaceCall(&calls[i], spawnedTurn)
@@ -52,7 +54,7 @@ func Assemble(calls []schema.ToolCall, answers []schema.Answer, spawnedTurn map[
 			}
 		}
 	}
-	sort.SliceStable(calls, func(i, j int) bool { return callLess(&calls[i], &calls[j]) })
+	sort.Stable(byIssue{calls, issueTimes(calls)})
 	sort.SliceStable(answers, func(i, j int) bool { return answers[i].Timestamp.Before(answers[j].Timestamp) })
 	addSubAgentInputs(calls, answers, spawnedTurn)
 }
@@ -99,9 +101,65 @@ func PlaceCall(c *schema.ToolCall, spawnedTurn map[string]schema.Turn) {
 	}
 }
 
-func callLess(a, b *schema.ToolCall) bool {
-	if !a.Timestamp.Equal(b.Timestamp) {
-		return a.Timestamp.Before(b.Timestamp)
+// issueTimes gives each call the time it is ordered by: its own, or, when
+// its time is not known (a malformed timestamp on its line), the latest time
+// known of the calls on earlier lines of its file — a transcript's record
+// was written after the lines before it. Sorted by its zero time instead, a
+// call stood before every timed call of the session, and analysis took it
+// for an input, known to precede them, of answers it may well have
+// followed. A call that neither places (a span without a time, a file's
+// first lines) is ordered first; its own time stays unknown either way.
+func issueTimes(calls []schema.ToolCall) []time.Time {
+	at := make([]time.Time, len(calls))
+	var files map[string][]int
+	for i := range calls {
+		c := &calls[i]
+		at[i] = c.Timestamp
+		if !schema.TimeKnown(c.Timestamp) && c.SourceFile != "" && files == nil {
+			files = make(map[string][]int)
+		}
+	}
+	if files == nil {
+		return at
+	}
+	for i := range calls {
+		if f := calls[i].SourceFile; f != "" {
+			files[f] = append(files[f], i)
+		}
+	}
+	for _, idx := range files {
+		sort.SliceStable(idx, func(x, y int) bool { return calls[idx[x]].SourceLine < calls[idx[y]].SourceLine })
+		var latest time.Time
+		for _, i := range idx {
+			switch t := calls[i].Timestamp; {
+			case !schema.TimeKnown(t):
+				at[i] = latest
+			case t.After(latest):
+				latest = t
+			}
+		}
+	}
+	return at
+}
+
+// byIssue sorts calls by their issue times (issueTimes), then file and
+// line, then call id.
+type byIssue struct {
+	calls []schema.ToolCall
+	at    []time.Time
+}
+
+func (s byIssue) Len() int { return len(s.calls) }
+
+func (s byIssue) Swap(i, j int) {
+	s.calls[i], s.calls[j] = s.calls[j], s.calls[i]
+	s.at[i], s.at[j] = s.at[j], s.at[i]
+}
+
+func (s byIssue) Less(i, j int) bool {
+	a, b := &s.calls[i], &s.calls[j]
+	if !s.at[i].Equal(s.at[j]) {
+		return s.at[i].Before(s.at[j])
 	}
 	if a.SourceFile != b.SourceFile {
 		return a.SourceFile < b.SourceFile

@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -79,6 +80,38 @@ func TestAssembleSubAgentCallsAreInputsOfTheRelayingAnswer(t *testing.T) {
 	for _, a := range answers {
 		if a.MessageID == "sub-answer" && strings.Join(a.InputCallIDs, ",") != "sub-bash" {
 			t.Fatalf("sub-agent answer inputs changed: %v", a.InputCallIDs)
+		}
+	}
+}
+
+// A call whose time is not known stands where its line does: after the
+// calls on earlier lines of its file, with their latest time. One that
+// nothing places — a span, a file's first line — comes first. Neither is
+// given a time.
+func TestAssembleOrdersUntimedCallsByTheirLines(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
+	calls := []schema.ToolCall{
+		{CallID: "b3", Timestamp: t0.Add(3 * time.Second), SourceFile: "b.jsonl", SourceLine: 3},
+		{CallID: "a9", Timestamp: t0.Add(9 * time.Second), SourceFile: "a.jsonl", SourceLine: 9},
+		{CallID: "a7-untimed", SourceFile: "a.jsonl", SourceLine: 7},
+		{CallID: "a5", Timestamp: t0.Add(5 * time.Second), SourceFile: "a.jsonl", SourceLine: 5},
+		{CallID: "a2", Timestamp: t0.Add(2 * time.Second), SourceFile: "a.jsonl", SourceLine: 2},
+		{CallID: "a1-untimed", SourceFile: "a.jsonl", SourceLine: 1},
+		{CallID: "span-untimed", Timestamp: time.Unix(0, 0).UTC()},
+		{CallID: "b6", Timestamp: t0.Add(6 * time.Second), SourceFile: "b.jsonl", SourceLine: 6},
+	}
+	Assemble(calls, nil, nil)
+	var order []string
+	for _, c := range calls {
+		order = append(order, c.CallID)
+	}
+	want := []string{"a1-untimed", "span-untimed", "a2", "b3", "a5", "a7-untimed", "b6", "a9"}
+	if !slices.Equal(order, want) {
+		t.Errorf("call order %v; want %v", order, want)
+	}
+	for _, c := range calls {
+		if strings.HasSuffix(c.CallID, "-untimed") && schema.TimeKnown(c.Timestamp) {
+			t.Errorf("call %s was given the time %s", c.CallID, c.Timestamp)
 		}
 	}
 }

@@ -39,6 +39,35 @@ func FuzzIncrementalAnalysisStoresTheOneShotRows(f *testing.F) {
 			meta.Turns = schema.Unknown // spans that do not say their turns do not count them either
 		}
 		arrived := g.arrival(calls, answers)
+		// Now and then a record without a time (a malformed timestamp, a
+		// span with OTLP's unset time): its place among the calls is not
+		// known, whichever order it arrived in.
+		if g.byte()%4 == 0 && len(arrived) > 0 {
+			untimed := int(g.byte()) % len(arrived)
+			none := pick(&g, time.Time{}, time.Unix(0, 0).UTC())
+			switch r := arrived[untimed].(type) {
+			case schema.ToolCall:
+				for i := range arrived {
+					if c, ok := arrived[i].(schema.ToolCall); ok && c.CallID == r.CallID {
+						c.Timestamp = none
+						arrived[i] = c
+					}
+				}
+				calls[slices.IndexFunc(calls, func(x schema.ToolCall) bool { return x.CallID == r.CallID })].Timestamp = none
+			case schema.Answer:
+				for i := range arrived {
+					if a, ok := arrived[i].(schema.Answer); ok && a.MessageID == r.MessageID {
+						a.Timestamp = none
+						arrived[i] = a
+					}
+				}
+				for i := range answers {
+					if answers[i].MessageID == r.MessageID {
+						answers[i].Timestamp = none
+					}
+				}
+			}
+		}
 		// A call sent again with other content (a sender that learned more)
 		// is stored as last sent; the one-shot reads that version.
 		for _, r := range arrived {

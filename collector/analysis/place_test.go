@@ -1,0 +1,138 @@
+package analysis
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ctxaudit/ctxaudit/schema"
+)
+
+// noTime gives a record the time it has when its source's timestamp was
+// malformed: the zero time as a parser builds it, or the Unix epoch as a row
+// or a span (OTLP's unset time) reads back.
+func noTime(t time.Time) callOpt { return func(c *schema.ToolCall) { c.Timestamp = t } }
+
+// An answer whose time is not known may come after any call of its thread:
+// it rests on those that may be of its turn, uncertain, each judged as the
+// session stood when it was made — its worst place. It did not "use no tool
+// results", nor was its cut input known to be read in full before it. The
+// same holds whichever form the missing time has.
+func TestAnswerOfUnknownTime(t *testing.T) {
+	for _, none := range []time.Time{{}, time.Unix(0, 0).UTC()} {
+		s := Session{
+			Calls: []schema.ToolCall{
+				call("c1", "Read", `{"file_path":"/repo/a.go"}`, 1, turn(0), cut(schema.KindSilent, schema.StrategyHead, schema.UnitLines, 1, 100, 500)),
+				call("c2", "Read", `{"file_path":"/repo/a.go","offset":101,"limit":400}`, 2, turn(0), partial(schema.UnitLines, 101, 500, 500)),
+				call("c3", "Read", `{"file_path":"/repo/b.go"}`, 3, turn(1)),
+			},
+			Answers: []schema.Answer{answer("m1", 0, "There is no retry setting.")},
+		}
+		s.Answers[0].Timestamp = none
+		s.Answers[0].Turn = schema.KnownTurn(0)
+		Analyze(&s)
+
+		a := s.Answers[0]
+		if !slices.Equal(a.InputCallIDs, []string{"c1", "c2"}) || !a.InputsUncertain {
+			t.Errorf("time %v: inputs %v, uncertain %v; want its turn's calls [c1 c2], uncertain", none, a.InputCallIDs, a.InputsUncertain)
+		}
+		if a.Risk != schema.RiskHigh || !slices.Equal(a.IncompleteInputs, []string{"c1"}) ||
+			!slices.Contains(a.Reasons, schema.ReasonAbsenceClaimOnPartialInput) || !slices.Contains(a.Reasons, schema.ReasonNotFollowedUp) {
+			t.Errorf("time %v: risk %s, incomplete %v, reasons %v; want high: it may have come before c2 read the rest of a.go", none, a.Risk, a.IncompleteInputs, a.Reasons)
+		}
+		if !s.Calls[0].FollowedUp {
+			t.Errorf("time %v: c1 not followed up; c2 read the rest of a.go", none)
+		}
+		want := `Answer says "There is no retry setting."; it may have been built on Read of /repo/a.go, which delivered the first 100 of 500 lines with no notice, and the model read further, not known whether before answering.`
+		if a.Verdict != want {
+			t.Errorf("time %v: verdict\n%s\nwant\n%s", none, a.Verdict, want)
+		}
+		if got := Verdict(a, s.Calls); got != a.Verdict {
+			t.Errorf("time %v: verdict rebuilt from the rows\n%s\ndiffers from the analysis'\n%s", none, got, a.Verdict)
+		}
+	}
+}
+
+// A call whose time is not known is placed by issue order alone: after the
+// calls before it, before those after it. Taken as the earliest call of the
+// session, it made every call before it an input of any answer, even calls
+// timed after the answer; and it is only a call the answer may rest on.
+func TestCallOfUnknownTimeIsPlacedByIssueOrder(t *testing.T) {
+	s := Session{
+		Calls: []schema.ToolCall{
+			call("c1", "Read", `{"file_path":"/repo/a.go"}`, 10, turn(0)),
+			call("c2", "Read", `{"file_path":"/repo/b.go"}`, 25, turn(0), cut(schema.KindSilent, schema.StrategyHead, schema.UnitLines, 1, 100, 500)),
+			call("c3", "Read", `{"file_path":"/repo/c.go"}`, 0, turn(0), noTime(time.Time{})),
+			call("c4", "Read", `{"file_path":"/repo/d.go"}`, 30, turn(0)),
+		},
+		Answers: []schema.Answer{answer("m1", 20, "It reads a.go.")},
+	}
+	s.Answers[0].Turn = schema.KnownTurn(0)
+	Analyze(&s)
+
+	a := s.Answers[0]
+	if !slices.Equal(a.InputCallIDs, []string{"c1"}) || a.InputsUncertain || a.Risk != schema.RiskNone {
+		t.Errorf("inputs %v, uncertain %v, risk %s; want [c1], certain, none: c2 came after the answer, and c3 after c2", a.InputCallIDs, a.InputsUncertain, a.Risk)
+	}
+}
+
+// An answer timed after a cut call and before a later one, with a call of
+// unknown time in between that read the rest: the answer may have come
+// before that read. It is judged at its worst — the cut input not read in
+// full — and the untimed call is only one it may rest on.
+func TestUntimedRecoveryIsNotKnownToPrecedeTheAnswer(t *testing.T) {
+	s := Session{
+		Calls: []schema.ToolCall{
+			call("c1", "Read", `{"file_path":"/repo/a.go"}`, 10, turn(0), cut(schema.KindExplicit, schema.StrategyHead, schema.UnitLines, 1, 100, 500)),
+			call("c2", "Read", `{"file_path":"/repo/a.go","offset":101,"limit":400}`, 0, turn(0), partial(schema.UnitLines, 101, 500, 500), noTime(time.Unix(0, 0).UTC())),
+			call("c3", "Read", `{"file_path":"/repo/b.go"}`, 30, turn(0)),
+		},
+		Answers: []schema.Answer{answer("m1", 20, "It reads a.go.")},
+	}
+	s.Answers[0].Turn = schema.KnownTurn(0)
+	Analyze(&s)
+
+	a := s.Answers[0]
+	if !slices.Equal(a.InputCallIDs, []string{"c1", "c2"}) || !a.InputsUncertain {
+		t.Errorf("inputs %v, uncertain %v; want [c1 c2], uncertain: c2 may come after the answer", a.InputCallIDs, a.InputsUncertain)
+	}
+	if a.Risk != schema.RiskMedium || !slices.Equal(a.IncompleteInputs, []string{"c1"}) {
+		t.Errorf("risk %s, incomplete %v; want medium with c1 incomplete: the rest may have been read after the answer", a.Risk, a.IncompleteInputs)
+	}
+	if !strings.HasSuffix(a.Verdict, "the model read further, not known whether before answering.") {
+		t.Errorf("verdict %q; want it not to say when the model read further", a.Verdict)
+	}
+
+	// Timed, the same read places the answer: read in full before it.
+	s.Calls[1].Timestamp = at(15)
+	s.Answers[0].InputCallIDs = nil
+	Analyze(&s)
+	if a := s.Answers[0]; a.Risk != schema.RiskLow || a.InputsUncertain || !strings.Contains(a.Verdict, "read in full before the answer") {
+		t.Errorf("with c2 timed before the answer: risk %s, uncertain %v, verdict %q; want low, certain, read in full before the answer", a.Risk, a.InputsUncertain, a.Verdict)
+	}
+}
+
+// A scoped absence claim by an answer of unknown place is honest only if it
+// is at every place it may have: within what each incomplete input
+// delivered. Right after the first input below, the claim speaks for lines
+// the model had not seen.
+func TestScopedClaimOfUnknownPlace(t *testing.T) {
+	s := Session{
+		Calls: []schema.ToolCall{
+			call("c1", "Read", `{"file_path":"/repo/b.go"}`, 1, cut(schema.KindExplicit, schema.StrategyHead, schema.UnitLines, 1, 50, 300)),
+			call("c2", "Read", `{"file_path":"/repo/a.go"}`, 2, cut(schema.KindExplicit, schema.StrategyHead, schema.UnitLines, 1, 2000, 5000)),
+		},
+		Answers: []schema.Answer{answer("m1", 3, "In the first 2,000 lines there is no retryUpload.")},
+	}
+	Analyze(&s)
+	if a := s.Answers[0]; a.Risk != schema.RiskMedium || !slices.Contains(a.Reasons, schema.ReasonScopedAbsence) {
+		t.Errorf("placed after both: risk %s, reasons %v; want medium, %s: c2 delivered the 2,000 lines", a.Risk, a.Reasons, schema.ReasonScopedAbsence)
+	}
+
+	s.Answers[0].Timestamp, s.Answers[0].InputCallIDs = time.Time{}, nil
+	Analyze(&s)
+	if a := s.Answers[0]; a.Risk != schema.RiskHigh || !slices.Contains(a.Reasons, schema.ReasonAbsenceClaimOnPartialInput) {
+		t.Errorf("place unknown: risk %s, reasons %v; want high, %s: it may have come right after c1", a.Risk, a.Reasons, schema.ReasonAbsenceClaimOnPartialInput)
+	}
+}
