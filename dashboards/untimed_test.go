@@ -1,0 +1,140 @@
+package dashboards_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/ctxaudit/ctxaudit/dashboards/internal/grafana"
+	"github.com/ctxaudit/ctxaudit/internal/chdbtest"
+	"github.com/ctxaudit/ctxaudit/internal/chtest"
+	"github.com/ctxaudit/ctxaudit/schema"
+	"github.com/ctxaudit/ctxaudit/schema/chstore"
+)
+
+// A record whose time is not known is stored at 1970-01-01 (docs/design.md
+// §3.2). The postmortem narrows each panel to the partitions of the
+// session's span, ±1 day: such a record lies outside it, and a session
+// whose every record has no time has a span starting at 1970, whose day
+// before wrapped around to 2106. Either way the postmortem showed less than
+// the session holds — an answer of high risk missing from it. Every
+// postmortem panel must show every record of the session, on 18.16 and on
+// chDB 26.7, as `ctxaudit postmortem` does.
+func TestPostmortemShowsRecordsWithoutTime(t *testing.T) {
+	ctx := context.Background()
+	e := chdbtest.Open(t)
+	addr := chtest.Address(t)
+	classic := chtest.OpenStore(t, addr)
+	if _, err := classic.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	modern := e.NewStore(t)
+
+	now := time.Now().UTC().Truncate(time.Second)
+	type session struct {
+		id    string
+		calls []schema.ToolCall
+		ans   []schema.Answer
+		meta  schema.Session
+	}
+	mk := func(id string, timed bool) session {
+		at := func(sec int) time.Time {
+			if !timed {
+				return time.Time{}
+			}
+			return now.Add(time.Duration(sec) * time.Second)
+		}
+		s := session{id: id}
+		for i, ts := range []time.Time{at(1), {}, at(3)} {
+			c := schema.ToolCall{SessionID: id, CallID: id + "-c" + string(rune('1'+i)), Tool: "Read", Timestamp: ts,
+				Source: schema.HarnessClaudeCode, Turn: schema.KnownTurn(0), Analysis: schema.Analysis{Done: true, Records: 4}}
+			c.Kind, c.Strategy = schema.KindNone, schema.StrategyNone
+			s.calls = append(s.calls, c)
+		}
+		s.calls[1].Truncated, s.calls[1].Kind, s.calls[1].Strategy = true, schema.KindSilent, schema.StrategyHead
+		s.ans = []schema.Answer{{SessionID: id, MessageID: id + "-a1", Source: schema.HarnessClaudeCode, Turn: schema.KnownTurn(0),
+			Text: "There is no such setting.", InputCallIDs: []string{s.calls[1].CallID}, InputsUncertain: true,
+			IncompleteInputs: []string{s.calls[1].CallID}, Risk: schema.RiskHigh, AbsenceClaim: true, Absence: schema.AbsenceUnscoped,
+			Reasons: []string{schema.ReasonAbsenceClaimOnPartialInput}, ReasonCalls: map[string][]string{schema.ReasonAbsenceClaimOnPartialInput: {s.calls[1].CallID}},
+			Verdict: "Answer says \"There is no such setting.\"; it may have been built on Read, which delivered only part of its output with no notice, and the model never read further.",
+			Analysis: schema.Analysis{Done: true, Records: 4}}}
+		s.meta = schema.Session{SessionID: id, Source: schema.HarnessClaudeCode, StartedAt: at(1), EndedAt: at(3), ToolCalls: 3, TruncatedCalls: 1,
+			SilentCalls: 1, Answers: 1, RiskyAnswers: 1, MaxRisk: schema.RiskHigh, Turns: schema.Known(1), Analysis: schema.Analysis{Done: true, Records: 4}}
+		return s
+	}
+	sessions := []session{mk("timed-with-untimed", true), mk("no-time-at-all", false)}
+	for _, st := range []*chstore.Store{classic, modern} {
+		for _, s := range sessions {
+			if err := st.WriteToolCalls(ctx, s.calls); err != nil {
+				t.Fatal(err)
+			}
+			if err := st.WriteAnswers(ctx, s.ans); err != nil {
+				t.Fatal(err)
+			}
+			if err := st.WriteSessions(ctx, []schema.Session{s.meta}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	var postmortem *grafana.Dashboard
+	for _, d := range loadDashboards(t) {
+		if d.UID == postmortemUID {
+			postmortem = d
+		}
+	}
+	for _, en := range []struct {
+		name string
+		conn driver.Conn
+	}{
+		{"ClickHouse 18.16", grafanaConn(t, addr)},
+		{"chDB 26.7", e.ConnIn(modern.Database())},
+	} {
+		for _, s := range sessions {
+			req := grafana.Request{From: now.Add(-time.Hour), To: now.Add(time.Hour), Interval: time.Minute,
+				Vars: map[string]grafana.Selection{"session_id": grafana.Single(s.id), "search": grafana.Single("")}}
+			seen := 0
+			for _, p := range postmortem.AllPanels() {
+				where := en.name + ", " + s.id + ": panel " + p.Title
+				r := runExpanded(t, ctx, en.conn, where, p.Targets[0].RawSQL, req)
+				if r == nil {
+					continue
+				}
+				switch p.Title {
+				case "Verdict":
+					if got := r.strings("max_risk"); !slices.Equal(got, []string{"high"}) {
+						t.Errorf("%s: max_risk %q, want high: the answer without a time is the session's worst", where, got)
+					}
+				case "Tool calls":
+					if n, _ := r.number("calls"); n != 3 {
+						t.Errorf("%s: %v calls, want 3", where, n)
+					}
+					if n, _ := r.number("silent_calls"); n != 1 {
+						t.Errorf("%s: %v silent calls, want the one without a time", where, n)
+					}
+				case "Tool-call timeline":
+					if len(r.Rows) != 3 {
+						t.Errorf("%s: %d rows, want 3", where, len(r.Rows))
+					}
+				case "Answers", "Incomplete inputs behind risky answers":
+					if got := r.strings("message_id"); !slices.Equal(got, []string{s.id + "-a1"}) {
+						t.Errorf("%s: answers %q, want [%s-a1]", where, got, s.id)
+					}
+				case "Verdict of the worst answer":
+					if n, _ := r.number("answers"); n != 1 {
+						t.Errorf("%s: %v answers, want 1", where, n)
+					}
+				default:
+					continue
+				}
+				seen++
+			}
+			if seen != 6 {
+				t.Errorf("%s, %s: %d of the 6 panels checked found", en.name, s.id, seen)
+			}
+		}
+	}
+}
