@@ -1,6 +1,9 @@
 package schema
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // TimeKnown reports whether a record's timestamp is known. A record with no
 // time has the zero time as a parser builds it; the store writes that as
@@ -10,4 +13,41 @@ import "time"
 // was written from meant.
 func TimeKnown(t time.Time) bool {
 	return !t.IsZero() && (t.Unix() != 0 || t.Nanosecond() != 0)
+}
+
+// jsonTime is t as the records' JSON gives it: null when not known, so that
+// no reader takes 1970-01-01 (or year 1) for the time a record was made.
+func jsonTime(t time.Time) *time.Time {
+	if !TimeKnown(t) {
+		return nil
+	}
+	return &t
+}
+
+// MarshalJSON gives the call with its timestamp null when not known.
+func (c ToolCall) MarshalJSON() ([]byte, error) {
+	type plain ToolCall
+	return json.Marshal(struct {
+		*plain
+		Timestamp *time.Time `json:"timestamp"`
+	}{(*plain)(&c), jsonTime(c.Timestamp)})
+}
+
+// MarshalJSON gives the answer with its timestamp null when not known.
+func (a Answer) MarshalJSON() ([]byte, error) {
+	type plain Answer
+	return json.Marshal(struct {
+		*plain
+		Timestamp *time.Time `json:"timestamp"`
+	}{(*plain)(&a), jsonTime(a.Timestamp)})
+}
+
+// MarshalJSON gives the session with its span null where not known.
+func (s Session) MarshalJSON() ([]byte, error) {
+	type plain Session
+	return json.Marshal(struct {
+		*plain
+		StartedAt *time.Time `json:"started_at"`
+		EndedAt   *time.Time `json:"ended_at"`
+	}{(*plain)(&s), jsonTime(s.StartedAt), jsonTime(s.EndedAt)})
 }

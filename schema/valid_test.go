@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"encoding/json"
 	"math"
 	"strings"
 	"testing"
@@ -157,5 +158,42 @@ func TestTimeKnown(t *testing.T) {
 		if got := TimeKnown(tc.t); got != tc.want {
 			t.Errorf("TimeKnown(%s) = %v; want %v", tc.t, got, tc.want)
 		}
+	}
+}
+
+// The records' JSON gives a time not known as null, never as 1970 or year 1;
+// a known time as RFC 3339, and every other field as before.
+func TestRecordJSONSaysUnknownTimeIsNull(t *testing.T) {
+	at := time.Date(2026, 12, 6, 10, 0, 0, 5, time.UTC)
+	for _, tc := range []struct {
+		name   string
+		v      any
+		fields map[string]string
+	}{
+		{"call, no time", ToolCall{CallID: "c1", Timestamp: time.Unix(0, 0).UTC()}, map[string]string{"timestamp": "null", "call_id": `"c1"`}},
+		{"call, timed", &ToolCall{CallID: "c1", Timestamp: at}, map[string]string{"timestamp": `"2026-12-06T10:00:00.000000005Z"`}},
+		{"answer, no time", Answer{MessageID: "m1"}, map[string]string{"timestamp": "null", "message_id": `"m1"`}},
+		{"session, no end", Session{SessionID: "s", StartedAt: at}, map[string]string{"started_at": `"2026-12-06T10:00:00.000000005Z"`, "ended_at": "null", "session_id": `"s"`}},
+	} {
+		b, err := json.Marshal(tc.v)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		var got map[string]json.RawMessage
+		if err := json.Unmarshal(b, &got); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		for k, want := range tc.fields {
+			if string(got[k]) != want {
+				t.Errorf("%s: %s = %s, want %s", tc.name, k, got[k], want)
+			}
+		}
+		if strings.Count(string(b), `"timestamp"`)+strings.Count(string(b), `"started_at"`) > 1 {
+			t.Errorf("%s: a time field twice: %s", tc.name, b)
+		}
+	}
+	var back ToolCall
+	if err := json.Unmarshal([]byte(`{"call_id":"c1","timestamp":null}`), &back); err != nil || back.CallID != "c1" || TimeKnown(back.Timestamp) {
+		t.Errorf("read back %+v (%v): want c1 with no time", back, err)
 	}
 }

@@ -249,8 +249,12 @@ func writeSessionsTable(w io.Writer, sessions []schema.Session, f chstore.Sessio
 		if s.Turns.Known {
 			turns = s.Turns.String()
 		}
+		when := "unknown" // no record of the session had a time
+		if schema.TimeKnown(last) {
+			when = last.UTC().Format("2006-01-02 15:04")
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\n",
-			last.UTC().Format("2006-01-02 15:04"), s.SessionID, s.Source, turns, s.ToolCalls, s.TruncatedCalls,
+			when, s.SessionID, s.Source, turns, s.ToolCalls, s.TruncatedCalls,
 			s.SilentCalls, s.Answers, s.RiskyAnswers, s.MaxRisk, orDash(firstNonEmpty(s.Cwd, s.Project)))
 	}
 	if err := tw.Flush(); err != nil {

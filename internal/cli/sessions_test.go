@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ctxaudit/ctxaudit/schema"
+	"github.com/ctxaudit/ctxaudit/schema/chstore"
 )
 
 func TestSessionsCommand(t *testing.T) {
@@ -107,5 +108,22 @@ func TestParseSince(t *testing.T) {
 		if _, err := parseSince(bad, now); err == nil {
 			t.Errorf("parseSince(%q) accepted", bad)
 		}
+	}
+}
+
+// A session none of whose records had a time (stored at 1970-01-01) was
+// last active at no known time; the table does not say 1970.
+func TestSessionsTableSaysUnknownTime(t *testing.T) {
+	var b strings.Builder
+	sessions := []schema.Session{
+		{SessionID: "timed", StartedAt: time.Date(2026, 1, 15, 10, 0, 0, 0, time.UTC), EndedAt: time.Date(2026, 1, 15, 10, 5, 0, 0, time.UTC)},
+		{SessionID: "untimed", StartedAt: time.Unix(0, 0).UTC(), EndedAt: time.Unix(0, 0).UTC()},
+	}
+	if err := writeSessionsTable(&b, sessions, chstore.SessionFilter{}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[1], "2026-01-15 10:05") || !strings.HasPrefix(lines[2], "unknown ") || strings.Contains(b.String(), "1970") {
+		t.Fatalf("table:\n%s", b.String())
 	}
 }

@@ -232,13 +232,13 @@ func counts(s *schema.Session) string {
 // span is "2026-01-15 14:30:20 – 14:30:46 UTC", repeating the date only
 // when the session crosses midnight.
 func span(from, to time.Time) string {
-	if from.IsZero() {
+	if !schema.TimeKnown(from) {
 		return "unknown"
 	}
 	from, to = from.UTC(), to.UTC()
 	s := from.Format("2006-01-02 15:04:05")
 	switch {
-	case to.IsZero() || to.Equal(from):
+	case !schema.TimeKnown(to) || to.Equal(from):
 	case to.Format("2006-01-02") == from.Format("2006-01-02"):
 		s += " – " + to.Format("15:04:05")
 	default:
@@ -247,7 +247,23 @@ func span(from, to time.Time) string {
 	return s + " UTC"
 }
 
-func clock(t time.Time) string { return t.UTC().Format("15:04:05") }
+// clock is t's time of day, or "--:--:--" when t is no time (a record whose
+// timestamp was malformed, stored as 1970-01-01: schema.TimeKnown).
+func clock(t time.Time) string {
+	if !schema.TimeKnown(t) {
+		return "--:--:--"
+	}
+	return t.UTC().Format("15:04:05")
+}
+
+// inputsLabel names an answer's inputs: "inputs", or "may rest on" when they
+// are only the calls it may rest on (schema.Answer.InputsUncertain).
+func inputsLabel(a *schema.Answer) string {
+	if a.InputsUncertain {
+		return "may rest on"
+	}
+	return "inputs"
+}
 
 func day(t time.Time) string { return t.UTC().Format("2006-01-02") }
 

@@ -126,6 +126,7 @@ type link struct{ Href, Text string }
 
 type htmlAnswer struct {
 	ID, Anchor, Clock, Agent, Risk, Text, Verdict string
+	InputsLabel                                   string
 	Turn                                          schema.Turn
 	AbsenceClaim                                  bool
 	Inputs, Incomplete                            []link
@@ -212,7 +213,7 @@ func htmlPage(pm *Postmortem) page {
 		ha := &htmlAnswer{
 			ID: a.MessageID, Anchor: anchor("answer", a.MessageID), Clock: clock(a.Timestamp), Agent: agentTag(a.Sidechain, a.AgentID),
 			Risk: orDefault(string(a.Risk), "none"), Text: a.Text, Verdict: a.Verdict, Turn: a.Turn, AbsenceClaim: a.AbsenceClaim,
-			Inputs: links(a.InputCallIDs), Incomplete: links(a.IncompleteInputs),
+			InputsLabel: inputsLabel(a), Inputs: links(a.InputCallIDs), Incomplete: links(a.IncompleteInputs),
 		}
 		for _, r := range a.Reasons {
 			ha.Reasons = append(ha.Reasons, htmlReason{Reason: r, Calls: links(a.ReasonCalls[r])})

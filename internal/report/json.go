@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/ctxaudit/ctxaudit/schema"
 )
@@ -33,17 +34,26 @@ type postmortemJSON struct {
 
 // callJSON is a call as the postmortem JSON gives it: with analysed, and
 // followed_up and searched null until session analysis has judged the call
-// (a call as read says nothing about what the model did later). Its fields
-// hide the embedded call's of the same name.
+// (a call as read says nothing about what the model did later), and its
+// timestamp null when not known, as schema.ToolCall's own JSON gives it.
+// Its fields hide the embedded call's of the same name; the call is
+// embedded as plainCall, whose JSON is its fields', so that ToolCall's
+// MarshalJSON is not promoted over these.
 type callJSON struct {
-	*schema.ToolCall
-	Analysed   bool  `json:"analysed"`
-	FollowedUp *bool `json:"followed_up"`
-	Searched   *bool `json:"searched"`
+	*plainCall
+	Timestamp  *time.Time `json:"timestamp"`
+	Analysed   bool       `json:"analysed"`
+	FollowedUp *bool      `json:"followed_up"`
+	Searched   *bool      `json:"searched"`
 }
 
+type plainCall schema.ToolCall
+
 func newCallJSON(c *schema.ToolCall) callJSON {
-	out := callJSON{ToolCall: c, Analysed: c.Analysis.Done}
+	out := callJSON{plainCall: (*plainCall)(c), Analysed: c.Analysis.Done}
+	if schema.TimeKnown(c.Timestamp) {
+		out.Timestamp = &c.Timestamp
+	}
 	if c.Analysis.Done {
 		out.FollowedUp, out.Searched = &c.FollowedUp, &c.Searched
 	}

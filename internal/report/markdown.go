@@ -153,7 +153,11 @@ func (m mdWriter) answers(pm *Postmortem) {
 		}
 		m.line("")
 		m.line("- Absence: %s", absenceText(a, func(s string) string { return "“" + clip(s, 160) + "”" }))
-		m.line("- Inputs: %s", codeList(a.InputCallIDs))
+		if a.InputsUncertain {
+			m.line("- May rest on: %s", codeList(a.InputCallIDs))
+		} else {
+			m.line("- Inputs: %s", codeList(a.InputCallIDs))
+		}
 		m.line("- Incomplete inputs: %s", codeList(a.IncompleteInputs))
 		if len(a.Reasons) == 0 {
 			m.line("- Reasons: none")

@@ -465,3 +465,77 @@ func TestUnknownTurnIsSaidUnknown(t *testing.T) {
 		t.Errorf("a session summarised from records of unknown turn has %s turns", got)
 	}
 }
+
+// Records whose time is not known — the zero time as a parser leaves it,
+// the epoch as a stored row reads back — are shown without one in every
+// form: no "00:00:00", no 1970 day, no session starting then. An answer
+// whose inputs are only the calls it may rest on says so in every form.
+func TestUnknownTimeIsSaidUnknown(t *testing.T) {
+	in := sample()
+	in.SessionStored = false
+	in.Calls[2].Timestamp = time.Time{}
+	in.Answers[1].Timestamp = time.Unix(0, 0).UTC()
+	in.Answers[0].InputsUncertain = true
+	in.Session = SessionFromRecords(in.Session.SessionID, in.Calls, in.Answers)
+	if got, want := in.Session.StartedAt, t0; !got.Equal(want) {
+		t.Errorf("session from records starts at %s, want %s: records without a time widen nothing", got, want)
+	}
+	pm := Build(in)
+
+	var js, text, md, page bytes.Buffer
+	if err := WriteJSON(&js, &pm); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteText(&text, &pm); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteMarkdown(&md, &pm); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteHTML(&page, &pm); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Session   map[string]json.RawMessage   `json:"session"`
+		ToolCalls []map[string]json.RawMessage `json:"tool_calls"`
+		Answers   []map[string]json.RawMessage `json:"answers"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range append(doc.ToolCalls, doc.Answers...) {
+		id := string(r["call_id"])
+		if id == "" {
+			id = string(r["message_id"])
+		}
+		untimed := id == `"toolu_read"` || id == `"msg_chat"`
+		if got := string(r["timestamp"]); (got == "null") != untimed || strings.Contains(got, "1970") || strings.Contains(got, "0001") {
+			t.Errorf("JSON %s: timestamp %s; want null exactly for the records without a time", id, got)
+		}
+		if string(r["analysed"]) == "" && string(r["inputs_uncertain"]) == "" {
+			t.Errorf("JSON %s lost its fields: %v", id, r)
+		}
+	}
+	if got := string(doc.Session["started_at"]); got == "null" || strings.Contains(got, "1970") {
+		t.Errorf("JSON session started_at %s; want the earliest known time", got)
+	}
+	for form, out := range map[string]string{"json": js.String(), "text": text.String(), "markdown": md.String(), "html": page.String()} {
+		for _, wrong := range []string{"00:00:00", "1970"} {
+			if strings.Contains(out, wrong) {
+				t.Errorf("%s says %q for a record without a time:\n%s", form, wrong, out)
+			}
+		}
+		if !strings.Contains(out, "--:--:--") && form != "json" {
+			t.Errorf("%s does not mark the records without a time:\n%s", form, out)
+		}
+	}
+	if !strings.Contains(text.String(), "msg_chat at --:--:-- (turn 1)") || !strings.Contains(text.String(), "    may rest on ") {
+		t.Errorf("text: want msg_chat without a time and msg_high's inputs as the calls it may rest on:\n%s", text.String())
+	}
+	if !strings.Contains(md.String(), "- May rest on: ") || !strings.Contains(page.String(), "<dt>may rest on</dt>") {
+		t.Errorf("markdown and HTML must say msg_high may rest on its inputs")
+	}
+	if n := strings.Count(text.String(), "    inputs "); n != 1 {
+		t.Errorf("text: %d answers with certain inputs, want msg_chat's only", n)
+	}
+}

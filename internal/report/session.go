@@ -16,6 +16,9 @@ import (
 func SessionFromRecords(id string, calls []schema.ToolCall, answers []schema.Answer) schema.Session {
 	s := schema.Session{SessionID: id}
 	widen := func(t time.Time) {
+		if !schema.TimeKnown(t) {
+			return // no time: it widens nothing
+		}
 		if s.StartedAt.IsZero() || t.Before(s.StartedAt) {
 			s.StartedAt = t
 		}

@@ -76,7 +76,7 @@ func (t textWriter) timeline(pm *Postmortem) {
 			t.line("")
 			t.line("Turn %s", turn)
 		}
-		if d := day(ev.at); d != date && !ev.at.IsZero() {
+		if d := day(ev.at); d != date && schema.TimeKnown(ev.at) {
 			date = d
 			t.line("  -- %s --", d)
 		}
@@ -128,7 +128,7 @@ func (t textWriter) answers(pm *Postmortem) {
 		t.line("  %s at %s (turn %s)%s: risk %s", a.MessageID, clock(a.Timestamp), a.Turn, agentTag(a.Sidechain, a.AgentID), a.Risk)
 		t.line("%s%s", sub, quote(a.Text, 400))
 		field("absence", absenceText(a, func(s string) string { return quote(s, 160) }))
-		field("inputs", idList(a.InputCallIDs))
+		field(inputsLabel(a), idList(a.InputCallIDs))
 		field("incomplete inputs", idList(a.IncompleteInputs))
 		if len(a.Reasons) == 0 {
 			field("reasons", "none")
