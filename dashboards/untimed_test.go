@@ -22,7 +22,10 @@ import (
 // before wrapped around to 2106. Either way the postmortem showed less than
 // the session holds — an answer of high risk missing from it. Every
 // postmortem panel must show every record of the session, on 18.16 and on
-// chDB 26.7, as `ctxaudit postmortem` does.
+// chDB 26.7, as `ctxaudit postmortem` does, a record without a time with
+// none (not 1970). And answers whose inputs are only the calls they may
+// rest on (inputs_uncertain) are graded at their worst: the overview and
+// the postmortem count them, and say which they are.
 func TestPostmortemShowsRecordsWithoutTime(t *testing.T) {
 	ctx := context.Background()
 	e := chdbtest.Open(t)
@@ -36,6 +39,7 @@ func TestPostmortemShowsRecordsWithoutTime(t *testing.T) {
 	now := time.Now().UTC().Truncate(time.Second)
 	type session struct {
 		id    string
+		timed bool
 		calls []schema.ToolCall
 		ans   []schema.Answer
 		meta  schema.Session
@@ -47,7 +51,7 @@ func TestPostmortemShowsRecordsWithoutTime(t *testing.T) {
 			}
 			return now.Add(time.Duration(sec) * time.Second)
 		}
-		s := session{id: id}
+		s := session{id: id, timed: timed}
 		for i, ts := range []time.Time{at(1), {}, at(3)} {
 			c := schema.ToolCall{SessionID: id, CallID: id + "-c" + string(rune('1'+i)), Tool: "Read", Timestamp: ts,
 				Source: schema.HarnessClaudeCode, Turn: schema.KnownTurn(0), Analysis: schema.Analysis{Done: true, Records: 4}}
@@ -59,10 +63,20 @@ func TestPostmortemShowsRecordsWithoutTime(t *testing.T) {
 			Text: "There is no such setting.", InputCallIDs: []string{s.calls[1].CallID}, InputsUncertain: true,
 			IncompleteInputs: []string{s.calls[1].CallID}, Risk: schema.RiskHigh, AbsenceClaim: true, Absence: schema.AbsenceUnscoped,
 			Reasons: []string{schema.ReasonAbsenceClaimOnPartialInput}, ReasonCalls: map[string][]string{schema.ReasonAbsenceClaimOnPartialInput: {s.calls[1].CallID}},
-			Verdict: "Answer says \"There is no such setting.\"; it may have been built on Read, which delivered only part of its output with no notice, and the model never read further.",
+			Verdict:  "Answer says \"There is no such setting.\"; it may have been built on Read, which delivered only part of its output with no notice, and the model never read further.",
 			Analysis: schema.Analysis{Done: true, Records: 4}}}
+		if timed {
+			// Two timed answers on the same cut call: one whose source named
+			// it, one that only may rest on it.
+			for i, uncertain := range []bool{false, true} {
+				a := s.ans[0]
+				a.MessageID, a.Timestamp, a.InputsUncertain = id+"-a"+string(rune('2'+i)), at(4+i), uncertain
+				s.ans = append(s.ans, a)
+			}
+		}
 		s.meta = schema.Session{SessionID: id, Source: schema.HarnessClaudeCode, StartedAt: at(1), EndedAt: at(3), ToolCalls: 3, TruncatedCalls: 1,
-			SilentCalls: 1, Answers: 1, RiskyAnswers: 1, MaxRisk: schema.RiskHigh, Turns: schema.Known(1), Analysis: schema.Analysis{Done: true, Records: 4}}
+			SilentCalls: 1, Answers: len(s.ans), RiskyAnswers: len(s.ans), MaxRisk: schema.RiskHigh, Turns: schema.Known(1),
+			Analysis: schema.Analysis{Done: true, Records: 3 + len(s.ans)}}
 		return s
 	}
 	sessions := []session{mk("timed-with-untimed", true), mk("no-time-at-all", false)}
@@ -80,10 +94,13 @@ func TestPostmortemShowsRecordsWithoutTime(t *testing.T) {
 		}
 	}
 
-	var postmortem *grafana.Dashboard
+	var postmortem, overview *grafana.Dashboard
 	for _, d := range loadDashboards(t) {
-		if d.UID == postmortemUID {
+		switch d.UID {
+		case postmortemUID:
 			postmortem = d
+		case overviewUID:
+			overview = d
 		}
 	}
 	for _, en := range []struct {
@@ -93,6 +110,28 @@ func TestPostmortemShowsRecordsWithoutTime(t *testing.T) {
 		{"ClickHouse 18.16", grafanaConn(t, addr)},
 		{"chDB 26.7", e.ConnIn(modern.Database())},
 	} {
+		// The overview counts the timed answers: both high, one of them on
+		// uncertain inputs.
+		for _, p := range overview.AllPanels() {
+			if p.Title != "High-risk answers" {
+				continue
+			}
+			sc := scenario{from: now.Add(-time.Hour), to: now.Add(time.Hour), interval: time.Minute,
+				pick: func(t testing.TB, v grafana.Variable, options []string) grafana.Selection {
+					if v.Type == "textbox" {
+						return grafana.Single("")
+					}
+					return grafana.All(v.Multi, options)
+				}}
+			req := grafana.Request{From: sc.from, To: sc.to, Interval: sc.interval, Vars: resolveVariables(t, ctx, en.conn, overview, sc)}
+			if r := runExpanded(t, ctx, en.conn, en.name+": overview "+p.Title, p.Targets[0].RawSQL, req); r != nil {
+				high, _ := r.number("high_risk_answers")
+				uncertain, _ := r.number("high_risk_inputs_uncertain")
+				if high != 2 || uncertain != 1 {
+					t.Errorf("%s: overview %d high-risk answers, %d of them on uncertain inputs; want 2, 1", en.name, int(high), int(uncertain))
+				}
+			}
+		}
 		for _, s := range sessions {
 			req := grafana.Request{From: now.Add(-time.Hour), To: now.Add(time.Hour), Interval: time.Minute,
 				Vars: map[string]grafana.Selection{"session_id": grafana.Single(s.id), "search": grafana.Single("")}}
@@ -119,13 +158,50 @@ func TestPostmortemShowsRecordsWithoutTime(t *testing.T) {
 					if len(r.Rows) != 3 {
 						t.Errorf("%s: %d rows, want 3", where, len(r.Rows))
 					}
+					// In time order: the call without a time first, shown with none.
+					want := []bool{false, s.timed, s.timed}
+					if got := known(r, "time"); !slices.Equal(got, want) {
+						t.Errorf("%s: times shown %v, want %v: a call without a time has none", where, got, want)
+					}
 				case "Answers", "Incomplete inputs behind risky answers":
-					if got := r.strings("message_id"); !slices.Equal(got, []string{s.id + "-a1"}) {
-						t.Errorf("%s: answers %q, want [%s-a1]", where, got, s.id)
+					var ids []string
+					var times []bool
+					for _, a := range s.ans {
+						ids, times = append(ids, a.MessageID), append(times, schema.TimeKnown(a.Timestamp))
+					}
+					if got := r.strings("message_id"); !slices.Equal(got, ids) {
+						t.Errorf("%s: answers %q, want %q", where, got, ids)
+					}
+					timeCol := "time"
+					if p.Title != "Answers" {
+						timeCol = "answer_time"
+					}
+					if got := known(r, timeCol); !slices.Equal(got, times) {
+						t.Errorf("%s: times shown %v, want %v: an answer without a time has none", where, got, times)
+					}
+					col, label := "inputs", map[bool]string{true: "may rest on", false: "known"}
+					if p.Title != "Answers" {
+						col, label = "input_of_answer", map[bool]string{true: "may be", false: "yes"}
+					}
+					var want []string
+					for _, a := range s.ans {
+						want = append(want, label[a.InputsUncertain])
+					}
+					if got := r.strings(col); !slices.Equal(got, want) {
+						t.Errorf("%s: %s %q, want %q", where, col, got, want)
 					}
 				case "Verdict of the worst answer":
-					if n, _ := r.number("answers"); n != 1 {
-						t.Errorf("%s: %v answers, want 1", where, n)
+					uncertain := 0
+					for _, a := range s.ans {
+						if a.InputsUncertain {
+							uncertain++
+						}
+					}
+					if n, _ := r.number("answers"); n != float64(len(s.ans)) {
+						t.Errorf("%s: %v answers, want %d", where, n, len(s.ans))
+					}
+					if n, _ := r.number("risky_inputs_uncertain"); n != float64(uncertain) {
+						t.Errorf("%s: %v of them on uncertain inputs, want %d", where, n, uncertain)
 					}
 				default:
 					continue
@@ -137,4 +213,13 @@ func TestPostmortemShowsRecordsWithoutTime(t *testing.T) {
 			}
 		}
 	}
+}
+
+// known says, row by row, whether column col holds a time (not NULL).
+func known(r *result, col string) []bool {
+	var out []bool
+	for _, v := range r.strings(col) {
+		out = append(out, v != "")
+	}
+	return out
 }
