@@ -203,13 +203,36 @@ func percent(v float64) string {
 // stored yet, those of the records at hand.
 func recorded(pm *Postmortem) string {
 	s := &pm.Session
+	c := counts(s, worstOnlyMay(pm))
 	if !pm.SessionStored {
-		return counts(s) + " (no session row stored yet: counted from the records below)"
+		return c + " (no session row stored yet: counted from the records below)"
 	}
-	return counts(s)
+	return c
 }
 
-func counts(s *schema.Session) string {
+// worstOnlyMay reports whether every answer of the session's worst risk
+// rests on uncertain inputs: the session is that risky only if they rest on
+// the calls they may. Known only when the postmortem holds every answer
+// (no --answer scope).
+func worstOnlyMay(pm *Postmortem) bool {
+	if pm.Answer != "" || pm.Session.MaxRisk.Severity() <= schema.RiskNone.Severity() {
+		return false
+	}
+	worst := 0
+	for i := range pm.Answers {
+		a := &pm.Answers[i]
+		if a.Risk != pm.Session.MaxRisk {
+			continue
+		}
+		if !a.InputsUncertain {
+			return false
+		}
+		worst++
+	}
+	return worst > 0
+}
+
+func counts(s *schema.Session, worstOnlyMay bool) string {
 	calls := plural(s.ToolCalls, "tool call")
 	if s.TruncatedCalls > 0 {
 		calls += " (" + strconv.Itoa(s.TruncatedCalls) + " truncated"
@@ -221,6 +244,9 @@ func counts(s *schema.Session) string {
 	answers := plural(s.Answers, "answer")
 	if s.Answers > 0 {
 		answers += ", worst risk " + orDefault(string(s.MaxRisk), "none")
+		if worstOnlyMay {
+			answers += " (only answers on uncertain inputs)"
+		}
 	}
 	turns := "turns unknown"
 	if s.Turns.Known {

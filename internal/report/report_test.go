@@ -539,3 +539,33 @@ func TestUnknownTimeIsSaidUnknown(t *testing.T) {
 		t.Errorf("text: %d answers with certain inputs, want msg_chat's only", n)
 	}
 }
+
+// A session whose worst answers all rest on uncertain inputs is that risky
+// only if they rest on the calls they may: the summary says so, and says
+// nothing when one of them is known to, or when the postmortem holds one
+// answer only (--answer).
+func TestWorstRiskOnUncertainInputsIsSaid(t *testing.T) {
+	const note = "worst risk high (only answers on uncertain inputs)"
+	for _, tc := range []struct {
+		name      string
+		uncertain bool
+		scope     string
+		want      bool
+	}{
+		{"certain", false, "", false},
+		{"uncertain", true, "", true},
+		{"uncertain, one answer", true, "msg_high", false},
+	} {
+		in := sample()
+		in.Answers[0].InputsUncertain = tc.uncertain
+		in.AnswerID = tc.scope
+		pm := Build(in)
+		var text bytes.Buffer
+		if err := WriteText(&text, &pm); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(text.String(), note); got != tc.want {
+			t.Errorf("%s: says %q: %v, want %v\n%s", tc.name, note, got, tc.want, text.String())
+		}
+	}
+}
