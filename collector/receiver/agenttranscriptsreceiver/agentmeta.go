@@ -43,8 +43,16 @@ type metaStamp struct {
 	mod    time.Time
 }
 
+// metaSettle is how long a metadata file that cannot be used is taken to be
+// still being written after its last change. Claude Code writes the file in
+// place, so a poll may find it empty or cut: that is no bad file, and what
+// its last readable version said stands until it can be read again.
+const metaSettle = 2 * time.Second
+
 // checkAgentMeta reads f's sub-agent metadata file when it changed since
-// it was last read. A file that cannot be used is reported once per
+// it was last read. A file that cannot be used and changed less than
+// metaSettle ago is looked at again later, its last readable version's
+// claim kept; one that cannot be used after that is reported once per
 // version, counted with the skipped lines, and names no call.
 func (r *agentReceiver) checkAgentMeta(f *trackedFile) {
 	if f.format != transcript.FormatClaudeCode {
@@ -64,8 +72,11 @@ func (r *agentReceiver) checkAgentMeta(f *trackedFile) {
 	if m.read && m.stamp == stamp && m.agentID == agentID {
 		return
 	}
-	m.agentID, m.read, m.stamp = agentID, true, stamp
 	meta, _, err := ingest.ReadAgentMeta(path)
+	if err != nil && stamp.size >= 0 && r.now().Sub(stamp.mod) < metaSettle {
+		return // still being written: look again, keep what was read
+	}
+	m.agentID, m.read, m.stamp = agentID, true, stamp
 	m.spawnedBy = meta.ToolUseID
 	if err != nil {
 		r.tel.LineSkipped(context.Background(), transcript.SkipBadAgentMeta)

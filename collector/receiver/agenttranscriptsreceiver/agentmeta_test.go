@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
@@ -142,4 +143,68 @@ func TestStartAtEndSkipsAgentMetaHistory(t *testing.T) {
 	pollIdle(r)
 	require.NoError(t, r.Shutdown(context.Background()))
 	require.Zero(t, sink.SpanCount(), "start_at: end sent the history it was to skip")
+}
+
+// Claude Code writes a sub-agent's metadata file in place: a poll may find
+// it empty or cut. Until it has been left so for a while it is a file being
+// written, not a bad one — nothing is reported or counted, and what its
+// last readable version said stands (the rows keep the sub-agent's turn).
+// Left broken, it is reported once and says nothing, as ingest reads it.
+func TestAgentMetaBeingWrittenIsNotBad(t *testing.T) {
+	src := filepath.Join(filepath.Dir(transcripttest.LabDir(t)), "repro", "claude-code@2.1.328", "agent-unfinished", "transcript")
+	root := t.TempDir()
+	copyTree(t, src, root)
+	var metaPath string
+	require.NoError(t, filepath.WalkDir(root, func(p string, _ fs.DirEntry, err error) error {
+		if strings.HasSuffix(p, ".meta.json") {
+			metaPath = p
+		}
+		return err
+	}))
+	good, err := os.ReadFile(metaPath)
+	require.NoError(t, err)
+
+	cfg := testConfig(root)
+	h, _ := withMemoryStorage(cfg)
+	sink := new(flakySink)
+	core, logs := observer.New(zapcore.InfoLevel)
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	set := receivertest.NewNopSettings(metadata.Type)
+	set.TelemetrySettings, set.Logger = tel.NewTelemetrySettings(), zap.New(core)
+	r := steppedReceiverWith(t, cfg, h, sink, set)
+	const bash = "toolu_lab000004"
+	turnOfBash := func() schema.Turn {
+		t.Helper()
+		return keptRows(t, throughProcessor(t, sink.AllTraces())).calls[bash].Turn
+	}
+	skipped := func() int {
+		return len(logs.FilterMessage("Skipped sub-agent metadata file").All())
+	}
+	// The clock pollIdle runs the receiver on; a file's time set to it is
+	// "just written".
+	idleNow := func() time.Time { return time.Now().Add(cfg.SessionIdle + time.Minute) }
+
+	pollIdle(r)
+	require.Equal(t, schema.KnownTurn(0), turnOfBash(), "placed by the metadata file")
+
+	for _, cut := range [][]byte{{}, good[:len(good)/2]} {
+		// Caught while being written: empty, then half of it.
+		writeFile(t, metaPath, cut)
+		at := idleNow()
+		require.NoError(t, os.Chtimes(metaPath, at, at))
+		pollIdle(r)
+		require.Zero(t, skipped(), "a file being written reported as bad")
+		require.Zero(t, metricSum(t, tel, metadata.MetricLinesSkipped, "reason", transcript.SkipBadAgentMeta))
+		require.Equal(t, schema.KnownTurn(0), turnOfBash(), "the last readable claim stands while the file is written")
+	}
+
+	// Left broken: reported once, and it no longer places the sub-agent.
+	old := idleNow().Add(-10 * time.Second)
+	require.NoError(t, os.Chtimes(metaPath, old, old))
+	pollIdle(r)
+	require.Equal(t, 1, skipped())
+	require.Equal(t, int64(1), metricSum(t, tel, metadata.MetricLinesSkipped, "reason", transcript.SkipBadAgentMeta))
+	require.Equal(t, schema.Turn{}, turnOfBash())
+	require.NoError(t, r.Shutdown(context.Background()))
 }
