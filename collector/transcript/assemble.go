@@ -64,7 +64,9 @@ func Assemble(calls []schema.ToolCall, answers []schema.Answer, spawnedTurn map[
 // answer's inputs are the calls of its turn before it). The main thread
 // sees only the sub-agent's report, which was built on them, so a cut the
 // sub-agent never recovered from is an incomplete input of the answer that
-// relays it.
+// relays it. A call whose time or the answer's is not known may have come
+// before it: such a call is added too, and the answer's inputs are then
+// only the calls it may rest on (InputsUncertain).
 func addSubAgentInputs(calls []schema.ToolCall, answers []schema.Answer, spawnedTurn map[string]schema.Turn) {
 	if len(spawnedTurn) == 0 {
 		return
@@ -80,13 +82,17 @@ func addSubAgentInputs(calls []schema.ToolCall, answers []schema.Answer, spawned
 		}
 		for j := range calls {
 			c := &calls[j]
-			if !c.Sidechain || c.Turn != a.Turn || c.CallID == "" || have[c.CallID] || c.Timestamp.After(a.Timestamp) {
+			// Without both times, the call is not known to come before the
+			// answer, nor after it: it is one the answer may rest on.
+			timed := schema.TimeKnown(c.Timestamp) && schema.TimeKnown(a.Timestamp)
+			if !c.Sidechain || c.Turn != a.Turn || c.CallID == "" || have[c.CallID] || timed && c.Timestamp.After(a.Timestamp) {
 				continue
 			}
 			if _, placed := spawnedTurn[c.AgentID]; !placed {
 				continue
 			}
 			a.InputCallIDs = append(a.InputCallIDs, c.CallID)
+			a.InputsUncertain = a.InputsUncertain || !timed
 			have[c.CallID] = true
 		}
 	}

@@ -115,3 +115,33 @@ func TestAssembleOrdersUntimedCallsByTheirLines(t *testing.T) {
 		}
 	}
 }
+
+// Where the sub-agent call's time or the answer's is not known, the call is
+// not known to come before the answer, nor after it: it is added as one the
+// answer may rest on, and the answer's inputs are marked uncertain — left
+// out, a cut the sub-agent never recovered from would not count against
+// the answer that relays it.
+func TestAssembleUntimedSubAgentCallsAreUncertainInputs(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 11, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name          string
+		call, answer  time.Time
+		want          string
+		wantUncertain bool
+	}{
+		{"both timed, call before", t0.Add(time.Second), t0.Add(2 * time.Second), "agent,sub", false},
+		{"both timed, call after", t0.Add(3 * time.Second), t0.Add(2 * time.Second), "agent", false},
+		{"call without a time", time.Time{}, t0.Add(2 * time.Second), "agent,sub", true},
+		{"answer without a time", t0.Add(3 * time.Second), time.Unix(0, 0).UTC(), "agent,sub", true},
+	} {
+		calls := []schema.ToolCall{
+			{CallID: "agent", Tool: "Agent", Turn: schema.KnownTurn(0), Timestamp: t0},
+			{CallID: "sub", Tool: "Bash", AgentID: "a1", Sidechain: true, Turn: schema.KnownTurn(7), Timestamp: tc.call},
+		}
+		answers := []schema.Answer{{MessageID: "main", Turn: schema.KnownTurn(0), Timestamp: tc.answer, InputCallIDs: []string{"agent"}}}
+		Assemble(calls, answers, map[string]schema.Turn{"a1": schema.KnownTurn(0)})
+		if got := strings.Join(answers[0].InputCallIDs, ","); got != tc.want || answers[0].InputsUncertain != tc.wantUncertain {
+			t.Errorf("%s: inputs %s, uncertain %v; want %s, %v", tc.name, got, answers[0].InputsUncertain, tc.want, tc.wantUncertain)
+		}
+	}
+}
