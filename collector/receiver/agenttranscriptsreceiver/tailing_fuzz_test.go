@@ -228,8 +228,9 @@ type tailSessions []corpusSession
 // whose text line comes before its tool call), lab recordings of the real
 // Claude Code whose Bash output overflowed to a saved file and of the real
 // Codex whose output was cut, the Codex and pi example sessions, and the
-// reproduction of a Claude Code sub-agent whose Agent call has no result
-// (testdata/repro), placed by its metadata file.
+// reproductions (testdata/repro) of a Claude Code sub-agent whose Agent
+// call has no result, placed by its metadata file, and of a call whose
+// line's timestamp cannot be read.
 func tailCorpus(tb testing.TB) tailSessions {
 	lab := transcripttest.LabDir(tb)
 	examples := transcripttest.ExamplesDir(tb)
@@ -246,6 +247,11 @@ func tailCorpus(tb testing.TB) tailSessions {
 		{name: "claude-code-agent-unfinished", dir: filepath.Join(filepath.Dir(lab), "repro", "claude-code@2.1.328", "agent-unfinished", "transcript"),
 			rename: strings.NewReplacer("00000000-0000-4000-8000-000000000001", "00000000-0000-4000-8000-0000000000a1",
 				"toolu_lab", "toolu_rpr", "msg_lab", "msg_rpr")},
+		// A refetch whose line's timestamp cannot be read: placed by its
+		// line, whichever pieces of the file the receiver has read.
+		{name: "claude-code-untimed-refetch", dir: filepath.Join(filepath.Dir(lab), "repro", "claude-code@2.1.328", "untimed-refetch", "transcript"),
+			rename: strings.NewReplacer("00000000-0000-4000-8000-000000000001", "00000000-0000-4000-8000-0000000000a2",
+				"toolu_lab", "toolu_utr", "msg_lab", "msg_utr")},
 	} {
 		s.files = map[string][]byte{}
 		err := filepath.WalkDir(s.dir, func(p string, d fs.DirEntry, err error) error {
