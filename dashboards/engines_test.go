@@ -82,13 +82,7 @@ func canonicalValue(v reflect.Value) string {
 
 func TestPanelsOnBothEngines(t *testing.T) {
 	ctx := context.Background()
-	e := chdbtest.Open(t)
-	addr := chtest.Address(t)
-	classic := chtest.OpenStore(t, addr)
-	if _, err := classic.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	modern := e.NewStore(t)
+	e, addr, classic, modern := bothEngines(t)
 	now := time.Now().UTC().Truncate(time.Hour)
 	fx := loadFixtureAt(t, ctx, classic, now)
 	if fx2 := loadFixtureAt(t, ctx, modern, now); !reflect.DeepEqual(fx, fx2) {
@@ -166,4 +160,18 @@ func sortedRows(r []string) []string {
 	out := append([]string{r[0]}, r[1:]...)
 	slices.Sort(out[1:])
 	return out
+}
+
+// bothEngines gives a migrated store on ClickHouse 18.16 (at addr, a fresh
+// database) and one on chDB 26.7 (e), for tests that run the same panels on
+// both.
+func bothEngines(t *testing.T) (e *chdbtest.Engine, addr string, classic, modern *chstore.Store) {
+	t.Helper()
+	e = chdbtest.Open(t)
+	addr = chtest.Address(t)
+	classic = chtest.OpenStore(t, addr)
+	if _, err := classic.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return e, addr, classic, e.NewStore(t)
 }

@@ -9,8 +9,6 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/ctxaudit/ctxaudit/dashboards/internal/grafana"
-	"github.com/ctxaudit/ctxaudit/internal/chdbtest"
-	"github.com/ctxaudit/ctxaudit/internal/chtest"
 	"github.com/ctxaudit/ctxaudit/schema"
 	"github.com/ctxaudit/ctxaudit/schema/chstore"
 )
@@ -28,13 +26,7 @@ import (
 // the postmortem count them, and say which they are.
 func TestPostmortemShowsRecordsWithoutTime(t *testing.T) {
 	ctx := context.Background()
-	e := chdbtest.Open(t)
-	addr := chtest.Address(t)
-	classic := chtest.OpenStore(t, addr)
-	if _, err := classic.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	modern := e.NewStore(t)
+	e, addr, classic, modern := bothEngines(t)
 
 	now := time.Now().UTC().Truncate(time.Second)
 	type session struct {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -404,19 +405,7 @@ func TestUnknownTurnIsSaidUnknown(t *testing.T) {
 	in.Answers[1].Turn = schema.Turn{}
 	pm := Build(in)
 
-	var js, text, md, page bytes.Buffer
-	if err := WriteJSON(&js, &pm); err != nil {
-		t.Fatal(err)
-	}
-	if err := WriteText(&text, &pm); err != nil {
-		t.Fatal(err)
-	}
-	if err := WriteMarkdown(&md, &pm); err != nil {
-		t.Fatal(err)
-	}
-	if err := WriteHTML(&page, &pm); err != nil {
-		t.Fatal(err)
-	}
+	js, text, md, page := renderAll(t, &pm)
 	var decoded struct {
 		Session struct {
 			Turns *int `json:"turns"`
@@ -482,19 +471,7 @@ func TestUnknownTimeIsSaidUnknown(t *testing.T) {
 	}
 	pm := Build(in)
 
-	var js, text, md, page bytes.Buffer
-	if err := WriteJSON(&js, &pm); err != nil {
-		t.Fatal(err)
-	}
-	if err := WriteText(&text, &pm); err != nil {
-		t.Fatal(err)
-	}
-	if err := WriteMarkdown(&md, &pm); err != nil {
-		t.Fatal(err)
-	}
-	if err := WriteHTML(&page, &pm); err != nil {
-		t.Fatal(err)
-	}
+	js, text, md, page := renderAll(t, &pm)
 	var doc struct {
 		Session   map[string]json.RawMessage   `json:"session"`
 		ToolCalls []map[string]json.RawMessage `json:"tool_calls"`
@@ -568,4 +545,19 @@ func TestWorstRiskOnUncertainInputsIsSaid(t *testing.T) {
 			t.Errorf("%s: says %q: %v, want %v\n%s", tc.name, note, got, tc.want, text.String())
 		}
 	}
+}
+
+// renderAll renders pm in every form: JSON, text, Markdown and HTML.
+func renderAll(t *testing.T, pm *Postmortem) (js, text, md, page *bytes.Buffer) {
+	t.Helper()
+	js, text, md, page = new(bytes.Buffer), new(bytes.Buffer), new(bytes.Buffer), new(bytes.Buffer)
+	for _, w := range []struct {
+		write func(io.Writer, *Postmortem) error
+		to    *bytes.Buffer
+	}{{WriteJSON, js}, {WriteText, text}, {WriteMarkdown, md}, {WriteHTML, page}} {
+		if err := w.write(w.to, pm); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return js, text, md, page
 }

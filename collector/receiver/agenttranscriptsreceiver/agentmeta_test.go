@@ -31,19 +31,7 @@ import (
 // sub-agent only the metadata places. An unusable file is logged naming it
 // and counted; a restart with nothing changed sends nothing again.
 func TestAgentMetaFollowedLikeIngest(t *testing.T) {
-	src := filepath.Join(filepath.Dir(transcripttest.LabDir(t)), "repro", "claude-code@2.1.328", "agent-unfinished", "transcript")
-	root := t.TempDir()
-	copyTree(t, src, root)
-	var metaPath string
-	require.NoError(t, filepath.WalkDir(root, func(p string, _ fs.DirEntry, err error) error {
-		if strings.HasSuffix(p, ".meta.json") {
-			metaPath = p
-		}
-		return err
-	}))
-	require.NotEmpty(t, metaPath)
-	good, err := os.ReadFile(metaPath)
-	require.NoError(t, err)
+	root, metaPath, good := agentUnfinished(t)
 	require.NoError(t, os.Remove(metaPath))
 
 	cfg := testConfig(root)
@@ -151,18 +139,7 @@ func TestStartAtEndSkipsAgentMetaHistory(t *testing.T) {
 // last readable version said stands (the rows keep the sub-agent's turn).
 // Left broken, it is reported once and says nothing, as ingest reads it.
 func TestAgentMetaBeingWrittenIsNotBad(t *testing.T) {
-	src := filepath.Join(filepath.Dir(transcripttest.LabDir(t)), "repro", "claude-code@2.1.328", "agent-unfinished", "transcript")
-	root := t.TempDir()
-	copyTree(t, src, root)
-	var metaPath string
-	require.NoError(t, filepath.WalkDir(root, func(p string, _ fs.DirEntry, err error) error {
-		if strings.HasSuffix(p, ".meta.json") {
-			metaPath = p
-		}
-		return err
-	}))
-	good, err := os.ReadFile(metaPath)
-	require.NoError(t, err)
+	root, metaPath, good := agentUnfinished(t)
 
 	cfg := testConfig(root)
 	h, _ := withMemoryStorage(cfg)
@@ -207,4 +184,23 @@ func TestAgentMetaBeingWrittenIsNotBad(t *testing.T) {
 	require.Equal(t, int64(1), metricSum(t, tel, metadata.MetricLinesSkipped, "reason", transcript.SkipBadAgentMeta))
 	require.Equal(t, schema.Turn{}, turnOfBash())
 	require.NoError(t, r.Shutdown(context.Background()))
+}
+
+// agentUnfinished copies the reproduction of an Agent call without its
+// result (testdata/repro) into a temporary folder, and returns the folder,
+// its sub-agent metadata file and that file's content.
+func agentUnfinished(t *testing.T) (root, metaPath string, content []byte) {
+	t.Helper()
+	root = t.TempDir()
+	copyTree(t, filepath.Join(filepath.Dir(transcripttest.LabDir(t)), "repro", "claude-code@2.1.328", "agent-unfinished", "transcript"), root)
+	require.NoError(t, filepath.WalkDir(root, func(p string, _ fs.DirEntry, err error) error {
+		if strings.HasSuffix(p, ".meta.json") {
+			metaPath = p
+		}
+		return err
+	}))
+	require.NotEmpty(t, metaPath)
+	content, err := os.ReadFile(metaPath)
+	require.NoError(t, err)
+	return root, metaPath, content
 }
