@@ -495,11 +495,17 @@ func (b *Builder) Restore(s Sent) {
 	}
 }
 
+// plainAnswer is an answer's fields without schema.Answer's MarshalJSON:
+// a fingerprint needs the fields, not the JSON readers are given (whose
+// wrapper encodes every answer twice, and would change the fingerprints a
+// processor stored before it).
+type plainAnswer schema.Answer
+
 func hashAnswer(a *schema.Answer) uint64 {
 	h := fnv.New64a()
 	// An answer is plain data; encoding cannot fail, and if it ever did the
 	// hash of the partial output would merely cause one more emission.
-	_ = json.NewEncoder(h).Encode(a)
+	_ = json.NewEncoder(h).Encode((*plainAnswer)(a))
 	fmt.Fprintf(h, "%+v", a.Analysis) // not in the JSON, but a change
 	return h.Sum64()
 }
