@@ -71,8 +71,11 @@ func Analyze(s *Session) {
 // callInfo is what analysis derives from one call alone.
 type callInfo struct {
 	acc []access
-	// keys are the accesses' keys scoped to the call's agent thread.
-	keys  []string
+	// keys are the accesses' keys in the call's scope.
+	keys []string
+	// scope is the call's agent thread, or, for a call nothing orders
+	// (unordered), a scope of its own.
+	scope string
 	label string
 	// request identifies what was asked: tool and arguments.
 	request string
@@ -80,11 +83,27 @@ type callInfo struct {
 
 func newCallInfo(c *schema.ToolCall) callInfo {
 	acc := accessesOf(c)
+	scope := c.AgentID + "\x00"
+	if unordered(c) {
+		// Not known to come before or after any other call, it neither
+		// continues one nor is continued: its targets are its own.
+		scope = "\x01" + c.CallID + "\x00" + scope
+	}
 	keys := make([]string, len(acc))
 	for i, a := range acc {
-		keys[i] = c.AgentID + "\x00" + a.key
+		keys[i] = scope + a.key
 	}
-	return callInfo{acc: acc, keys: keys, label: labelOf(acc), request: c.Tool + "\x00" + c.Arguments}
+	return callInfo{acc: acc, keys: keys, scope: scope, label: labelOf(acc), request: c.Tool + "\x00" + c.Arguments}
+}
+
+// unordered reports whether nothing places call c among the session's
+// other calls: its time is not known and no source line orders it (a span
+// without a time). Issue order puts such a call first by assumption only
+// (transcript.Assemble), so analysis takes nothing from that place: the call
+// takes no part in follow-through (followthrough.go) and is only a call an
+// answer may rest on (deriveInputs), judged at its worst.
+func unordered(c *schema.ToolCall) bool {
+	return !schema.TimeKnown(c.Timestamp) && c.SourceFile == ""
 }
 
 func analyze(s *Session, infos []callInfo) {
@@ -127,7 +146,7 @@ func analyze(s *Session, infos []callInfo) {
 		order[j] = j
 		inputs[j] = inputIndices(&answers[j], byID)
 		for _, i := range inputs[j] {
-			if i > place[j].lo {
+			if i > place[j].lo || answers[j].InputsUncertain && unordered(&calls[i]) {
 				if later == nil {
 					later, asMade = make(map[int]map[int]inputState), make(map[int]bool)
 				}
@@ -187,9 +206,9 @@ func analyze(s *Session, infos []callInfo) {
 		}
 		return nil
 	}
-	allTimed := everyCallTimed(calls)
+	known := orderOf(calls)
 	for j := range answers {
-		answers[j].Verdict = verdict(&answers[j], claims[j], lookup, allTimed && schema.TimeKnown(answers[j].Timestamp))
+		answers[j].Verdict = verdict(&answers[j], claims[j], lookup, known)
 	}
 	count(s)
 	stamp(s)

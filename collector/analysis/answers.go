@@ -233,6 +233,8 @@ type turnIndex struct {
 	byTurn map[turnKey][]int
 	// byThread: all the calls of one thread, in issue order.
 	byThread map[string][]int
+	// lastUnordered is the index of the last unordered call, or -1.
+	lastUnordered int
 }
 
 type turnKey struct {
@@ -241,9 +243,12 @@ type turnKey struct {
 }
 
 func indexTurns(calls []schema.ToolCall) turnIndex {
-	ix := turnIndex{byTurn: make(map[turnKey][]int), byThread: make(map[string][]int)}
+	ix := turnIndex{byTurn: make(map[turnKey][]int), byThread: make(map[string][]int), lastUnordered: -1}
 	for i := range calls {
 		c := &calls[i]
+		if unordered(c) {
+			ix.lastUnordered = i
+		}
 		k := turnKey{c.AgentID, c.Turn}
 		ix.byTurn[k] = append(ix.byTurn[k], i)
 		ix.byThread[c.AgentID] = append(ix.byThread[c.AgentID], i)
@@ -263,26 +268,30 @@ func indexTurns(calls []schema.ToolCall) turnIndex {
 // made up to it, and one of a known turn on its turn's calls and on those
 // of unknown turn. Leaving the latter out would call an answer that rests
 // on them one that "used no tool results", or built only on complete ones.
+// An unordered call (analysis.go) may have been made at any time: it is
+// one an answer of its thread may rest on wherever it stands.
 // uncertain says so when the answer's turn or one of the inputs' turns is
 // unknown, or when one of the inputs is not known to precede the answer
-// (index above p.lo): they are the calls the answer may rest on, not calls
-// known to be its inputs (schema.Answer.InputsUncertain), and the verdict
-// says "may have been built on" (verdict.go).
+// (index above p.lo, or unordered): they are the calls the answer may rest
+// on, not calls known to be its inputs (schema.Answer.InputsUncertain), and
+// the verdict says "may have been built on" (verdict.go).
 func deriveInputs(a *schema.Answer, p placement, calls []schema.ToolCall, ix turnIndex) (ids []string, uncertain bool) {
 	ids = []string{}
 	add := func(i int) {
 		c := &calls[i]
 		if c.CallID != "" && (a.MessageID == "" || c.MessageID != a.MessageID) {
 			ids = append(ids, c.CallID)
-			uncertain = uncertain || !a.Turn.Known || !c.Turn.Known || i > p.lo
+			uncertain = uncertain || !a.Turn.Known || !c.Turn.Known || i > p.lo || unordered(c)
 		}
 	}
 	if !a.Turn.Known {
 		for _, i := range ix.byThread[a.AgentID] {
-			if i > p.hi {
+			if i > max(p.hi, ix.lastUnordered) {
 				break
 			}
-			add(i)
+			if i <= p.hi || unordered(&calls[i]) {
+				add(i)
+			}
 		}
 		return ids, uncertain
 	}
@@ -295,10 +304,12 @@ func deriveInputs(a *schema.Answer, p placement, calls []schema.ToolCall, ix tur
 		} else {
 			i, unknown = unknown[0], unknown[1:]
 		}
-		if i > p.hi {
+		if i > max(p.hi, ix.lastUnordered) {
 			break
 		}
-		add(i)
+		if i <= p.hi || unordered(&calls[i]) {
+			add(i)
+		}
 	}
 	return ids, uncertain
 }

@@ -131,7 +131,7 @@ func (tr *tracker) add(i int) {
 		if a.Self {
 			tr.self[i] = append(tr.self[i], t)
 			if truncated {
-				tr.register(i, t, c.AgentID+"\x00", a, s, info.request)
+				tr.register(i, t, info.scope, a, s, info.request)
 			}
 		}
 	}

@@ -14,6 +14,12 @@ import (
 // or a span (OTLP's unset time) reads back.
 func noTime(t time.Time) callOpt { return func(c *schema.ToolCall) { c.Timestamp = t } }
 
+// onLine gives a call the transcript line it was read from, which orders it
+// when its time is not known.
+func onLine(n int64) callOpt {
+	return func(c *schema.ToolCall) { c.SourceFile, c.SourceLine = "/logs/s1.jsonl", n }
+}
+
 // An answer whose time is not known may come after any call of its thread:
 // it rests on those that may be of its turn, uncertain, each judged as the
 // session stood when it was made — its worst place. It did not "use no tool
@@ -63,7 +69,7 @@ func TestCallOfUnknownTimeIsPlacedByIssueOrder(t *testing.T) {
 		Calls: []schema.ToolCall{
 			call("c1", "Read", `{"file_path":"/repo/a.go"}`, 10, turn(0)),
 			call("c2", "Read", `{"file_path":"/repo/b.go"}`, 25, turn(0), cut(schema.KindSilent, schema.StrategyHead, schema.UnitLines, 1, 100, 500)),
-			call("c3", "Read", `{"file_path":"/repo/c.go"}`, 0, turn(0), noTime(time.Time{})),
+			call("c3", "Read", `{"file_path":"/repo/c.go"}`, 0, turn(0), noTime(time.Time{}), onLine(3)),
 			call("c4", "Read", `{"file_path":"/repo/d.go"}`, 30, turn(0)),
 		},
 		Answers: []schema.Answer{answer("m1", 20, "It reads a.go.")},
@@ -85,7 +91,7 @@ func TestUntimedRecoveryIsNotKnownToPrecedeTheAnswer(t *testing.T) {
 	s := Session{
 		Calls: []schema.ToolCall{
 			call("c1", "Read", `{"file_path":"/repo/a.go"}`, 10, turn(0), cut(schema.KindExplicit, schema.StrategyHead, schema.UnitLines, 1, 100, 500)),
-			call("c2", "Read", `{"file_path":"/repo/a.go","offset":101,"limit":400}`, 0, turn(0), partial(schema.UnitLines, 101, 500, 500), noTime(time.Unix(0, 0).UTC())),
+			call("c2", "Read", `{"file_path":"/repo/a.go","offset":101,"limit":400}`, 0, turn(0), partial(schema.UnitLines, 101, 500, 500), noTime(time.Unix(0, 0).UTC()), onLine(2)),
 			call("c3", "Read", `{"file_path":"/repo/b.go"}`, 30, turn(0)),
 		},
 		Answers: []schema.Answer{answer("m1", 20, "It reads a.go.")},
@@ -134,5 +140,68 @@ func TestScopedClaimOfUnknownPlace(t *testing.T) {
 	Analyze(&s)
 	if a := s.Answers[0]; a.Risk != schema.RiskHigh || !slices.Contains(a.Reasons, schema.ReasonAbsenceClaimOnPartialInput) {
 		t.Errorf("place unknown: risk %s, reasons %v; want high, %s: it may have come right after c1", a.Risk, a.Reasons, schema.ReasonAbsenceClaimOnPartialInput)
+	}
+}
+
+// A call that nothing places — no time, no source line: a span sent without
+// a start time — is put first by issue order, but only by assumption. It
+// is only a call an answer may rest on, and it takes no part in
+// follow-through: a read of the rest of a cut file may have come after the
+// answer, and a read of the rest before it may have been the earlier one.
+func TestUnorderedCallIsNeitherPlacedNorFollowedUp(t *testing.T) {
+	for _, none := range []time.Time{{}, time.Unix(0, 0).UTC()} {
+		// The unordered call reads the rest of a file a timed call cut.
+		s := Session{
+			Calls: []schema.ToolCall{
+				call("u1", "Read", `{"file_path":"/repo/a.go","offset":101,"limit":400}`, 0, turn(0), partial(schema.UnitLines, 101, 500, 500), noTime(none)),
+				call("c1", "Read", `{"file_path":"/repo/a.go"}`, 10, turn(0), cut(schema.KindSilent, schema.StrategyHead, schema.UnitLines, 1, 100, 500)),
+				call("c2", "Read", `{"file_path":"/repo/b.go"}`, 30, turn(0)),
+			},
+			Answers: []schema.Answer{answer("m1", 20, "There is no retry setting.")},
+		}
+		s.Answers[0].Turn = schema.KnownTurn(0)
+		Analyze(&s)
+		a := s.Answers[0]
+		if !slices.Equal(a.InputCallIDs, []string{"u1", "c1"}) || !a.InputsUncertain {
+			t.Errorf("time %v: inputs %v, uncertain %v; want [u1 c1], uncertain: u1 may come after the answer", none, a.InputCallIDs, a.InputsUncertain)
+		}
+		if a.Risk != schema.RiskHigh || !slices.Equal(a.IncompleteInputs, []string{"c1"}) || !slices.Contains(a.Reasons, schema.ReasonNotFollowedUp) {
+			t.Errorf("time %v: risk %s, incomplete %v, reasons %v; want high, c1 incomplete and not followed up", none, a.Risk, a.IncompleteInputs, a.Reasons)
+		}
+		if c1 := s.Calls[1]; c1.FollowedUp || c1.SessionCoverage.V >= 1 {
+			t.Errorf("time %v: c1 followed up %v, coverage %+v; want neither: u1 is not known to come after it", none, c1.FollowedUp, c1.SessionCoverage)
+		}
+		want := `Answer at 12:00:20 says "There is no retry setting."; it may have been built on Read of /repo/a.go, which delivered the first 100 of 500 lines with no notice, and the model is not known to have read further.`
+		if a.Verdict != want {
+			t.Errorf("time %v: verdict\n%s\nwant\n%s", none, a.Verdict, want)
+		}
+		if got := Verdict(a, s.Calls); got != a.Verdict {
+			t.Errorf("time %v: verdict rebuilt from the rows\n%s\ndiffers from the analysis'\n%s", none, got, a.Verdict)
+		}
+
+		// The unordered call is the cut one; a timed call reads the rest.
+		s = Session{
+			Calls: []schema.ToolCall{
+				call("u1", "Read", `{"file_path":"/repo/a.go"}`, 0, turn(0), cut(schema.KindExplicit, schema.StrategyHead, schema.UnitLines, 1, 100, 500), noTime(none)),
+				call("c1", "Read", `{"file_path":"/repo/a.go","offset":101,"limit":400}`, 10, turn(0), partial(schema.UnitLines, 101, 500, 500)),
+			},
+			Answers: []schema.Answer{answer("m1", 20, "It reads a.go.")},
+		}
+		s.Answers[0].Turn = schema.KnownTurn(0)
+		Analyze(&s)
+		a = s.Answers[0]
+		if u1, c1 := s.Calls[0], s.Calls[1]; u1.FollowedUp || c1.ContinuationOf != "" || u1.SessionCoverage.V >= 1 {
+			t.Errorf("time %v: u1 followed up %v, coverage %+v, c1 continues %q; want none: c1 may have been the earlier read", none, u1.FollowedUp, u1.SessionCoverage, c1.ContinuationOf)
+		}
+		if a.Risk != schema.RiskMedium || !slices.Equal(a.IncompleteInputs, []string{"u1"}) || !a.InputsUncertain {
+			t.Errorf("time %v: risk %s, incomplete %v, uncertain %v; want medium, u1 incomplete, uncertain", none, a.Risk, a.IncompleteInputs, a.InputsUncertain)
+		}
+
+		// Named by the answer, the same call is a known input.
+		s.Answers[0].InputCallIDs, s.Answers[0].InputsUncertain = []string{"u1"}, false
+		Analyze(&s)
+		if a := s.Answers[0]; a.InputsUncertain || a.Risk != schema.RiskMedium {
+			t.Errorf("time %v: named input: uncertain %v, risk %s; want certain, medium", none, a.InputsUncertain, a.Risk)
+		}
 	}
 }

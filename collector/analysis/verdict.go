@@ -30,29 +30,43 @@ func Verdict(a schema.Answer, calls []schema.ToolCall) string {
 			byID[calls[i].CallID] = &calls[i]
 		}
 	}
-	placed := schema.TimeKnown(a.Timestamp) && everyCallTimed(calls)
 	var claim string
 	if a.AbsenceClaim {
 		if m, ok := JudgeAbsence(a.Text); ok {
 			claim = m.Sentence
 		}
 	}
-	return verdict(&a, claim, func(id string) *schema.ToolCall { return byID[id] }, placed)
+	return verdict(&a, claim, func(id string) *schema.ToolCall { return byID[id] }, orderOf(calls))
 }
 
-// everyCallTimed reports whether every call's time is known. An answer's
-// place among the calls is known when its time is and so is every call's;
-// otherwise the calls between the last one known to precede it and the
-// first known to follow it may have come before or after it (placements),
-// and the verdict does not say which.
-func everyCallTimed(calls []schema.ToolCall) bool {
+// callOrder is what is known of the order of a session's calls, which
+// decides what the verdict can say about follow-ups.
+type callOrder struct {
+	// timed: every call's time is known. An answer's place among the calls
+	// is known when its time is too; otherwise the calls between the last
+	// one known to precede it and the first known to follow it may have
+	// come before or after it (placements), and the verdict does not say
+	// which.
+	timed bool
+	// ordered: no call is unordered. With one that is, a cut call's
+	// follow-up may be that call, which analysis does not count: "never
+	// read further" would say more than is known.
+	ordered bool
+}
+
+func orderOf(calls []schema.ToolCall) callOrder {
+	o := callOrder{timed: true, ordered: true}
 	for i := range calls {
 		if !schema.TimeKnown(calls[i].Timestamp) {
-			return false
+			o.timed = false
+			o.ordered = o.ordered && !unordered(&calls[i])
 		}
 	}
-	return true
+	return o
 }
+
+// placed reports whether answer a's place among the calls is known.
+func (o callOrder) placed(a *schema.Answer) bool { return o.timed && schema.TimeKnown(a.Timestamp) }
 
 // completenessNotKnown: nothing says whether input c was cut — its kind is
 // unknown, or no record of it is at hand (an answer may name a call the
@@ -61,9 +75,8 @@ func everyCallTimed(calls []schema.ToolCall) bool {
 func completenessNotKnown(c *schema.ToolCall) bool { return c == nil || c.Kind == schema.KindUnknown }
 
 // verdict builds the sentence; claim is the sentence holding the answer's
-// absence claim, or empty; placed says whether the answer's place among the
-// calls is known (everyCallTimed).
-func verdict(a *schema.Answer, claim string, lookup func(string) *schema.ToolCall, placed bool) string {
+// absence claim, or empty; order is what is known of the calls' order.
+func verdict(a *schema.Answer, claim string, lookup func(string) *schema.ToolCall, order callOrder) string {
 	lead := "Answer"
 	if schema.TimeKnown(a.Timestamp) {
 		lead += " at " + a.Timestamp.UTC().Format("15:04:05")
@@ -118,7 +131,7 @@ func verdict(a *schema.Answer, claim string, lookup func(string) *schema.ToolCal
 		b.WriteString(delivery(c))
 		b.WriteString(notice(c))
 		b.WriteString(", and ")
-		b.WriteString(followThrough(a, c, placed))
+		b.WriteString(followThrough(a, c, order))
 	}
 	if others := len(a.IncompleteInputs) - 1; others > 0 {
 		b.WriteString(" (plus " + plural(others, "other incomplete input") + ")")
@@ -283,16 +296,20 @@ func notice(c *schema.ToolCall) string {
 }
 
 // followThrough says whether the model went back for the rest before it
-// answered. When the answer's place among the calls is not known (placed is
-// false), a follow-up is not known to come after it, nor a read in full
-// before it: the verdict judged the answer at its worst place, and says only
-// what holds at every place.
-func followThrough(a *schema.Answer, c *schema.ToolCall, placed bool) string {
+// answered. When the answer's place among the calls is not known, a
+// follow-up is not known to come after it, nor a read in full before it:
+// the verdict judged the answer at its worst place, and says only what
+// holds at every place. When a call is unordered, a cut call not followed
+// up may have been followed up by it.
+func followThrough(a *schema.Answer, c *schema.ToolCall, order callOrder) string {
+	placed := order.placed(a)
 	for _, id := range a.ReasonCalls[schema.ReasonNotFollowedUp] {
 		if id == c.CallID {
 			switch {
-			case !c.FollowedUp:
+			case !c.FollowedUp && order.ordered:
 				return "the model never read further"
+			case !c.FollowedUp:
+				return "the model is not known to have read further"
 			case placed:
 				return "the model read further only after answering"
 			}
