@@ -215,3 +215,73 @@ func known(r *result, col string) []bool {
 	}
 	return out
 }
+
+// A session without answers has no risk to rate. The postmortem's Verdict
+// read `none` for it — max() of no rows is the enum's first value — which
+// is the rating of an answer built on complete inputs: a claim about
+// answers that do not exist. Both verdict panels say "no answers", on 18.16
+// and on chDB 26.7; a session with an answer of risk none still reads none.
+func TestPostmortemVerdictOfSessionWithoutAnswers(t *testing.T) {
+	ctx := context.Background()
+	e, addr, classic, modern := bothEngines(t)
+	now := time.Now().UTC().Truncate(time.Second)
+	done := schema.Analysis{Done: true, Records: 1}
+	call := func(session string) schema.ToolCall {
+		c := schema.ToolCall{SessionID: session, CallID: session + "-c1", Tool: "Read", Timestamp: now,
+			Source: schema.HarnessClaudeCode, Turn: schema.KnownTurn(0), Analysis: done}
+		c.Kind, c.Strategy = schema.KindNone, schema.StrategyNone
+		return c
+	}
+	meta := func(session string, answers int) schema.Session {
+		return schema.Session{SessionID: session, Source: schema.HarnessClaudeCode, StartedAt: now, EndedAt: now,
+			ToolCalls: 1, Answers: answers, MaxRisk: schema.RiskNone, Turns: schema.Known(1), Analysis: done}
+	}
+	answered := schema.Answer{SessionID: "answered", MessageID: "answered-a1", Source: schema.HarnessClaudeCode, Timestamp: now,
+		Turn: schema.KnownTurn(0), Text: "It reads a.go.", InputCallIDs: []string{"answered-c1"}, IncompleteInputs: []string{},
+		Risk: schema.RiskNone, Reasons: []string{}, Verdict: "Answer was built on Read, which was complete.", Analysis: done}
+	for _, st := range []*chstore.Store{classic, modern} {
+		if err := st.WriteToolCalls(ctx, []schema.ToolCall{call("unanswered"), call("answered")}); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.WriteAnswers(ctx, []schema.Answer{answered}); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.WriteSessions(ctx, []schema.Session{meta("unanswered", 0), meta("answered", 1)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var postmortem *grafana.Dashboard
+	for _, d := range loadDashboards(t) {
+		if d.UID == postmortemUID {
+			postmortem = d
+		}
+	}
+	for _, en := range []struct {
+		name string
+		conn driver.Conn
+	}{
+		{"ClickHouse 18.16", grafanaConn(t, addr)},
+		{"chDB 26.7", e.ConnIn(modern.Database())},
+	} {
+		for session, want := range map[string]string{"unanswered": "no answers", "answered": "none"} {
+			req := grafana.Request{From: now.Add(-time.Hour), To: now.Add(time.Hour), Interval: time.Minute,
+				Vars: map[string]grafana.Selection{"session_id": grafana.Single(session), "search": grafana.Single("")}}
+			seen := 0
+			for _, p := range postmortem.AllPanels() {
+				if p.Title != "Verdict" && p.Title != "Verdict of the worst answer" {
+					continue
+				}
+				where := en.name + ", " + session + ": panel " + p.Title
+				if r := runExpanded(t, ctx, en.conn, where, p.Targets[0].RawSQL, req); r != nil {
+					if got := r.strings("max_risk"); !slices.Equal(got, []string{want}) {
+						t.Errorf("%s: max_risk %q, want %q", where, got, want)
+					}
+					seen++
+				}
+			}
+			if seen != 2 {
+				t.Errorf("%s, %s: %d of the 2 verdict panels found", en.name, session, seen)
+			}
+		}
+	}
+}
