@@ -66,8 +66,8 @@ func (r *Report) WriteText(w io.Writer) {
 			if f.AcceptedPerSec > 0 {
 				acc = d.AcceptedPerSec / f.AcceptedPerSec
 			}
-			fmt.Fprintf(w, "%-6d %12.0f %8.2f %12.2f %8.2f %12.2f %10.0f %9.3f\n", i+1, d.AcceptedPerSec, acc,
-				d.CollectorPer, rd.CPURatio(), d.ClickHousePer, float64(d.CollectorPeak)/(1<<20), d.RowsPerCall)
+			fmt.Fprintf(w, "%-6d %12.0f %8.2f %12.2f %8s %12.2f %10.0f %9.3f\n", i+1, d.AcceptedPerSec, acc,
+				d.CollectorPer, ratioText(rd.CPURatio()), d.ClickHousePer, float64(d.CollectorPeak)/(1<<20), d.RowsPerCall)
 		}
 	}
 	r.writeCompare(w)
@@ -106,6 +106,16 @@ func (r *Report) WriteText(w io.Writer) {
 	}
 }
 
+// ratioText is a CPU ratio to the floor, or "-" when there is none: the
+// floor's CPU was below what /proc resolves (10 ms ticks), as it can be for
+// a few hundred spans.
+func ratioText(v float64) string {
+	if v <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
 func orDash(s string) string {
 	if s == "" {
 		return "-"
@@ -134,14 +144,14 @@ func (r *Report) writeCompare(w io.Writer) {
 			first = "compare"
 		}
 		d, c := rd.Default, *rd.Compare
-		fmt.Fprintf(w, "%-6d %-8s %10.2f %8.2f %10.2f %8.2f %10.0f %10.0f %8.0f %8.0f\n", i+1, first, d.CollectorPer, rd.CPURatio(),
-			c.CollectorPer, rd.CompareCPURatio(), d.AcceptedPerSec, c.AcceptedPerSec,
+		fmt.Fprintf(w, "%-6d %-8s %10.2f %8s %10.2f %8s %10.0f %10.0f %8.0f %8.0f\n", i+1, first, d.CollectorPer, ratioText(rd.CPURatio()),
+			c.CollectorPer, ratioText(rd.CompareCPURatio()), d.AcceptedPerSec, c.AcceptedPerSec,
 			float64(d.CollectorPeak)/(1<<20), float64(c.CollectorPeak)/(1<<20))
 	}
 	binRatio, cmpRatio := r.Rounds[r.Median].CPURatio(), cm.CompareCPURatio()
-	fmt.Fprintf(w, "%-34s %14.2f (round %d)\n", "median ÷ floor, bin", binRatio, r.Median+1)
-	fmt.Fprintf(w, "%-34s %14.2f (round %d)\n", "median ÷ floor, compare", cmpRatio, r.CompareMedian+1)
-	if cmpRatio > 0 {
+	fmt.Fprintf(w, "%-34s %14s (round %d)\n", "median ÷ floor, bin", ratioText(binRatio), r.Median+1)
+	fmt.Fprintf(w, "%-34s %14s (round %d)\n", "median ÷ floor, compare", ratioText(cmpRatio), r.CompareMedian+1)
+	if binRatio > 0 && cmpRatio > 0 {
 		fmt.Fprintf(w, "%-34s %14.3f\n", "bin ÷ compare, medians", binRatio/cmpRatio)
 	}
 	fmt.Fprintf(w, "%-34s %14.3f %14.3f\n", "rows written per call, medians", r.Rounds[r.Median].Default.RowsPerCall, cm.Compare.RowsPerCall)

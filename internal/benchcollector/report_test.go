@@ -133,3 +133,31 @@ func TestWriteTextCompare(t *testing.T) {
 		t.Errorf("a report of one build mentions a comparison:\n%s", b.String())
 	}
 }
+
+// /proc counts CPU in 10 ms ticks: a floor of a few hundred spans can take
+// none. Its ratio is then not known, printed "-", never 0.00 or +Inf.
+func TestFloorBelowTickHasNoRatio(t *testing.T) {
+	rounds := []Round{
+		{Floor: Pipeline{CollectorPer: 0}, Default: Pipeline{CollectorPer: 3, RowsPerCall: 1}},
+		{Floor: Pipeline{CollectorPer: 1}, Default: Pipeline{CollectorPer: 3, RowsPerCall: 1}},
+	}
+	r := Report{Rounds: rounds, Median: 0, CompareMedian: -1, Floor: rounds[0].Floor, Default: rounds[0].Default}
+	var b bytes.Buffer
+	r.WriteText(&b)
+	out := b.String()
+	var ratios []string
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) == 8 && (f[0] == "1" || f[0] == "2") {
+			ratios = append(ratios, f[4])
+		}
+		if strings.HasPrefix(line, "collector CPU-s per 100k spans") && !strings.HasSuffix(line, " -") {
+			t.Errorf("summary line %q; want no ratio", line)
+		}
+	}
+	if strings.Join(ratios, " ") != "- 3.00" {
+		t.Errorf("round ratios %q; want - 3.00 in:\n%s", ratios, out)
+	}
+	if strings.Contains(out, "Inf") || strings.Contains(out, "NaN") {
+		t.Errorf("a ratio over no CPU printed:\n%s", out)
+	}
+}
