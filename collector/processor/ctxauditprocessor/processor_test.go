@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -581,5 +582,65 @@ func TestFailedSpanIsDetectedAsFailed(t *testing.T) {
 				t.Errorf("failed read: is_error %v, partial %v, shown %v–%v of %v; want failed, no part of the file", c.IsError, c.PartialByRequest, c.Shown.Start, c.Shown.End, c.Total)
 			}
 		})
+	}
+}
+
+// A call span sent without a start time has no place among the session's
+// calls: the processor's analysis orders it first by assumption only, so
+// the answer that follows a timed call of the same turn may rest on it but
+// is not known to — inputs uncertain, "may have been built on". The assumed
+// place made it a known input, and its complete output of the same command
+// a read of the rest of the cut one before the answer: risk low, "cut at
+// first but read in full before the answer".
+func TestCallSpanWithoutTimeIsAnUncertainInput(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	cfg.SessionIdle = 50 * time.Millisecond
+	sink := new(consumertest.TracesSink)
+	p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	td := ptrace.NewTraces()
+	spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+	shellSpan(spans, "s1", "u1", "Exit code: 0\nWall time: 0.1 seconds\nOutput:\nok\n", time.Time{})
+	spans.At(0).SetStartTimestamp(0)
+	spans.At(0).SetEndTimestamp(0)
+	shellSpan(spans, "s1", "c1", codexCut, at)
+	chatSpan(spans, "s1", "The build passes.", at.Add(time.Second))
+	for i := 0; i < spans.Len(); i++ {
+		spans.At(i).Attributes().PutInt(otelconv.AttrTurn, 0)
+	}
+	if err := p.ConsumeTraces(context.Background(), td); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for len(sink.AllTraces()) < 1 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := p.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var answers []schema.Answer
+	for _, td := range sink.AllTraces() {
+		otelconv.EachSpan(td, func(_ pcommon.Map, _ string, sp ptrace.Span) {
+			if otelconv.Operation(sp.Attributes()) == otelconv.OperationChat {
+				answers = append(answers, otelconv.AnswerFromAttributes(sp.Attributes(), sp.EndTimestamp().AsTime()))
+			}
+		})
+	}
+	if len(answers) != 1 {
+		t.Fatalf("%d analysed answers, want 1", len(answers))
+	}
+	a := answers[0]
+	if !slices.Equal(a.InputCallIDs, []string{"u1", "c1"}) || !a.InputsUncertain {
+		t.Errorf("inputs %v, uncertain %v; want [u1 c1], uncertain: u1 has no time to place it", a.InputCallIDs, a.InputsUncertain)
+	}
+	want := "Answer at 12:00:01 may have been built on shell_command, which delivered only the start and end of 300 lines with a notice, and the model is not known to have read further."
+	if a.Risk != schema.RiskMedium || a.Verdict != want {
+		t.Errorf("risk %s, verdict\n%s\nwant medium,\n%s", a.Risk, a.Verdict, want)
 	}
 }
