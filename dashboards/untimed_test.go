@@ -66,9 +66,15 @@ func TestPostmortemShowsRecordsWithoutTime(t *testing.T) {
 				s.ans = append(s.ans, a)
 			}
 		}
+		uncertain := 0
+		for _, a := range s.ans {
+			if a.InputsUncertain {
+				uncertain++
+			}
+		}
 		s.meta = schema.Session{SessionID: id, Source: schema.HarnessClaudeCode, StartedAt: at(1), EndedAt: at(3), ToolCalls: 3, TruncatedCalls: 1,
-			SilentCalls: 1, Answers: len(s.ans), RiskyAnswers: len(s.ans), MaxRisk: schema.RiskHigh, Turns: schema.Known(1),
-			Analysis: schema.Analysis{Done: true, Records: 3 + len(s.ans)}}
+			SilentCalls: 1, Answers: len(s.ans), RiskyAnswers: len(s.ans), RiskyAnswersUncertain: schema.KnownInt(uncertain),
+			MaxRisk: schema.RiskHigh, Turns: schema.Known(1), Analysis: schema.Analysis{Done: true, Records: 3 + len(s.ans)}}
 		return s
 	}
 	sessions := []session{mk("timed-with-untimed", true), mk("no-time-at-all", false)}
@@ -103,9 +109,10 @@ func TestPostmortemShowsRecordsWithoutTime(t *testing.T) {
 		{"chDB 26.7", e.ConnIn(modern.Database())},
 	} {
 		// The overview counts the timed answers: both high, one of them on
-		// uncertain inputs.
+		// uncertain inputs; its list of sessions counts the session's: three
+		// risky, two of them on uncertain inputs.
 		for _, p := range overview.AllPanels() {
-			if p.Title != "High-risk answers" {
+			if p.Title != "High-risk answers" && p.Title != "Riskiest recent sessions" {
 				continue
 			}
 			sc := scenario{from: now.Add(-time.Hour), to: now.Add(time.Hour), interval: time.Minute,
@@ -116,7 +123,15 @@ func TestPostmortemShowsRecordsWithoutTime(t *testing.T) {
 					return grafana.All(v.Multi, options)
 				}}
 			req := grafana.Request{From: sc.from, To: sc.to, Interval: sc.interval, Vars: resolveVariables(t, ctx, en.conn, overview, sc)}
-			if r := runExpanded(t, ctx, en.conn, en.name+": overview "+p.Title, p.Targets[0].RawSQL, req); r != nil {
+			r := runExpanded(t, ctx, en.conn, en.name+": overview "+p.Title, p.Targets[0].RawSQL, req)
+			if r != nil && p.Title == "Riskiest recent sessions" {
+				ids, risky, uncertain := r.strings("session_id"), r.strings("risky_answers"), r.strings("risky_answers_uncertain")
+				if !slices.Equal(ids, []string{"timed-with-untimed"}) || !slices.Equal(risky, []string{"3"}) || !slices.Equal(uncertain, []string{"2"}) {
+					t.Errorf("%s: sessions %q with %q risky answers, %q of them on uncertain inputs; want the timed session, 3, 2", en.name, ids, risky, uncertain)
+				}
+				continue
+			}
+			if r != nil {
 				high, _ := r.number("high_risk_answers")
 				uncertain, _ := r.number("high_risk_inputs_uncertain")
 				if high != 2 || uncertain != 1 {

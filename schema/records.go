@@ -281,6 +281,11 @@ type Session struct {
 	SilentCalls    int   `json:"silent_calls"`
 	Answers        int   `json:"answers"`
 	RiskyAnswers   int   `json:"risky_answers"`
+	// RiskyAnswersUncertain is how many of RiskyAnswers rest on inputs that
+	// are only the calls they may rest on (Answer.InputsUncertain): graded
+	// at their worst, not known to be that risky. Unknown for a session
+	// row stored before it was counted.
+	RiskyAnswersUncertain Count `json:"risky_answers_uncertain"`
 	// Compactions counts compaction / micro-compaction boundaries: results the
 	// model saw were later cleared from its context. Unknown when the
 	// source does not show them (spans do not).

@@ -94,6 +94,8 @@ func (s *Session) Validate() error {
 		return fmt.Errorf("turns %d is more than a UInt32 column holds", s.Turns.N)
 	case s.Compactions.Known && s.Compactions.N > math.MaxUint32:
 		return fmt.Errorf("compactions %d is more than a UInt32 column holds", s.Compactions.N)
+	case s.RiskyAnswersUncertain.Known && s.RiskyAnswersUncertain.N > math.MaxUint32:
+		return fmt.Errorf("risky answers on uncertain inputs %d is more than a UInt32 column holds", s.RiskyAnswersUncertain.N)
 	}
 	for _, n := range []struct {
 		what string

@@ -41,6 +41,7 @@ func TestValidateNamesTheValueATableCannotHold(t *testing.T) {
 		{"session, turns past UInt32", (&Session{Turns: Known(math.MaxUint32 + 1)}).Validate(), "turns 4294967296 is more than"},
 		{"session, calls past UInt32", (&Session{Turns: Known(3), ToolCalls: 1 << 33}).Validate(), "tool calls 8589934592"},
 		{"session, compactions past UInt32", (&Session{Compactions: Known(1 << 32)}).Validate(), "compactions 4294967296"},
+		{"session, risky answers on uncertain inputs past UInt32", (&Session{RiskyAnswersUncertain: Known(1 << 32)}).Validate(), "uncertain inputs 4294967296"},
 		{"session, end", (&Session{StartedAt: time.Unix(1, 0), EndedAt: time.Unix(-1, 0)}).Validate(), "end 1969-12-31T23:59:59Z"},
 	} {
 		switch {

@@ -229,8 +229,8 @@ func stamp(s *Session) {
 
 // Counts is meta with the counts session analysis gives calls and answers
 // (tool_calls, truncated_calls, silent_calls, answers, risky_answers,
-// max_risk, turns): the report's stand-in for a session row not stored yet
-// counts by the same rules.
+// risky_answers_uncertain, max_risk, turns): the report's stand-in for a
+// session row not stored yet counts by the same rules.
 func Counts(meta schema.Session, calls []schema.ToolCall, answers []schema.Answer) schema.Session {
 	s := Session{Meta: meta, Calls: calls, Answers: answers}
 	count(&s)
@@ -242,6 +242,7 @@ func count(s *Session) {
 	m := &s.Meta
 	m.ToolCalls, m.TruncatedCalls, m.SilentCalls = len(s.Calls), 0, 0
 	m.Answers, m.RiskyAnswers, m.MaxRisk = len(s.Answers), 0, schema.RiskNone
+	uncertain := uint64(0)
 	turns := turnCount{}
 	for i := range s.Calls {
 		c := &s.Calls[i]
@@ -257,12 +258,16 @@ func count(s *Session) {
 		a := &s.Answers[i]
 		if a.Risk.Severity() >= schema.RiskMedium.Severity() {
 			m.RiskyAnswers++
+			if a.InputsUncertain {
+				uncertain++
+			}
 		}
 		if a.Risk.Severity() > m.MaxRisk.Severity() {
 			m.MaxRisk = a.Risk
 		}
 		turns.add(a.Turn)
 	}
+	m.RiskyAnswersUncertain = schema.Known(uncertain)
 	m.Turns = turns.of(m.Turns)
 }
 

@@ -178,6 +178,9 @@ func TestUnorderedCallIsNeitherPlacedNorFollowedUp(t *testing.T) {
 		if got := Verdict(a, s.Calls); got != a.Verdict {
 			t.Errorf("time %v: verdict rebuilt from the rows\n%s\ndiffers from the analysis'\n%s", none, got, a.Verdict)
 		}
+		if m := s.Meta; m.RiskyAnswers != 1 || m.RiskyAnswersUncertain != schema.Known(1) {
+			t.Errorf("time %v: session counts %d risky answers, %s on uncertain inputs; want 1, 1", none, m.RiskyAnswers, m.RiskyAnswersUncertain)
+		}
 
 		// The unordered call is the cut one; a timed call reads the rest.
 		s = Session{
@@ -202,6 +205,9 @@ func TestUnorderedCallIsNeitherPlacedNorFollowedUp(t *testing.T) {
 		Analyze(&s)
 		if a := s.Answers[0]; a.InputsUncertain || a.Risk != schema.RiskMedium {
 			t.Errorf("time %v: named input: uncertain %v, risk %s; want certain, medium", none, a.InputsUncertain, a.Risk)
+		}
+		if m := s.Meta; m.RiskyAnswers != 1 || m.RiskyAnswersUncertain != schema.Known(0) {
+			t.Errorf("time %v: named input: session counts %d risky answers, %s on uncertain inputs; want 1, 0", none, m.RiskyAnswers, m.RiskyAnswersUncertain)
 		}
 	}
 }

@@ -143,8 +143,11 @@ const (
 	AttrSessionSilentCalls    = "ctxaudit.session.silent_calls"
 	AttrSessionAnswers        = "ctxaudit.session.answers"
 	AttrSessionRiskyAnswers   = "ctxaudit.session.risky_answers"
-	AttrSessionCompactions    = "ctxaudit.session.compactions"
-	AttrSessionMaxRisk        = "ctxaudit.session.max_risk"
+	// AttrSessionRiskyAnswersUncertain counts the risky answers whose inputs
+	// are uncertain; absent when not counted.
+	AttrSessionRiskyAnswersUncertain = "ctxaudit.session.risky_answers_uncertain"
+	AttrSessionCompactions           = "ctxaudit.session.compactions"
+	AttrSessionMaxRisk               = "ctxaudit.session.max_risk"
 )
 
 // Instrumentation scope names of ctxaudit's own components. They identify

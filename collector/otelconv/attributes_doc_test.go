@@ -176,7 +176,7 @@ func TestEmittedAttributesHaveDocumentedTypes(t *testing.T) {
 	session := schema.Session{
 		SessionID: "s", Source: schema.HarnessClaudeCode, HarnessVersion: "2.1.6", Model: "m", Project: "p", Cwd: "/w",
 		GitBranch: "main", StartedAt: at, EndedAt: at, SourceFile: "/t/s.jsonl", Turns: schema.Known(2), ToolCalls: 1, TruncatedCalls: 1,
-		SilentCalls: 1, Answers: 1, RiskyAnswers: 1, Compactions: schema.Known(1), MaxRisk: schema.RiskHigh,
+		SilentCalls: 1, Answers: 1, RiskyAnswers: 1, RiskyAnswersUncertain: schema.Known(1), Compactions: schema.Known(1), MaxRisk: schema.RiskHigh,
 	}
 	spans := ptrace.NewSpanSlice()
 	otelconv.AppendToolCall(spans, &call)

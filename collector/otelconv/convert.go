@@ -402,6 +402,7 @@ func AppendSession(spans ptrace.SpanSlice, s *schema.Session) ptrace.Span {
 	m.PutInt(AttrSessionSilentCalls, int64(s.SilentCalls))
 	m.PutInt(AttrSessionAnswers, int64(s.Answers))
 	m.PutInt(AttrSessionRiskyAnswers, int64(s.RiskyAnswers))
+	putCount(m, AttrSessionRiskyAnswersUncertain, s.RiskyAnswersUncertain)
 	putCount(m, AttrSessionCompactions, s.Compactions)
 	putNonEmpty(m, AttrSessionMaxRisk, string(s.MaxRisk))
 	putCount(m, AttrUsageInputTokens, s.InputTokens)
@@ -891,27 +892,28 @@ func readReasonCalls(entry string) (reason string, ids []string) {
 // SessionFromAttributes rebuilds a session from an invoke_agent span.
 func SessionFromAttributes(m pcommon.Map, start, end time.Time) schema.Session {
 	return schema.Session{
-		SessionID:      str(m, AttrConversationID),
-		Source:         schema.Harness(str(m, AttrSource)),
-		HarnessVersion: str(m, AttrHarnessVersion),
-		Model:          str(m, AttrRequestModel),
-		Project:        str(m, AttrProject),
-		Cwd:            str(m, AttrCwd),
-		GitBranch:      str(m, AttrGitBranch),
-		StartedAt:      start.UTC(),
-		EndedAt:        end.UTC(),
-		SourceFile:     str(m, AttrSourceFile),
-		Turns:          count(m, AttrSessionTurns),
-		ToolCalls:      int(integer(m, AttrSessionToolCalls)),
-		TruncatedCalls: int(integer(m, AttrSessionTruncatedCalls)),
-		SilentCalls:    int(integer(m, AttrSessionSilentCalls)),
-		Answers:        int(integer(m, AttrSessionAnswers)),
-		RiskyAnswers:   int(integer(m, AttrSessionRiskyAnswers)),
-		Compactions:    count(m, AttrSessionCompactions),
-		MaxRisk:        schema.Risk(str(m, AttrSessionMaxRisk)),
-		InputTokens:    count(m, AttrUsageInputTokens),
-		OutputTokens:   count(m, AttrUsageOutputTokens),
-		Analysis:       analysisOf(m),
+		SessionID:             str(m, AttrConversationID),
+		Source:                schema.Harness(str(m, AttrSource)),
+		HarnessVersion:        str(m, AttrHarnessVersion),
+		Model:                 str(m, AttrRequestModel),
+		Project:               str(m, AttrProject),
+		Cwd:                   str(m, AttrCwd),
+		GitBranch:             str(m, AttrGitBranch),
+		StartedAt:             start.UTC(),
+		EndedAt:               end.UTC(),
+		SourceFile:            str(m, AttrSourceFile),
+		Turns:                 count(m, AttrSessionTurns),
+		ToolCalls:             int(integer(m, AttrSessionToolCalls)),
+		TruncatedCalls:        int(integer(m, AttrSessionTruncatedCalls)),
+		SilentCalls:           int(integer(m, AttrSessionSilentCalls)),
+		Answers:               int(integer(m, AttrSessionAnswers)),
+		RiskyAnswers:          int(integer(m, AttrSessionRiskyAnswers)),
+		RiskyAnswersUncertain: count(m, AttrSessionRiskyAnswersUncertain),
+		Compactions:           count(m, AttrSessionCompactions),
+		MaxRisk:               schema.Risk(str(m, AttrSessionMaxRisk)),
+		InputTokens:           count(m, AttrUsageInputTokens),
+		OutputTokens:          count(m, AttrUsageOutputTokens),
+		Analysis:              analysisOf(m),
 	}
 }
 

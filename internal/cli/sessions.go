@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -253,14 +254,25 @@ func writeSessionsTable(w io.Writer, sessions []schema.Session, f chstore.Sessio
 		if schema.TimeKnown(last) {
 			when = last.UTC().Format("2006-01-02 15:04")
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\n",
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n",
 			when, s.SessionID, s.Source, turns, s.ToolCalls, s.TruncatedCalls,
-			s.SilentCalls, s.Answers, s.RiskyAnswers, s.MaxRisk, orDash(firstNonEmpty(s.Cwd, s.Project)))
+			s.SilentCalls, s.Answers, riskyText(s), s.MaxRisk, orDash(firstNonEmpty(s.Cwd, s.Project)))
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write sessions: %w", err)
 	}
 	return nil
+}
+
+// riskyText is the session's risky answers, with how many of them only may
+// be that risky — their inputs are uncertain, graded at their worst — when
+// any are: "3 (2 may)".
+func riskyText(s schema.Session) string {
+	n := strconv.Itoa(s.RiskyAnswers)
+	if u := s.RiskyAnswersUncertain; u.Known && u.N > 0 {
+		n += " (" + u.String() + " may)"
+	}
+	return n
 }
 
 func firstNonEmpty(vals ...string) string {

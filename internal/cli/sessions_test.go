@@ -127,3 +127,29 @@ func TestSessionsTableSaysUnknownTime(t *testing.T) {
 		t.Fatalf("table:\n%s", b.String())
 	}
 }
+
+// Risky answers whose inputs are uncertain are graded at their worst, so
+// the RISKY column counts them; it says how many of them only may be that
+// risky. A session row stored before they were counted says nothing of it.
+func TestSessionsTableSaysRiskyAnswersOnUncertainInputs(t *testing.T) {
+	var b strings.Builder
+	at := time.Date(2026, 1, 15, 10, 0, 0, 0, time.UTC)
+	sessions := []schema.Session{
+		{SessionID: "some-may", Source: schema.HarnessClaudeCode, StartedAt: at, EndedAt: at, Answers: 4, RiskyAnswers: 3, RiskyAnswersUncertain: schema.Known(2), MaxRisk: schema.RiskHigh},
+		{SessionID: "none-may", Source: schema.HarnessClaudeCode, StartedAt: at, EndedAt: at, Answers: 4, RiskyAnswers: 3, RiskyAnswersUncertain: schema.Known(0), MaxRisk: schema.RiskHigh},
+		{SessionID: "not-counted", Source: schema.HarnessClaudeCode, StartedAt: at, EndedAt: at, Answers: 4, RiskyAnswers: 3, MaxRisk: schema.RiskHigh},
+	}
+	if err := writeSessionsTable(&b, sessions, chstore.SessionFilter{}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"some-may": "3 (2 may)", "none-may": "3", "not-counted": "3"}
+	for _, line := range strings.Split(strings.TrimSpace(b.String()), "\n")[1:] {
+		f := strings.Fields(line)
+		id := f[2]
+		// When, session, source, turns, calls, truncated, silent, answers;
+		// then RISKY up to MAX RISK and PROJECT.
+		if got := strings.Join(f[9:len(f)-2], " "); got != want[id] {
+			t.Errorf("%s: RISKY %q, want %q in:\n%s", id, got, want[id], b.String())
+		}
+	}
+}

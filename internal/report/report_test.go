@@ -270,7 +270,7 @@ func TestSessionFromRecords(t *testing.T) {
 	got := SessionFromRecords("sess-1", calls, append(in.Answers, low))
 	want := schema.Session{
 		SessionID: "sess-1", Source: in.Calls[0].Source, StartedAt: t0, EndedAt: t0.Add(3 * time.Minute),
-		Turns: schema.Unknown, ToolCalls: 4, TruncatedCalls: 3, SilentCalls: 2, Answers: 3, RiskyAnswers: 1, MaxRisk: schema.RiskHigh,
+		Turns: schema.Unknown, ToolCalls: 4, TruncatedCalls: 3, SilentCalls: 2, Answers: 3, RiskyAnswers: 1, RiskyAnswersUncertain: schema.Known(0), MaxRisk: schema.RiskHigh,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got  %+v\nwant %+v", got, want)

@@ -98,13 +98,13 @@ func scanSession(rows driver.Rows) (schema.Session, error) {
 		sess                                     schema.Session
 		source, maxRisk                          string
 		calls, truncated, silent, answers, risky uint32
-		turns, compact                           *uint32
+		turns, compact, riskyUncertain           *uint32
 		inputTokens, outputTokens                *uint64
 		version                                  uint64
 	)
 	if err := rows.Scan(&sess.SessionID, &source, &sess.HarnessVersion, &sess.Model, &sess.Project, &sess.Cwd,
 		&sess.GitBranch, &sess.StartedAt, &sess.EndedAt, &sess.SourceFile, &turns, &calls, &truncated, &silent,
-		&answers, &risky, &compact, &maxRisk, &inputTokens, &outputTokens, &version); err != nil {
+		&answers, &risky, &riskyUncertain, &compact, &maxRisk, &inputTokens, &outputTokens, &version); err != nil {
 		return sess, err
 	}
 	sess.Source, sess.MaxRisk = schema.Harness(source), schema.Risk(maxRisk)
@@ -112,7 +112,7 @@ func scanSession(rows driver.Rows) (schema.Session, error) {
 	sess.ToolCalls, sess.TruncatedCalls, sess.SilentCalls = int(calls), int(truncated), int(silent)
 	sess.Turns, sess.Compactions = count32(turns), count32(compact)
 	sess.InputTokens, sess.OutputTokens = schema.CountFromPtr(inputTokens), schema.CountFromPtr(outputTokens)
-	sess.Answers, sess.RiskyAnswers = int(answers), int(risky)
+	sess.Answers, sess.RiskyAnswers, sess.RiskyAnswersUncertain = int(answers), int(risky), count32(riskyUncertain)
 	sess.Analysis = analysisOfVersion(version)
 	return sess, nil
 }

@@ -36,9 +36,11 @@ func TestUnknownIsNullMigration(t *testing.T) {
 		old.SessionID, "msg_old", ts.Add(time.Second).Unix(), uint64(1)<<63|uint64(2)<<46|1); err != nil {
 		t.Fatalf("write an answer at version 6: %v", err)
 	}
-	oldSession := schema.Session{SessionID: "old-session", StartedAt: ts, EndedAt: ts, Turns: schema.Known(3), ToolCalls: 1, Compactions: schema.Known(2),
-		MaxRisk: schema.RiskNone, InputTokens: schema.Known(1200), OutputTokens: schema.Known(0), Analysis: schema.Analysis{Done: true, Records: 1}}
-	if err := s.WriteSessions(ctx, []schema.Session{oldSession}); err != nil {
+	// Likewise the session: 3 turns, 1 call, 2 compactions, 1,200/0 tokens,
+	// analysed over 1 record.
+	oldSession := schema.Session{SessionID: "old-session"}
+	if err := conn.Exec(ctx, "INSERT INTO "+migrations.QuoteIdent(s.Database())+".sessions (session_id, started_at, ended_at, turns, tool_calls, compactions, max_risk, input_tokens, output_tokens, version) SELECT ?, toDateTime(?), toDateTime(?), 3, 1, 2, 'none', 1200, 0, toUInt64(?)",
+		oldSession.SessionID, ts.Unix(), ts.Unix(), uint64(1)<<63|uint64(1)<<46|1); err != nil {
 		t.Fatalf("write a session at version 6: %v", err)
 	}
 

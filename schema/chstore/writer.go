@@ -304,6 +304,7 @@ var sessionColumns = []column[schema.Session]{
 	uint32Column("silent_calls", func(r *schema.Session) uint32 { return uint32(max(r.SilentCalls, 0)) }),
 	uint32Column("answers", func(r *schema.Session) uint32 { return uint32(max(r.Answers, 0)) }),
 	uint32Column("risky_answers", func(r *schema.Session) uint32 { return uint32(max(r.RiskyAnswers, 0)) }),
+	count32Column("risky_answers_uncertain", func(r *schema.Session) schema.Count { return r.RiskyAnswersUncertain }),
 	count32Column("compactions", func(r *schema.Session) schema.Count { return r.Compactions }),
 	stringColumn("max_risk", func(r *schema.Session) string { return string(nonEmpty(r.MaxRisk, schema.RiskNone)) }),
 	countColumn("input_tokens", func(r *schema.Session) schema.Count { return r.InputTokens }),
