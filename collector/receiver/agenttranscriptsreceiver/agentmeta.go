@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/ctxaudit/ctxaudit/collector/ingest"
+	"github.com/ctxaudit/ctxaudit/collector/receiver/agenttranscriptsreceiver/internal/checkpoint"
 	"github.com/ctxaudit/ctxaudit/collector/transcript"
 )
 
@@ -34,6 +35,9 @@ type agentMetaState struct {
 	// spawnedBy is the call the file names; "" when it names none or
 	// cannot be used.
 	spawnedBy string
+	// reportedBad is the version last reported as unusable, kept in the
+	// file's checkpoint: one report per version, restarts included.
+	reportedBad metaStamp
 }
 
 // metaStamp tells a metadata file's versions apart without reading it.
@@ -53,7 +57,8 @@ const metaSettle = 2 * time.Second
 // it was last read. A file that cannot be used and changed less than
 // metaSettle ago is looked at again later, its last readable version's
 // claim kept; one that cannot be used after that is reported once per
-// version, counted with the skipped lines, and names no call.
+// version — a restart included: the checkpoint keeps the version reported —
+// counted with the skipped lines, and names no call.
 func (r *agentReceiver) checkAgentMeta(f *trackedFile) {
 	if f.format != transcript.FormatClaudeCode {
 		return
@@ -78,9 +83,38 @@ func (r *agentReceiver) checkAgentMeta(f *trackedFile) {
 	}
 	m.agentID, m.read, m.stamp = agentID, true, stamp
 	m.spawnedBy = meta.ToolUseID
-	if err != nil {
+	switch {
+	case err == nil:
+		if m.reportedBad.exists {
+			m.reportedBad, f.Dirty = metaStamp{}, true
+		}
+	case !stamp.same(m.reportedBad):
+		m.reportedBad, f.Dirty = stamp, true
 		r.tel.LineSkipped(context.Background(), transcript.SkipBadAgentMeta)
 		r.logger.Warn("Skipped sub-agent metadata file", zap.String("at", path),
 			zap.String("path", path), zap.String("reason", transcript.SkipBadAgentMeta), zap.String("detail", err.Error()))
 	}
+}
+
+// same reports whether two stamps are of one version of the file; a
+// restored stamp's time is in UTC, a fresh one's in local time.
+func (s metaStamp) same(o metaStamp) bool {
+	return s.exists == o.exists && s.size == o.size && s.mod.Equal(o.mod)
+}
+
+// version is a metadata stamp as a checkpoint keeps it; a missing or
+// unreadable file has no version to remember.
+func (s metaStamp) version() checkpoint.FileVersion {
+	if !s.exists || s.size < 0 {
+		return checkpoint.FileVersion{}
+	}
+	return checkpoint.FileVersion{Size: s.size, ModTime: s.mod.UTC()}
+}
+
+// metaStampOf is the stamp a checkpoint's version stands for.
+func metaStampOf(v checkpoint.FileVersion) metaStamp {
+	if v == (checkpoint.FileVersion{}) {
+		return metaStamp{}
+	}
+	return metaStamp{exists: true, size: v.Size, mod: v.ModTime}
 }

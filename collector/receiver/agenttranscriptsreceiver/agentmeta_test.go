@@ -29,7 +29,8 @@ import (
 // the rows `ctxaudit ingest` gives for the folder as it then is: the
 // reproduction of an Agent call without its result (testdata/repro), whose
 // sub-agent only the metadata places. An unusable file is logged naming it
-// and counted; a restart with nothing changed sends nothing again.
+// and counted, once, restarts included; a restart with nothing changed
+// sends nothing again.
 func TestAgentMetaFollowedLikeIngest(t *testing.T) {
 	root, metaPath, good := agentUnfinished(t)
 	require.NoError(t, os.Remove(metaPath))
@@ -88,6 +89,15 @@ func TestAgentMetaFollowedLikeIngest(t *testing.T) {
 	require.Len(t, bad, 1)
 	require.Equal(t, metaPath, bad[0].ContextMap()["path"])
 	require.Equal(t, transcript.SkipBadAgentMeta, bad[0].ContextMap()["reason"])
+	require.Equal(t, int64(1), metricSum(t, tel, metadata.MetricLinesSkipped, "reason", transcript.SkipBadAgentMeta))
+
+	// Restarted with the file still broken: the same version is not
+	// reported or counted again.
+	require.NoError(t, r.Shutdown(ctx))
+	r = start()
+	pollIdle(r)
+	check("metadata still broken after a restart", schema.Turn{})
+	require.Len(t, logs.FilterMessage("Skipped sub-agent metadata file").All(), 1, "a restart reported the same broken file again")
 	require.Equal(t, int64(1), metricSum(t, tel, metadata.MetricLinesSkipped, "reason", transcript.SkipBadAgentMeta))
 
 	// Mended, then the receiver killed and restarted.

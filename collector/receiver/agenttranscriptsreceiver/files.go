@@ -73,7 +73,7 @@ func (f *trackedFile) checkpoint() checkpoint.File {
 	return checkpoint.File{
 		Fingerprint: f.FP, Offset: f.Committed.Offset, Line: f.Committed.Line,
 		AnalyzedLine: min(f.analyzed, f.Committed.Line), SessionID: f.sessionID, Format: string(f.format),
-		OpenAnswer: f.openAnswer, SpawnedBy: f.analyzedSpawnedBy,
+		OpenAnswer: f.openAnswer, SpawnedBy: f.analyzedSpawnedBy, BadAgentMeta: f.agentMeta.reportedBad.version(),
 	}
 }
 
@@ -143,6 +143,7 @@ func (r *agentReceiver) reconcile(paths []string) []*trackedFile {
 func (r *agentReceiver) restore(f *trackedFile, cp checkpoint.File) {
 	f.Restore(cp)
 	f.analyzed, f.openAnswer, f.analyzedSpawnedBy = cp.AnalyzedLine, cp.OpenAnswer, cp.SpawnedBy
+	f.agentMeta.reportedBad = metaStampOf(cp.BadAgentMeta)
 	if r.format == "" && cp.Format != "" {
 		if format, err := transcript.ParseFormat(cp.Format); err == nil && format != transcript.FormatAuto {
 			f.format = format

@@ -119,19 +119,36 @@ type File struct {
 	// and the analysis accepted ("" none): a receiver that finds the file
 	// naming another after a restart analyses the session again.
 	SpawnedBy string
+	// BadAgentMeta is the version of that metadata file last reported as
+	// unusable (zero: none), so that a restart does not report and count
+	// the same file again.
+	BadAgentMeta FileVersion
+}
+
+// FileVersion tells versions of a file apart without reading it: its size
+// and modification time. The zero value is no version.
+type FileVersion struct {
+	Size    int64
+	ModTime time.Time
+}
+
+type fileVersionJSON struct {
+	Size    int64 `json:"size"`
+	ModTime int64 `json:"mod_unix_ns"`
 }
 
 type fileJSON struct {
-	V        int             `json:"v"`
-	FPLen    int             `json:"fp_len"`
-	FP       string          `json:"fp_sha256"`
-	Offset   int64           `json:"offset"`
-	Line     int64           `json:"line"`
-	Analyzed int64           `json:"analyzed_line"`
-	Session  string          `json:"session,omitempty"`
-	Format   string          `json:"format,omitempty"`
-	Open     *openAnswerJSON `json:"open_answer,omitempty"`
-	Spawned  string          `json:"spawned_by,omitempty"`
+	V        int              `json:"v"`
+	FPLen    int              `json:"fp_len"`
+	FP       string           `json:"fp_sha256"`
+	Offset   int64            `json:"offset"`
+	Line     int64            `json:"line"`
+	Analyzed int64            `json:"analyzed_line"`
+	Session  string           `json:"session,omitempty"`
+	Format   string           `json:"format,omitempty"`
+	Open     *openAnswerJSON  `json:"open_answer,omitempty"`
+	Spawned  string           `json:"spawned_by,omitempty"`
+	BadMeta  *fileVersionJSON `json:"bad_agent_meta,omitempty"`
 }
 
 type openAnswerJSON struct {
@@ -151,6 +168,9 @@ func Encode(f File) ([]byte, error) {
 		V: version, FPLen: f.Fingerprint.Len, FP: hex.EncodeToString(f.Fingerprint.Sum[:]),
 		Offset: f.Offset, Line: f.Line, Analyzed: f.AnalyzedLine, Session: f.SessionID, Format: f.Format,
 		Spawned: f.SpawnedBy,
+	}
+	if v := f.BadAgentMeta; v != (FileVersion{}) {
+		j.BadMeta = &fileVersionJSON{Size: v.Size, ModTime: v.ModTime.UnixNano()}
 	}
 	if a := f.OpenAnswer; a != nil {
 		j.Open = &openAnswerJSON{Session: a.SessionID, Message: a.MessageID, Timestamp: a.Timestamp, Turn: a.Turn,
@@ -185,6 +205,9 @@ func Decode(b []byte) (File, error) {
 	f := File{
 		Fingerprint: Fingerprint{Len: j.FPLen}, Offset: j.Offset, Line: j.Line,
 		AnalyzedLine: j.Analyzed, SessionID: j.Session, Format: j.Format, SpawnedBy: j.Spawned,
+	}
+	if v := j.BadMeta; v != nil {
+		f.BadAgentMeta = FileVersion{Size: v.Size, ModTime: time.Unix(0, v.ModTime).UTC()}
 	}
 	if o := j.Open; o != nil && o.Message != "" {
 		f.OpenAnswer = &schema.Answer{SessionID: o.Session, MessageID: o.Message, Timestamp: o.Timestamp.UTC(), Turn: o.Turn,

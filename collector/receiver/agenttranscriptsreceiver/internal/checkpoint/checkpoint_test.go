@@ -44,6 +44,16 @@ func TestRoundTrip(t *testing.T) {
 	got, err = Decode(raw)
 	require.NoError(t, err)
 	assert.Equal(t, want, got)
+	assert.NotContains(t, string(raw), "bad_agent_meta", "no metadata file was reported")
+
+	// And the version of that metadata file reported as unusable, to the
+	// nanosecond.
+	want.BadAgentMeta = FileVersion{Size: 17, ModTime: time.Date(2026, 1, 15, 10, 31, 0, 123_456_789, time.UTC)}
+	raw, err = Encode(want)
+	require.NoError(t, err)
+	got, err = Decode(raw)
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
 }
 
 func TestDecodeRejects(t *testing.T) {
