@@ -27,6 +27,7 @@ package analysis
 
 import (
 	"sort"
+	"strconv"
 
 	"github.com/ctxaudit/ctxaudit/schema"
 )
@@ -63,7 +64,7 @@ type Session struct {
 func Analyze(s *Session) {
 	infos := make([]callInfo, len(s.Calls))
 	for i := range s.Calls {
-		infos[i] = newCallInfo(&s.Calls[i])
+		infos[i] = newCallInfo(&s.Calls[i], i)
 	}
 	analyze(s, infos)
 }
@@ -81,13 +82,16 @@ type callInfo struct {
 	request string
 }
 
-func newCallInfo(c *schema.ToolCall) callInfo {
+// newCallInfo derives what analysis needs of call c, the i-th of its
+// session.
+func newCallInfo(c *schema.ToolCall, i int) callInfo {
 	acc := accessesOf(c)
 	scope := c.AgentID + "\x00"
 	if unordered(c) {
 		// Not known to come before or after any other call, it neither
-		// continues one nor is continued: its targets are its own.
-		scope = "\x01" + c.CallID + "\x00" + scope
+		// continues one nor is continued: its targets are its own (by its
+		// place in the slice: call ids may be empty or repeated).
+		scope = "\x01" + strconv.Itoa(i) + "\x00" + scope
 	}
 	keys := make([]string, len(acc))
 	for i, a := range acc {

@@ -200,6 +200,19 @@ func TestUnorderedCallIsNeitherPlacedNorFollowedUp(t *testing.T) {
 			t.Errorf("time %v: risk %s, incomplete %v, uncertain %v; want medium, u1 incomplete, uncertain", none, a.Risk, a.IncompleteInputs, a.InputsUncertain)
 		}
 
+		// Two unordered calls, even of one call id, are not known to come
+		// in either order: neither continues the other.
+		for _, id := range []string{"", "u1"} {
+			pair := Session{Calls: []schema.ToolCall{
+				call(id, "Read", `{"file_path":"/repo/a.go"}`, 0, turn(0), cut(schema.KindExplicit, schema.StrategyHead, schema.UnitLines, 1, 100, 500), noTime(none)),
+				call(id, "Read", `{"file_path":"/repo/a.go","offset":101,"limit":400}`, 0, turn(0), partial(schema.UnitLines, 101, 500, 500), noTime(none)),
+			}}
+			Analyze(&pair)
+			if c := pair.Calls; c[0].FollowedUp || c[1].ContinuationOf != "" || c[0].SessionCoverage.V >= 1 {
+				t.Errorf("time %v, id %q: first followed up %v, coverage %+v, second continues %q; want none", none, id, c[0].FollowedUp, c[0].SessionCoverage, c[1].ContinuationOf)
+			}
+		}
+
 		// Named by the answer, the same call is a known input.
 		s.Answers[0].InputCallIDs, s.Answers[0].InputsUncertain = []string{"u1"}, false
 		Analyze(&s)
