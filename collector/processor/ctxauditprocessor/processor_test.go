@@ -312,13 +312,7 @@ func TestUpstreamMarkerDecidesReanalysis(t *testing.T) {
 			cfg := createDefaultConfig().(*Config)
 			cfg.SessionIdle = time.Hour // only shutdown flushes the buffer
 			sink := new(consumertest.TracesSink)
-			p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, sink)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
-				t.Fatal(err)
-			}
+			p := startedTraces(t, cfg, sink)
 			td := ptrace.NewTraces()
 			ss := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty()
 			ss.Scope().SetName(otelconv.ScopeTranscriptReceiver)
@@ -425,13 +419,7 @@ func TestRestartedBufferIsPartial(t *testing.T) {
 	cfg.MaxCallsPerSession = 2
 	cfg.MaxSessions = 1
 	sink := new(consumertest.TracesSink)
-	p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, sink)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
-		t.Fatal(err)
-	}
+	p := startedTraces(t, cfg, sink)
 	at := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	send := func(session, id string) {
 		td := ptrace.NewTraces()
@@ -504,13 +492,7 @@ func TestFailedSpanStaysFailed(t *testing.T) {
 			cfg.SessionIdle = 20 * time.Millisecond
 			cfg.AnalyzeSessions = analyse
 			sink := new(consumertest.TracesSink)
-			p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, sink)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
-				t.Fatal(err)
-			}
+			p := startedTraces(t, cfg, sink)
 			at := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 			td := ptrace.NewTraces()
 			spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
@@ -548,13 +530,7 @@ func TestFailedSpanIsDetectedAsFailed(t *testing.T) {
 			cfg.SessionIdle = 20 * time.Millisecond
 			cfg.AnalyzeSessions = analyse
 			sink := new(consumertest.TracesSink)
-			p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, sink)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
-				t.Fatal(err)
-			}
+			p := startedTraces(t, cfg, sink)
 			td := ptrace.NewTraces()
 			spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
 			shellSpan(spans, "s1", "read-1", "Offset 500 is beyond end of file (42 lines total)", time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
@@ -596,13 +572,7 @@ func TestCallSpanWithoutTimeIsAnUncertainInput(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
 	cfg.SessionIdle = 50 * time.Millisecond
 	sink := new(consumertest.TracesSink)
-	p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, sink)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
-		t.Fatal(err)
-	}
+	p := startedTraces(t, cfg, sink)
 	at := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	td := ptrace.NewTraces()
 	spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()

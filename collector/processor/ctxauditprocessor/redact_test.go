@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
@@ -51,13 +50,7 @@ func testTracesRedacted(t *testing.T, forward bool) {
 	cfg.SessionIdle = 20 * time.Millisecond
 	cfg.Redact.Patterns = []redact.Pattern{{Name: "acme", Regex: `acme_[a-z0-9]{12}`}}
 	sink := new(consumertest.TracesSink)
-	p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, sink)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
-		t.Fatal(err)
-	}
+	p := startedTraces(t, cfg, sink)
 	secrets := corpusText() + "internal acme_0123456789ab\n"
 	at := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	td := ptrace.NewTraces()
