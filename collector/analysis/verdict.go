@@ -59,7 +59,7 @@ func orderOf(calls []schema.ToolCall) callOrder {
 	for i := range calls {
 		if !schema.TimeKnown(calls[i].Timestamp) {
 			o.timed = false
-			o.ordered = o.ordered && !unordered(&calls[i])
+			o.ordered = o.ordered && !Unordered(&calls[i])
 		}
 	}
 	return o

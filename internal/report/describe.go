@@ -52,6 +52,17 @@ func timeline(pm *Postmortem) []event {
 	return evs
 }
 
+// anyUnordered reports whether a call of calls has no place among the others
+// (analysis.Unordered: no time, no source line).
+func anyUnordered(calls []schema.ToolCall) bool {
+	for i := range calls {
+		if analysis.Unordered(&calls[i]) {
+			return true
+		}
+	}
+	return false
+}
+
 // followers maps a call id to the later calls that continued it.
 func followers(calls []schema.ToolCall) map[string][]string {
 	m := map[string][]string{}
@@ -142,8 +153,10 @@ func yesNo(b bool) string {
 }
 
 // followUp says whether the model went back for the rest of a cut output,
-// and how much of it it saw over the session.
-func followUp(c *schema.ToolCall, next []string) string {
+// and how much of it it saw over the session. ordered says every call of
+// the report is placed by its time or its line (anyUnordered): otherwise
+// a call not followed up may have been, by a call analysis cannot order.
+func followUp(c *schema.ToolCall, next []string, ordered bool) string {
 	var s string
 	switch {
 	case !c.Truncated:
@@ -172,6 +185,8 @@ func followUp(c *schema.ToolCall, next []string) string {
 		// A call as read: only session analysis tells whether a later
 		// call went back, and none has judged this one yet.
 		return "unknown: the session's analysis has not judged this call yet"
+	case !ordered:
+		s = "none known: a call without a time or line to order it may have gone back for the rest"
 	default:
 		s = "none: the model never went back for the rest"
 	}

@@ -561,3 +561,27 @@ func renderAll(t *testing.T, pm *Postmortem) (js, text, md, page *bytes.Buffer) 
 	}
 	return js, text, md, page
 }
+
+// A call that nothing orders — no time, no source line: a span sent
+// without one — may have gone back for the rest of a cut output, and
+// analysis does not count it as having done so (docs/design.md §4.12). The
+// report does not say the model "never went back" then, in any form.
+func TestUnorderedCallLeavesFollowUpUnknown(t *testing.T) {
+	in := sample()
+	pm := Build(in)
+	_, text, _, _ := renderAll(t, &pm)
+	if !strings.Contains(text.String(), "never went back for the rest") {
+		t.Fatalf("the sample has no cut call left without a follow-up:\n%s", text.String())
+	}
+
+	in = sample()
+	c := &in.Calls[len(in.Calls)-1]
+	c.Timestamp, c.SourceFile, c.SourceLine = time.Time{}, "", 0
+	pm = Build(in)
+	_, text, md, page := renderAll(t, &pm)
+	for form, out := range map[string]string{"text": text.String(), "markdown": md.String(), "html": page.String()} {
+		if strings.Contains(out, "never went back") || !strings.Contains(out, "none known: a call without a time or line to order it may have gone back for the rest") {
+			t.Errorf("%s with a call of no place says the model never went back, or not that it is unknown:\n%s", form, out)
+		}
+	}
+}
