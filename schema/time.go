@@ -15,9 +15,10 @@ func TimeKnown(t time.Time) bool {
 	return !t.IsZero() && (t.Unix() != 0 || t.Nanosecond() != 0)
 }
 
-// jsonTime is t as the records' JSON gives it: null when not known, so that
-// no reader takes 1970-01-01 (or year 1) for the time a record was made.
-func jsonTime(t time.Time) *time.Time {
+// TimeOrNil is t as the records' JSON gives it: nil (null) when not known,
+// so that no reader takes 1970-01-01 (or year 1) for the time a record was
+// made.
+func TimeOrNil(t time.Time) *time.Time {
 	if !TimeKnown(t) {
 		return nil
 	}
@@ -30,7 +31,7 @@ func (c ToolCall) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
 		*plain
 		Timestamp *time.Time `json:"timestamp"`
-	}{(*plain)(&c), jsonTime(c.Timestamp)})
+	}{(*plain)(&c), TimeOrNil(c.Timestamp)})
 }
 
 // MarshalJSON gives the answer with its timestamp null when not known.
@@ -39,7 +40,7 @@ func (a Answer) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
 		*plain
 		Timestamp *time.Time `json:"timestamp"`
-	}{(*plain)(&a), jsonTime(a.Timestamp)})
+	}{(*plain)(&a), TimeOrNil(a.Timestamp)})
 }
 
 // MarshalJSON gives the session with its span null where not known.
@@ -49,5 +50,5 @@ func (s Session) MarshalJSON() ([]byte, error) {
 		*plain
 		StartedAt *time.Time `json:"started_at"`
 		EndedAt   *time.Time `json:"ended_at"`
-	}{(*plain)(&s), jsonTime(s.StartedAt), jsonTime(s.EndedAt)})
+	}{(*plain)(&s), TimeOrNil(s.StartedAt), TimeOrNil(s.EndedAt)})
 }

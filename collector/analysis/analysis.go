@@ -87,7 +87,7 @@ type callInfo struct {
 func newCallInfo(c *schema.ToolCall, i int) callInfo {
 	acc := accessesOf(c)
 	scope := c.AgentID + "\x00"
-	if Unordered(c) {
+	if unordered(c) {
 		// Not known to come before or after any other call, it neither
 		// continues one nor is continued: its targets are its own (by its
 		// place in the slice: call ids may be empty or repeated).
@@ -100,13 +100,13 @@ func newCallInfo(c *schema.ToolCall, i int) callInfo {
 	return callInfo{acc: acc, keys: keys, scope: scope, label: labelOf(acc), request: c.Tool + "\x00" + c.Arguments}
 }
 
-// Unordered reports whether nothing places call c among the session's
+// unordered reports whether nothing places call c among the session's
 // other calls: its time is not known and no source line orders it (a span
 // without a time). Issue order puts such a call first by assumption only
 // (transcript.Assemble), so analysis takes nothing from that place: the call
 // takes no part in follow-through (followthrough.go) and is only a call an
 // answer may rest on (deriveInputs), judged at its worst.
-func Unordered(c *schema.ToolCall) bool {
+func unordered(c *schema.ToolCall) bool {
 	return !schema.TimeKnown(c.Timestamp) && c.SourceFile == ""
 }
 
@@ -150,7 +150,7 @@ func analyze(s *Session, infos []callInfo) {
 		order[j] = j
 		inputs[j] = inputIndices(&answers[j], byID)
 		for _, i := range inputs[j] {
-			if i > place[j].lo || answers[j].InputsUncertain && Unordered(&calls[i]) {
+			if i > place[j].lo || answers[j].InputsUncertain && unordered(&calls[i]) {
 				if later == nil {
 					later, asMade = make(map[int]map[int]inputState), make(map[int]bool)
 				}

@@ -246,7 +246,7 @@ func indexTurns(calls []schema.ToolCall) turnIndex {
 	ix := turnIndex{byTurn: make(map[turnKey][]int), byThread: make(map[string][]int), lastUnordered: -1}
 	for i := range calls {
 		c := &calls[i]
-		if Unordered(c) {
+		if unordered(c) {
 			ix.lastUnordered = i
 		}
 		k := turnKey{c.AgentID, c.Turn}
@@ -281,7 +281,7 @@ func deriveInputs(a *schema.Answer, p placement, calls []schema.ToolCall, ix tur
 		c := &calls[i]
 		if c.CallID != "" && (a.MessageID == "" || c.MessageID != a.MessageID) {
 			ids = append(ids, c.CallID)
-			uncertain = uncertain || !a.Turn.Known || !c.Turn.Known || i > p.lo || Unordered(c)
+			uncertain = uncertain || !a.Turn.Known || !c.Turn.Known || i > p.lo || unordered(c)
 		}
 	}
 	if !a.Turn.Known {
@@ -289,7 +289,7 @@ func deriveInputs(a *schema.Answer, p placement, calls []schema.ToolCall, ix tur
 			if i > max(p.hi, ix.lastUnordered) {
 				break
 			}
-			if i <= p.hi || Unordered(&calls[i]) {
+			if i <= p.hi || unordered(&calls[i]) {
 				add(i)
 			}
 		}
@@ -307,7 +307,7 @@ func deriveInputs(a *schema.Answer, p placement, calls []schema.ToolCall, ix tur
 		if i > max(p.hi, ix.lastUnordered) {
 			break
 		}
-		if i <= p.hi || Unordered(&calls[i]) {
+		if i <= p.hi || unordered(&calls[i]) {
 			add(i)
 		}
 	}

@@ -59,11 +59,17 @@ func orderOf(calls []schema.ToolCall) callOrder {
 	for i := range calls {
 		if !schema.TimeKnown(calls[i].Timestamp) {
 			o.timed = false
-			o.ordered = o.ordered && !Unordered(&calls[i])
+			o.ordered = o.ordered && !unordered(&calls[i])
 		}
 	}
 	return o
 }
+
+// Ordered reports whether every call of calls is placed among the others
+// by its time or its source line: with one that is not (a span without a
+// time), a cut call analysis found not followed up may have been followed
+// up by it (docs/design.md §4.12).
+func Ordered(calls []schema.ToolCall) bool { return orderOf(calls).ordered }
 
 // placed reports whether answer a's place among the calls is known.
 func (o callOrder) placed(a *schema.Answer) bool { return o.timed && schema.TimeKnown(a.Timestamp) }

@@ -52,17 +52,6 @@ func timeline(pm *Postmortem) []event {
 	return evs
 }
 
-// anyUnordered reports whether a call of calls has no place among the others
-// (analysis.Unordered: no time, no source line).
-func anyUnordered(calls []schema.ToolCall) bool {
-	for i := range calls {
-		if analysis.Unordered(&calls[i]) {
-			return true
-		}
-	}
-	return false
-}
-
 // followers maps a call id to the later calls that continued it.
 func followers(calls []schema.ToolCall) map[string][]string {
 	m := map[string][]string{}
@@ -154,7 +143,7 @@ func yesNo(b bool) string {
 
 // followUp says whether the model went back for the rest of a cut output,
 // and how much of it it saw over the session. ordered says every call of
-// the report is placed by its time or its line (anyUnordered): otherwise
+// the report is placed by its time or its line (analysis.Ordered): otherwise
 // a call not followed up may have been, by a call analysis cannot order.
 func followUp(c *schema.ToolCall, next []string, ordered bool) string {
 	var s string

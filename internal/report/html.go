@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ctxaudit/ctxaudit/collector/analysis"
 	"github.com/ctxaudit/ctxaudit/schema"
 )
 
@@ -222,7 +223,7 @@ func htmlPage(pm *Postmortem) page {
 		p.Answers = append(p.Answers, *ha)
 	}
 
-	next, ordered := followers(pm.ToolCalls), !anyUnordered(pm.ToolCalls)
+	next, ordered := followers(pm.ToolCalls), analysis.Ordered(pm.ToolCalls)
 	for _, ev := range timeline(pm) {
 		if len(p.Turns) == 0 || p.Turns[len(p.Turns)-1].N != ev.turn {
 			p.Turns = append(p.Turns, htmlTurn{N: ev.turn})

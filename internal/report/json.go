@@ -50,10 +50,7 @@ type callJSON struct {
 type plainCall schema.ToolCall
 
 func newCallJSON(c *schema.ToolCall) callJSON {
-	out := callJSON{plainCall: (*plainCall)(c), Analysed: c.Analysis.Done}
-	if schema.TimeKnown(c.Timestamp) {
-		out.Timestamp = &c.Timestamp
-	}
+	out := callJSON{plainCall: (*plainCall)(c), Timestamp: schema.TimeOrNil(c.Timestamp), Analysed: c.Analysis.Done}
 	if c.Analysis.Done {
 		out.FollowedUp, out.Searched = &c.FollowedUp, &c.Searched
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/ctxaudit/ctxaudit/collector/analysis"
 	"github.com/ctxaudit/ctxaudit/schema"
 )
 
@@ -69,7 +70,7 @@ func (m mdWriter) timeline(pm *Postmortem) {
 	m.line("")
 	m.line("| Turn | Time | Call | Original | In context | Truncation | Told (where / why / next) | Follow-up |")
 	m.line("|---|---|---|---|---|---|---|---|")
-	next, ordered := followers(pm.ToolCalls), !anyUnordered(pm.ToolCalls)
+	next, ordered := followers(pm.ToolCalls), analysis.Ordered(pm.ToolCalls)
 	var notes []string
 	for _, ev := range timeline(pm) {
 		if a := ev.answer; a != nil {
