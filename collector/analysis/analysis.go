@@ -210,7 +210,7 @@ func analyze(s *Session, infos []callInfo) {
 		}
 		return nil
 	}
-	known := orderOf(calls)
+	known := OrderOf(calls)
 	for j := range answers {
 		answers[j].Verdict = verdict(&answers[j], claims[j], lookup, known)
 	}

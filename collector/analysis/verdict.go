@@ -21,9 +21,19 @@ import (
 //
 // a must carry the fields Analyze fills (Risk, Reasons, ReasonCalls,
 // IncompleteInputs); calls are the session's calls as stored (any order),
-// used to describe the inputs named there. Analyze sets Answer.Verdict to
-// exactly this sentence; the postmortem CLI rebuilds it from stored rows.
+// used to describe the inputs named there and to know their order. Analyze
+// sets Answer.Verdict to exactly this sentence; the postmortem CLI rebuilds
+// it from stored rows.
 func Verdict(a schema.Answer, calls []schema.ToolCall) string {
+	return VerdictOf(a, calls, OrderOf(calls))
+}
+
+// VerdictOf is Verdict for a caller that holds only some of the session's
+// calls — those a names, say — and learnt the order of all of them
+// (OrderOf) apart: what the verdict can say about follow-ups depends on
+// every call of the session, not only on the answer's inputs, and a
+// sentence rebuilt from fewer calls would say more than the analysis did.
+func VerdictOf(a schema.Answer, calls []schema.ToolCall, order CallOrder) string {
 	byID := make(map[string]*schema.ToolCall, len(calls))
 	for i := range calls {
 		if _, dup := byID[calls[i].CallID]; !dup {
@@ -36,43 +46,41 @@ func Verdict(a schema.Answer, calls []schema.ToolCall) string {
 			claim = m.Sentence
 		}
 	}
-	return verdict(&a, claim, func(id string) *schema.ToolCall { return byID[id] }, orderOf(calls))
+	return verdict(&a, claim, func(id string) *schema.ToolCall { return byID[id] }, order)
 }
 
-// callOrder is what is known of the order of a session's calls, which
-// decides what the verdict can say about follow-ups.
-type callOrder struct {
-	// timed: every call's time is known. An answer's place among the calls
+// CallOrder is what is known of the order of a session's calls, which
+// decides what a verdict can say about follow-ups (docs/design.md §4.12).
+// The zero value knows nothing: every follow-up is hedged.
+type CallOrder struct {
+	// Timed: every call's time is known. An answer's place among the calls
 	// is known when its time is too; otherwise the calls between the last
 	// one known to precede it and the first known to follow it may have
 	// come before or after it (placements), and the verdict does not say
 	// which.
-	timed bool
-	// ordered: no call is unordered. With one that is, a cut call's
-	// follow-up may be that call, which analysis does not count: "never
-	// read further" would say more than is known.
-	ordered bool
+	Timed bool
+	// Ordered: every call is placed among the others by its time or its
+	// source line. With one that is not (a span without a time), a cut
+	// call's follow-up may be that call, which analysis does not count:
+	// "never read further" would say more than is known.
+	Ordered bool
 }
 
-func orderOf(calls []schema.ToolCall) callOrder {
-	o := callOrder{timed: true, ordered: true}
+// OrderOf is what calls — all of a session's, as stored — say of their
+// order.
+func OrderOf(calls []schema.ToolCall) CallOrder {
+	o := CallOrder{Timed: true, Ordered: true}
 	for i := range calls {
 		if !schema.TimeKnown(calls[i].Timestamp) {
-			o.timed = false
-			o.ordered = o.ordered && !unordered(&calls[i])
+			o.Timed = false
+			o.Ordered = o.Ordered && !unordered(&calls[i])
 		}
 	}
 	return o
 }
 
-// Ordered reports whether every call of calls is placed among the others
-// by its time or its source line: with one that is not (a span without a
-// time), a cut call analysis found not followed up may have been followed
-// up by it (docs/design.md §4.12).
-func Ordered(calls []schema.ToolCall) bool { return orderOf(calls).ordered }
-
 // placed reports whether answer a's place among the calls is known.
-func (o callOrder) placed(a *schema.Answer) bool { return o.timed && schema.TimeKnown(a.Timestamp) }
+func (o CallOrder) placed(a *schema.Answer) bool { return o.Timed && schema.TimeKnown(a.Timestamp) }
 
 // completenessNotKnown: nothing says whether input c was cut — its kind is
 // unknown, or no record of it is at hand (an answer may name a call the
@@ -82,7 +90,7 @@ func completenessNotKnown(c *schema.ToolCall) bool { return c == nil || c.Kind =
 
 // verdict builds the sentence; claim is the sentence holding the answer's
 // absence claim, or empty; order is what is known of the calls' order.
-func verdict(a *schema.Answer, claim string, lookup func(string) *schema.ToolCall, order callOrder) string {
+func verdict(a *schema.Answer, claim string, lookup func(string) *schema.ToolCall, order CallOrder) string {
 	lead := "Answer"
 	if schema.TimeKnown(a.Timestamp) {
 		lead += " at " + a.Timestamp.UTC().Format("15:04:05")
@@ -307,12 +315,12 @@ func notice(c *schema.ToolCall) string {
 // the verdict judged the answer at its worst place, and says only what
 // holds at every place. When a call is unordered, a cut call not followed
 // up may have been followed up by it.
-func followThrough(a *schema.Answer, c *schema.ToolCall, order callOrder) string {
+func followThrough(a *schema.Answer, c *schema.ToolCall, order CallOrder) string {
 	placed := order.placed(a)
 	for _, id := range a.ReasonCalls[schema.ReasonNotFollowedUp] {
 		if id == c.CallID {
 			switch {
-			case !c.FollowedUp && order.ordered:
+			case !c.FollowedUp && order.Ordered:
 				return "the model never read further"
 			case !c.FollowedUp:
 				return "the model is not known to have read further"

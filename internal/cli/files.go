@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ctxaudit/ctxaudit/collector/analysis"
 	"github.com/ctxaudit/ctxaudit/collector/ingest"
 	"github.com/ctxaudit/ctxaudit/collector/redact"
 	"github.com/ctxaudit/ctxaudit/collector/transcript"
@@ -178,6 +179,7 @@ func (m *memStore) postmortem(q postmortemQuery) (*report.Postmortem, []string, 
 		}
 		return answers[i].MessageID < answers[j].MessageID
 	})
+	order := analysis.OrderOf(calls) // of every call, before the scope
 	if q.answer != "" {
 		a, ok := findAnswer(answers, q.answer)
 		if !ok {
@@ -198,7 +200,7 @@ func (m *memStore) postmortem(q postmortemQuery) (*report.Postmortem, []string, 
 	if !haveRow {
 		sess = report.SessionFromRecords(q.session, calls, answers)
 	}
-	pm := report.Build(report.Input{Session: sess, Calls: calls, Answers: answers, AnswerID: q.answer, SessionStored: haveRow})
+	pm := report.Build(report.Input{Session: sess, Calls: calls, Answers: answers, AnswerID: q.answer, SessionStored: haveRow, Order: order})
 	var warnings []string
 	if q.expect != "" {
 		stored := map[string]report.StoredText{}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ctxaudit/ctxaudit/collector/analysis"
 	"github.com/ctxaudit/ctxaudit/collector/transcript"
 	"github.com/ctxaudit/ctxaudit/internal/report"
 	"github.com/ctxaudit/ctxaudit/schema"
@@ -171,17 +172,19 @@ func loadPostmortem(ctx context.Context, s *chstore.Store, q postmortemQuery) (*
 	var (
 		answers []schema.Answer
 		calls   []schema.ToolCall
+		order   analysis.CallOrder
 	)
 	if q.answer == "" {
 		err = concurrently(ctx,
 			func(ctx context.Context) (err error) { answers, err = s.SessionAnswers(ctx, sp); return err },
 			func(ctx context.Context) (err error) {
 				calls, err = s.SessionToolCalls(ctx, sp, chstore.CallFilter{})
+				order = analysis.OrderOf(calls)
 				return err
 			},
 		)
 	} else {
-		answers, calls, err = loadAnswerScope(ctx, s, sp, q)
+		answers, calls, order, err = loadAnswerScope(ctx, s, sp, q)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -189,7 +192,7 @@ func loadPostmortem(ctx context.Context, s *chstore.Store, q postmortemQuery) (*
 	if !haveRow {
 		sess = report.SessionFromRecords(q.session, calls, answers)
 	}
-	pm := report.Build(report.Input{Session: sess, Calls: calls, Answers: answers, AnswerID: q.answer, SessionStored: haveRow})
+	pm := report.Build(report.Input{Session: sess, Calls: calls, Answers: answers, AnswerID: q.answer, SessionStored: haveRow, Order: order})
 	var warnings []string
 	if q.expect != "" {
 		found, err := s.SearchToolOutputs(ctx, report.OutputHashes(calls), q.expect)
@@ -209,26 +212,36 @@ func loadPostmortem(ctx context.Context, s *chstore.Store, q postmortemQuery) (*
 }
 
 // loadAnswerScope reads one answer and the calls of its turn.
-func loadAnswerScope(ctx context.Context, s *chstore.Store, sp chstore.SessionSpan, q postmortemQuery) ([]schema.Answer, []schema.ToolCall, error) {
-	answers, err := s.SessionAnswers(ctx, sp)
+func loadAnswerScope(ctx context.Context, s *chstore.Store, sp chstore.SessionSpan, q postmortemQuery) ([]schema.Answer, []schema.ToolCall, analysis.CallOrder, error) {
+	var (
+		answers []schema.Answer
+		places  []schema.ToolCall
+	)
+	// The answer's verdict and its calls' follow-ups are worded by what is
+	// known of the order of every call of the session, not only of those
+	// in scope: read that beside the answers.
+	err := concurrently(ctx,
+		func(ctx context.Context) (err error) { answers, err = s.SessionAnswers(ctx, sp); return err },
+		func(ctx context.Context) (err error) { places, err = s.SessionCallPlaces(ctx, sp); return err },
+	)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, analysis.CallOrder{}, err
 	}
 	a, ok := findAnswer(answers, q.answer)
 	if !ok {
-		return nil, nil, usagef("answer %q is not in session %s; its answers are: %s", q.answer, q.session, answerIDs(answers))
+		return nil, nil, analysis.CallOrder{}, usagef("answer %q is not in session %s; its answers are: %s", q.answer, q.session, answerIDs(answers))
 	}
 	calls, err := s.SessionToolCalls(ctx, sp, chstore.CallFilter{Turns: []schema.Turn{a.Turn}})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, analysis.CallOrder{}, err
 	}
 	// An answer's inputs are the calls of its turn; should a writer have
 	// placed one elsewhere, fetch it by id rather than leave it out.
 	calls, err = addMissingInputs(ctx, s, sp, calls, a)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, analysis.CallOrder{}, err
 	}
-	return []schema.Answer{a}, calls, nil
+	return []schema.Answer{a}, calls, analysis.OrderOf(places), nil
 }
 
 // concurrently runs the functions side by side and returns the first error;

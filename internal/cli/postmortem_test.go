@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxaudit/ctxaudit/collector/analysis"
 	"github.com/ctxaudit/ctxaudit/collector/transcript/transcripttest"
 	"github.com/ctxaudit/ctxaudit/internal/chtest"
 	"github.com/ctxaudit/ctxaudit/internal/report"
@@ -601,5 +603,102 @@ func TestPostmortemOfCallsNotAnalysedYet(t *testing.T) {
 		if c.Analysed || c.FollowedUp != nil {
 			t.Errorf("call %s: analysed %v, followed_up %v; want false and null", c.CallID, c.Analysed, c.FollowedUp)
 		}
+	}
+}
+
+// A postmortem of one answer reads only the calls of its turn, but what its
+// verdict and its calls' follow-ups can say depends on every call of the
+// session: a call of another turn with no time leaves the answer's place
+// among the calls unknown, one with no time and no line may have been the
+// follow-up analysis did not count (docs/design.md §4.12). Scoped to the
+// answer, the postmortem says what the session's analysis said, not more.
+func TestPostmortemOfOneAnswerKnowsTheOrderOfEveryCall(t *testing.T) {
+	addr := chtest.Address(t)
+	st := chtest.OpenStore(t, addr)
+	ctx := context.Background()
+	if _, err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 4, 3, 9, 0, 0, 0, time.UTC)
+	read := func(id, args string, sec int) schema.ToolCall {
+		return schema.ToolCall{
+			CallID: id, Tool: "Read", Arguments: args, Timestamp: t0.Add(time.Duration(sec) * time.Second),
+			Source: schema.HarnessClaudeCode, Cwd: "/repo", Turn: schema.KnownTurn(0),
+			SourceFile: "/logs/s.jsonl", SourceLine: int64(sec),
+			Forensics: schema.Forensics{Kind: schema.KindNone, Strategy: schema.StrategyNone, Original: schema.Original{Source: schema.SourceUnknown}},
+		}
+	}
+	cutRead := read("c1", `{"file_path":"/repo/a.go"}`, 1)
+	cutRead.Truncated, cutRead.Kind, cutRead.Strategy = true, schema.KindSilent, schema.StrategyHead
+	cutRead.Shown = schema.Range{Start: schema.Known(1), End: schema.Known(100), Unit: schema.UnitLines}
+	cutRead.Total = schema.Known(500)
+	rest := read("c2", `{"file_path":"/repo/a.go","offset":101,"limit":400}`, 30)
+	rest.PartialByRequest = true
+	rest.Shown = schema.Range{Start: schema.Known(101), End: schema.Known(500), Unit: schema.UnitLines}
+	rest.Total = schema.Known(500)
+	other := read("c3", `{"file_path":"/repo/b.go"}`, 40)
+	other.Turn, other.Timestamp = schema.KnownTurn(1), time.Time{}
+
+	for _, tc := range []struct {
+		name     string
+		calls    []schema.ToolCall
+		noLine   bool
+		want     string // in the verdict
+		wantNote string // in the text's follow-up line of c1, "" for none checked
+	}{
+		{"a call of another turn without a time", []schema.ToolCall{cutRead, rest, other}, false,
+			"the model read further, not known whether before answering", ""},
+		{"a call of another turn without a time or a line", []schema.ToolCall{cutRead, other}, true,
+			"the model is not known to have read further", "none known: a call without a time or line to order it"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			id := fmt.Sprintf("order-%d", len(tc.calls))
+			calls := slices.Clone(tc.calls)
+			for i := range calls {
+				calls[i].SessionID = id
+				if tc.noLine && calls[i].CallID == "c3" {
+					calls[i].SourceFile, calls[i].SourceLine = "", 0
+				}
+			}
+			s := analysis.Session{
+				Meta:  schema.Session{SessionID: id, Source: schema.HarnessClaudeCode},
+				Calls: calls,
+				Answers: []schema.Answer{{SessionID: id, MessageID: "m1", Timestamp: t0.Add(20 * time.Second), Turn: schema.KnownTurn(0),
+					Source: schema.HarnessClaudeCode, Text: "There is no retry setting."}},
+			}
+			analysis.Analyze(&s)
+			stored := s.Answers[0].Verdict
+			if !strings.Contains(stored, tc.want) {
+				t.Fatalf("the analysis' verdict %q lacks %q", stored, tc.want)
+			}
+			if err := st.WriteToolCalls(ctx, s.Calls); err != nil {
+				t.Fatal(err)
+			}
+			if err := st.WriteAnswers(ctx, s.Answers); err != nil {
+				t.Fatal(err)
+			}
+			if err := st.WriteSessions(ctx, []schema.Session{s.Meta}); err != nil {
+				t.Fatal(err)
+			}
+			for _, scope := range [][]string{nil, {"--answer", "m1"}} {
+				pm := postmortemJSON(t, addr, append([]string{"--session", id}, scope...)...)
+				if len(pm.Answers) != 1 {
+					t.Fatalf("%v: %d answers; want 1", scope, len(pm.Answers))
+				}
+				if got := pm.Answers[0].Verdict; got != stored {
+					t.Errorf("%v: postmortem verdict\n%s\nwant the analysis'\n%s", scope, got, stored)
+				}
+				if len(scope) > 0 && callByID(pm, "c3") != nil {
+					t.Fatalf("%v: the other turn's call is in scope; the test needs it outside", scope)
+				}
+				code, out, errOut := run(t, append([]string{"postmortem", "--clickhouse", addr, "--session", id}, scope...)...)
+				if code != ExitOK {
+					t.Fatalf("%v: exit %d: %s", scope, code, errOut)
+				}
+				if strings.Contains(out, "never went back") || (tc.wantNote != "" && !strings.Contains(out, tc.wantNote)) {
+					t.Errorf("%v: text says the model never went back, or lacks %q:\n%s", scope, tc.wantNote, out)
+				}
+			}
+		})
 	}
 }

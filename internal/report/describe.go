@@ -143,8 +143,9 @@ func yesNo(b bool) string {
 
 // followUp says whether the model went back for the rest of a cut output,
 // and how much of it it saw over the session. ordered says every call of
-// the report is placed by its time or its line (analysis.Ordered): otherwise
-// a call not followed up may have been, by a call analysis cannot order.
+// the session is placed by its time or its line (analysis.CallOrder):
+// otherwise a call not followed up may have been, by a call analysis cannot
+// order.
 func followUp(c *schema.ToolCall, next []string, ordered bool) string {
 	var s string
 	switch {

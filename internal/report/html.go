@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ctxaudit/ctxaudit/collector/analysis"
 	"github.com/ctxaudit/ctxaudit/schema"
 )
 
@@ -223,7 +222,7 @@ func htmlPage(pm *Postmortem) page {
 		p.Answers = append(p.Answers, *ha)
 	}
 
-	next, ordered := followers(pm.ToolCalls), analysis.Ordered(pm.ToolCalls)
+	next, ordered := followers(pm.ToolCalls), pm.Order.Ordered
 	for _, ev := range timeline(pm) {
 		if len(p.Turns) == 0 || p.Turns[len(p.Turns)-1].N != ev.turn {
 			p.Turns = append(p.Turns, htmlTurn{N: ev.turn})

@@ -6,7 +6,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/ctxaudit/ctxaudit/collector/analysis"
 	"github.com/ctxaudit/ctxaudit/schema"
 )
 
@@ -70,7 +69,7 @@ func (m mdWriter) timeline(pm *Postmortem) {
 	m.line("")
 	m.line("| Turn | Time | Call | Original | In context | Truncation | Told (where / why / next) | Follow-up |")
 	m.line("|---|---|---|---|---|---|---|---|")
-	next, ordered := followers(pm.ToolCalls), analysis.Ordered(pm.ToolCalls)
+	next, ordered := followers(pm.ToolCalls), pm.Order.Ordered
 	var notes []string
 	for _, ev := range timeline(pm) {
 		if a := ev.answer; a != nil {

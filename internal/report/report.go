@@ -38,6 +38,9 @@ type Postmortem struct {
 	ToolCalls []schema.ToolCall `json:"tool_calls"`
 	// Expect is set with --expect.
 	Expect *Expect `json:"expect,omitempty"`
+	// Order is what is known of the order of all the session's calls (see
+	// Input.Order).
+	Order analysis.CallOrder `json:"-"`
 }
 
 // Input is what the caller read for one postmortem.
@@ -50,6 +53,12 @@ type Input struct {
 	AnswerID string
 	// SessionStored: Session is the stored row, not SessionFromRecords'.
 	SessionStored bool
+	// Order is what is known of the order of all the session's calls, in
+	// scope or not (analysis.OrderOf over them): a call outside the scope
+	// without a time changes what the verdicts and the follow-ups can say,
+	// as it did when the session was analysed. The zero value knows
+	// nothing and hedges every follow-up.
+	Order analysis.CallOrder
 }
 
 // Build assembles a postmortem and rebuilds each answer's verdict sentence
@@ -61,6 +70,7 @@ func Build(in Input) Postmortem {
 		Session:       in.Session,
 		SessionStored: in.SessionStored,
 		Answer:        in.AnswerID,
+		Order:         in.Order,
 		Answers:       make([]schema.Answer, len(in.Answers)),
 		ToolCalls:     in.Calls,
 	}
@@ -78,9 +88,9 @@ func Build(in Input) Postmortem {
 		if a.ReasonCalls == nil {
 			a.ReasonCalls = map[string][]string{}
 		}
-		// Verdict only looks up the answer's own inputs; handing it just
-		// those keeps a session of many answers and calls linear.
-		a.Verdict = analysis.Verdict(a, inputsOf(a, byID))
+		// The verdict only looks up the answer's own inputs; handing it
+		// just those keeps a session of many answers and calls linear.
+		a.Verdict = analysis.VerdictOf(a, inputsOf(a, byID), in.Order)
 		pm.Answers[i] = a
 	}
 	return pm

@@ -9,10 +9,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ctxaudit/ctxaudit/collector/analysis"
 	"github.com/ctxaudit/ctxaudit/schema"
 )
 
@@ -89,7 +91,8 @@ func sample() Input {
 	analysed := schema.Analysis{Done: true, Records: 5}
 	bash.Analysis, sub.Analysis, read.Analysis = analysed, analysed, analysed
 	high.Analysis, chat.Analysis = analysed, analysed
-	return Input{Session: sess, Calls: []schema.ToolCall{bash, sub, read}, Answers: []schema.Answer{high, chat}, SessionStored: true}
+	calls := []schema.ToolCall{bash, sub, read}
+	return Input{Session: sess, Calls: calls, Answers: []schema.Answer{high, chat}, SessionStored: true, Order: analysis.OrderOf(calls)}
 }
 
 func samplePostmortem() Postmortem {
@@ -565,7 +568,10 @@ func renderAll(t *testing.T, pm *Postmortem) (js, text, md, page *bytes.Buffer) 
 // A call that nothing orders — no time, no source line: a span sent
 // without one — may have gone back for the rest of a cut output, and
 // analysis does not count it as having done so (docs/design.md §4.12). The
-// report does not say the model "never went back" then, in any form.
+// report does not say the model "never went back" then, in any form — also
+// when that call is outside the report's scope (--answer), which is why the
+// order comes from every call of the session (Input.Order), not from the
+// calls in scope.
 func TestUnorderedCallLeavesFollowUpUnknown(t *testing.T) {
 	in := sample()
 	pm := Build(in)
@@ -574,14 +580,27 @@ func TestUnorderedCallLeavesFollowUpUnknown(t *testing.T) {
 		t.Fatalf("the sample has no cut call left without a follow-up:\n%s", text.String())
 	}
 
-	in = sample()
-	c := &in.Calls[len(in.Calls)-1]
-	c.Timestamp, c.SourceFile, c.SourceLine = time.Time{}, "", 0
-	pm = Build(in)
-	_, text, md, page := renderAll(t, &pm)
-	for form, out := range map[string]string{"text": text.String(), "markdown": md.String(), "html": page.String()} {
-		if strings.Contains(out, "never went back") || !strings.Contains(out, "none known: a call without a time or line to order it may have gone back for the rest") {
-			t.Errorf("%s with a call of no place says the model never went back, or not that it is unknown:\n%s", form, out)
+	unordered := func(in *Input) []schema.ToolCall {
+		c := in.Calls[len(in.Calls)-1]
+		c.CallID, c.Turn, c.Timestamp, c.SourceFile, c.SourceLine = "toolu_span", schema.KnownTurn(1), time.Time{}, "", 0
+		return append(slices.Clone(in.Calls), c)
+	}
+	for _, scoped := range []bool{false, true} {
+		in = sample()
+		all := unordered(&in)
+		in.Order = analysis.OrderOf(all)
+		if !scoped {
+			in.Calls = all
+		}
+		pm = Build(in)
+		_, text, md, page := renderAll(t, &pm)
+		for form, out := range map[string]string{"text": text.String(), "markdown": md.String(), "html": page.String()} {
+			if strings.Contains(out, "never went back") || !strings.Contains(out, "none known: a call without a time or line to order it may have gone back for the rest") {
+				t.Errorf("scoped %v: %s with a call of no place says the model never went back, or not that it is unknown:\n%s", scoped, form, out)
+			}
+		}
+		if v := pm.Answers[0].Verdict; strings.Contains(v, "never read further") || !strings.Contains(v, "is not known to have read further") {
+			t.Errorf("scoped %v: verdict %q says more of the follow-up than the session's calls show", scoped, v)
 		}
 	}
 }

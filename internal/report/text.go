@@ -6,7 +6,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/ctxaudit/ctxaudit/collector/analysis"
 	"github.com/ctxaudit/ctxaudit/schema"
 )
 
@@ -68,7 +67,7 @@ func (t textWriter) timeline(pm *Postmortem) {
 		t.line("  (no tool calls or answers recorded)")
 		return
 	}
-	next, ordered := followers(pm.ToolCalls), analysis.Ordered(pm.ToolCalls)
+	next, ordered := followers(pm.ToolCalls), pm.Order.Ordered
 	first, turn, date := true, schema.Turn{}, day(pm.Session.StartedAt)
 	const sub = "              "
 	for _, ev := range timeline(pm) {

@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -188,6 +189,21 @@ func TestEveryQueryOnBothEngines(t *testing.T) {
 			if !reflect.DeepEqual(calls, final) {
 				t.Errorf("%s %s: FINAL and LIMIT 1 BY disagree", id, name)
 			}
+		}
+		// The places of the calls are those of the calls read whole, at
+		// their latest versions, and nothing else.
+		places := same(t, en, "SessionCallPlaces "+id, func(s *chstore.Store) ([]schema.ToolCall, error) { return s.SessionCallPlaces(ctx, sp) })
+		all, err := en.classic.SessionToolCalls(ctx, sp, chstore.CallFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []schema.ToolCall
+		for _, c := range all {
+			want = append(want, schema.ToolCall{CallID: c.CallID, Timestamp: c.Timestamp, SourceFile: c.SourceFile, SourceLine: c.SourceLine})
+		}
+		slices.SortFunc(want, func(a, b schema.ToolCall) int { return strings.Compare(a.CallID, b.CallID) })
+		if !reflect.DeepEqual(places, want) {
+			t.Errorf("SessionCallPlaces %s:\n%+v\nwant the places of the calls read whole\n%+v", id, places, want)
 		}
 		same(t, en, "ToolCalls "+id, func(s *chstore.Store) ([]schema.ToolCall, error) { return s.ToolCalls(ctx, id) })
 		same(t, en, "SessionAnswers "+id, func(s *chstore.Store) ([]schema.Answer, error) { return s.SessionAnswers(ctx, sp) })

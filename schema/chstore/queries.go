@@ -201,6 +201,41 @@ func (s *Store) sessionToolCalls(ctx context.Context, sp SessionSpan, f CallFilt
 	return out, nil
 }
 
+// SessionCallPlaces returns every call of the session sp describes, at its
+// latest version, with only what places it among the others set: CallID,
+// Timestamp, SourceFile, SourceLine. It is for a reader that reads some of
+// a session's calls in full and must still know the order of all of them
+// (a postmortem scoped to one answer: analysis.OrderOf).
+func (s *Store) SessionCallPlaces(ctx context.Context, sp SessionSpan) ([]schema.ToolCall, error) {
+	if sp.Calls.Rows == 0 {
+		return nil, nil
+	}
+	q := pagedQuery{
+		table: "tool_calls", key: "call_id", columns: "call_id, ts, ts_ns, source_file, source_line",
+		sessionID: sp.SessionID, span: sp.Calls,
+	}
+	var out []schema.ToolCall
+	err := q.run(ctx, s, func(rows driver.Rows) error {
+		var (
+			c    schema.ToolCall
+			ts   time.Time
+			tsNs uint32
+			line uint64
+		)
+		if err := rows.Scan(&c.CallID, &ts, &tsNs, &c.SourceFile, &line); err != nil {
+			return err
+		}
+		c.Timestamp = rowTime(ts, tsNs)
+		c.SourceLine = int64(line)
+		out = append(out, c)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read the places of the calls of session %s: %w", sp.SessionID, err)
+	}
+	return out, nil
+}
+
 // SessionAnswers returns the answers of the session sp describes, each at its
 // latest version, in time order; a message whose latest version is a
 // retraction is no answer and is left out.

@@ -8,6 +8,12 @@ import (
 	"github.com/ctxaudit/ctxaudit/schema"
 )
 
+// rowTime is a record's time as written: ts to the second (it may hold
+// milliseconds) and ts_ns the nanoseconds of that second.
+func rowTime(ts time.Time, tsNs uint32) time.Time {
+	return ts.Truncate(time.Second).Add(time.Duration(tsNs)).UTC()
+}
+
 // The scanners below read one row selected with columnNames(xxxColumns), in
 // that column order. They are the inverse of the column tables in writer.go;
 // TestReadBackEveryField (queries_test.go) writes every field and reads it
@@ -38,7 +44,7 @@ func scanToolCall(rows driver.Rows) (schema.ToolCall, error) {
 		&r.OriginalSHA256, &r.ContextSHA256, &r.SourceFile, &line, &version); err != nil {
 		return r, err
 	}
-	r.Timestamp = ts.Truncate(time.Second).Add(time.Duration(tsNs)).UTC() // ts may hold milliseconds
+	r.Timestamp = rowTime(ts, tsNs)
 	r.Source = schema.Harness(source)
 	r.Sidechain, r.IsError, r.Truncated, r.PartialByRequest = sidechain == 1, isError == 1, truncated == 1, partial == 1
 	r.Turn = schema.TurnFromPtr(turn)
@@ -79,7 +85,7 @@ func scanAnswer(rows driver.Rows) (schema.Answer, error) {
 		return r, err
 	}
 	r.Retracted, r.InputsUncertain = retracted == 1, uncertain == 1
-	r.Timestamp = ts.Truncate(time.Second).Add(time.Duration(tsNs)).UTC() // ts may hold milliseconds
+	r.Timestamp = rowTime(ts, tsNs)
 	r.Turn, r.Source, r.Risk = schema.TurnFromPtr(turn), schema.Harness(source), schema.Risk(risk)
 	r.Sidechain, r.AbsenceClaim = sidechain == 1, absenceClaim == 1
 	r.Absence = schema.Absence(absence)
