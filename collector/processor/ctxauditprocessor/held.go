@@ -200,6 +200,12 @@ func (p *tracesProcessor) start(ctx context.Context, host component.Host) error 
 	if err != nil {
 		return err
 	}
+	if store == nil {
+		// Requests are answered while their calls are held for analysis:
+		// without storage an acknowledgement does not mean kept.
+		p.logger.Warn("No storage configured: sessions held for analysis live in memory only, so a crash loses calls " +
+			"whose requests were already answered; set storage (file_storage) to keep them")
+	}
 	p.store = store
 	if err := p.reload(ctx); err != nil {
 		_ = p.store.close(ctx)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumererror"
@@ -21,6 +22,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/klauspost/compress/s2"
 
@@ -1278,5 +1281,42 @@ func TestDroppedRunsKeepSessionOrder(t *testing.T) {
 	}
 	if want := []string{"b-g1", "b-g2"}; !slices.Equal(back, want) {
 		t.Errorf("queued again: %v; want %v", back, want)
+	}
+}
+
+// Without storage an acknowledged request's held calls are in memory only:
+// the processor says so once at start, and not when storage keeps them.
+func TestStartWarnsWithoutStorage(t *testing.T) {
+	ctx := context.Background()
+	for _, withStorage := range []bool{false, true} {
+		cfg := createDefaultConfig().(*Config)
+		var host component.Host = componenttest.NewNopHost()
+		var ext extension.Extension
+		if withStorage {
+			cfg.Storage = &fileStorage
+			host, ext = newFileStorage(t, t.TempDir())
+		}
+		core, logs := observer.New(zap.WarnLevel)
+		set := processortest.NewNopSettings(metadata.Type)
+		set.Logger = zap.New(core)
+		p, err := newTracesProcessor(set, cfg, consumertest.NewNop())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.start(ctx, host); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.shutdown(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if ext != nil {
+			if err := ext.Shutdown(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		warned := logs.FilterMessageSnippet("No storage configured").Len()
+		if want := map[bool]int{false: 1, true: 0}[withStorage]; warned != want {
+			t.Errorf("storage %v: %d warnings about storage; want %d", withStorage, warned, want)
+		}
 	}
 }

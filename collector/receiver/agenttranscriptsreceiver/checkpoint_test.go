@@ -18,6 +18,8 @@ import (
 	"go.opentelemetry.io/collector/extension"
 	"go.opentelemetry.io/collector/extension/extensiontest"
 	"go.opentelemetry.io/collector/receiver/receivertest"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/ctxaudit/ctxaudit/collector/otelconv"
 	"github.com/ctxaudit/ctxaudit/collector/receiver/agenttranscriptsreceiver/internal/checkpoint"
@@ -220,4 +222,28 @@ func TestDeletedFileIsForgotten(t *testing.T) {
 		store.mu.Unlock()
 		return !ok && !strings.Contains(index, main) && strings.Contains(index, "agent-a4d534b.jsonl")
 	}, waitFor, 10*time.Millisecond)
+}
+
+// Without storage the checkpoints live in memory and a restart cannot take
+// back an answer sent before: the receiver says so once at start, and not
+// when storage keeps them.
+func TestStartWarnsWithoutStorage(t *testing.T) {
+	for _, withStorage := range []bool{false, true} {
+		cfg := testConfig(t.TempDir())
+		var h component.Host
+		if withStorage {
+			storageID := component.MustNewID("file_storage")
+			cfg.StorageID = &storageID
+			ext, _ := startFileStorage(t, t.TempDir())
+			h = host{ext: map[component.ID]component.Component{storageID: ext}}
+		}
+		core, logs := observer.New(zap.WarnLevel)
+		set := receivertest.NewNopSettings(metadata.Type)
+		set.ID = component.NewID(metadata.Type) // the storage client is keyed by the receiver's id
+		set.Logger = zap.New(core)
+		rcv := startReceiver(t, cfg, new(consumertest.TracesSink), h, &set)
+		require.NoError(t, rcv.Shutdown(context.Background()))
+		want := map[bool]int{false: 1, true: 0}[withStorage]
+		assert.Equal(t, want, logs.FilterMessageSnippet("No storage configured").Len(), "storage %v", withStorage)
+	}
 }

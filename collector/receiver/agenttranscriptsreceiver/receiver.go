@@ -126,6 +126,11 @@ func (r *agentReceiver) prepare(ctx context.Context, host component.Host) error 
 	if err != nil {
 		return err
 	}
+	if r.cfg.StorageID == nil {
+		// A deployment choice with a cost to the records: say it once.
+		r.logger.Warn("No storage configured: checkpoints live in memory, so a restart reads every transcript again and " +
+			"cannot take back an answer the previous process sent whose message went on to call a tool; set storage (file_storage) to keep them")
+	}
 	r.client = client
 	r.checkpoints = tail.NewStore(client, r.logger)
 	stored, err := r.checkpoints.Load(ctx)
