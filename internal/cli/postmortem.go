@@ -211,7 +211,8 @@ func loadPostmortem(ctx context.Context, s *chstore.Store, q postmortemQuery) (*
 	return &pm, warnings, nil
 }
 
-// loadAnswerScope reads one answer and the calls of its turn.
+// loadAnswerScope reads one answer, the calls of its turn, and what every
+// call of the session says of their order.
 func loadAnswerScope(ctx context.Context, s *chstore.Store, sp chstore.SessionSpan, q postmortemQuery) ([]schema.Answer, []schema.ToolCall, analysis.CallOrder, error) {
 	var (
 		answers []schema.Answer
