@@ -58,12 +58,12 @@ type CallOrder struct {
 	// one known to precede it and the first known to follow it may have
 	// come before or after it (placements), and the verdict does not say
 	// which.
-	Timed bool
+	Timed bool `json:"timed"`
 	// Ordered: every call is placed among the others by its time or its
 	// source line. With one that is not (a span without a time), a cut
 	// call's follow-up may be that call, which analysis does not count:
 	// "never read further" would say more than is known.
-	Ordered bool
+	Ordered bool `json:"ordered"`
 }
 
 // OrderOf is what calls — all of a session's, as stored — say of their

@@ -378,6 +378,9 @@ func TestPostmortemJSONSchema(t *testing.T) {
 		s.want(c, k, isBool)
 	}
 	s.wantValue(doc, "session_stored", true)
+	order := s.want(doc, "call_order", isObject).(map[string]any)
+	s.wantValue(order, "timed", true)
+	s.wantValue(order, "ordered", true)
 	s.wantValue(c, "analysed", true)
 	orig := s.want(c, "original", isObject).(map[string]any)
 	// Codex says only "Total output lines: 5000": lines known, the rest unknown → null.
@@ -687,6 +690,9 @@ func TestPostmortemOfOneAnswerKnowsTheOrderOfEveryCall(t *testing.T) {
 				}
 				if got := pm.Answers[0].Verdict; got != stored {
 					t.Errorf("%v: postmortem verdict\n%s\nwant the analysis'\n%s", scope, got, stored)
+				}
+				if want := (analysis.CallOrder{Timed: false, Ordered: !tc.noLine}); pm.Order != want {
+					t.Errorf("%v: call_order %+v; want %+v", scope, pm.Order, want)
 				}
 				if len(scope) > 0 && callByID(pm, "c3") != nil {
 					t.Fatalf("%v: the other turn's call is in scope; the test needs it outside", scope)

@@ -39,8 +39,9 @@ type Postmortem struct {
 	// Expect is set with --expect.
 	Expect *Expect `json:"expect,omitempty"`
 	// Order is what is known of the order of all the session's calls (see
-	// Input.Order).
-	Order analysis.CallOrder `json:"-"`
+	// Input.Order): with Ordered false, a call's followed_up false means
+	// none known, not none.
+	Order analysis.CallOrder `json:"call_order"`
 }
 
 // Input is what the caller read for one postmortem.
