@@ -2,6 +2,7 @@ package dashboards_test
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -23,7 +24,12 @@ import (
 // chDB 26.7, as `ctxaudit postmortem` does, a record without a time with
 // none (not 1970). And answers whose inputs are only the calls they may
 // rest on (inputs_uncertain) are graded at their worst: the overview and
-// the postmortem count them, and say which they are.
+// the postmortem count them, and say which they are. A call with neither a
+// time nor a source line (a span without a time) may itself have been the
+// follow-up of a cut call analysis found not followed up (docs/design.md
+// §4.12): the postmortem then says "none known", as `ctxaudit postmortem`
+// does, not "no"; a call without a time that its line orders changes
+// nothing.
 func TestPostmortemShowsRecordsWithoutTime(t *testing.T) {
 	ctx := context.Background()
 	e, addr, classic, modern := bothEngines(t)
@@ -32,22 +38,26 @@ func TestPostmortemShowsRecordsWithoutTime(t *testing.T) {
 	type session struct {
 		id    string
 		timed bool
+		lines bool // every call has its source line: none is unordered
 		calls []schema.ToolCall
 		ans   []schema.Answer
 		meta  schema.Session
 	}
-	mk := func(id string, timed bool) session {
+	mk := func(id string, timed, lines bool) session {
 		at := func(sec int) time.Time {
 			if !timed {
 				return time.Time{}
 			}
 			return now.Add(time.Duration(sec) * time.Second)
 		}
-		s := session{id: id, timed: timed}
+		s := session{id: id, timed: timed, lines: lines}
 		for i, ts := range []time.Time{at(1), {}, at(3)} {
 			c := schema.ToolCall{SessionID: id, CallID: id + "-c" + string(rune('1'+i)), Tool: "Read", Timestamp: ts,
 				Source: schema.HarnessClaudeCode, Turn: schema.KnownTurn(0), Analysis: schema.Analysis{Done: true, Records: 4}}
 			c.Kind, c.Strategy = schema.KindNone, schema.StrategyNone
+			if lines {
+				c.SourceFile, c.SourceLine = "/logs/"+id+".jsonl", int64(i+1)
+			}
 			s.calls = append(s.calls, c)
 		}
 		s.calls[1].Truncated, s.calls[1].Kind, s.calls[1].Strategy = true, schema.KindSilent, schema.StrategyHead
@@ -77,7 +87,7 @@ func TestPostmortemShowsRecordsWithoutTime(t *testing.T) {
 			MaxRisk: schema.RiskHigh, Turns: schema.Known(1), Analysis: schema.Analysis{Done: true, Records: 3 + len(s.ans)}}
 		return s
 	}
-	sessions := []session{mk("timed-with-untimed", true), mk("no-time-at-all", false)}
+	sessions := []session{mk("timed-with-untimed", true, false), mk("no-time-at-all", false, false), mk("lines-only", false, true)}
 	for _, st := range []*chstore.Store{classic, modern} {
 		for _, s := range sessions {
 			if err := st.WriteToolCalls(ctx, s.calls); err != nil {
@@ -92,6 +102,9 @@ func TestPostmortemShowsRecordsWithoutTime(t *testing.T) {
 		}
 	}
 
+	// What the postmortem says of the cut call analysis found not followed
+	// up, by whether every call of its session is ordered.
+	followUp := map[bool]string{true: "no", false: "none known"}
 	var postmortem, overview *grafana.Dashboard
 	for _, d := range loadDashboards(t) {
 		switch d.UID {
@@ -161,6 +174,10 @@ func TestPostmortemShowsRecordsWithoutTime(t *testing.T) {
 					if n, _ := r.number("silent_calls"); n != 1 {
 						t.Errorf("%s: %v silent calls, want the one without a time", where, n)
 					}
+					n, known := r.number("not_followed_up")
+					if known != s.lines || (known && n != 1) {
+						t.Errorf("%s: not followed up %v (known %v); want 1 with every call ordered, else unknown", where, n, known)
+					}
 				case "Tool-call timeline":
 					if len(r.Rows) != 3 {
 						t.Errorf("%s: %d rows, want 3", where, len(r.Rows))
@@ -169,6 +186,15 @@ func TestPostmortemShowsRecordsWithoutTime(t *testing.T) {
 					want := []bool{false, s.timed, s.timed}
 					if got := known(r, "time"); !slices.Equal(got, want) {
 						t.Errorf("%s: times shown %v, want %v: a call without a time has none", where, got, want)
+					}
+					for i, id := range r.strings("call_id") {
+						want := ""
+						if id == s.calls[1].CallID {
+							want = followUp[s.lines]
+						}
+						if got := r.strings("follow_up")[i]; got != want {
+							t.Errorf("%s: call %s followed up %q, want %q", where, id, got, want)
+						}
 					}
 				case "Answers", "Incomplete inputs behind risky answers":
 					var ids []string
@@ -196,6 +222,13 @@ func TestPostmortemShowsRecordsWithoutTime(t *testing.T) {
 					}
 					if got := r.strings(col); !slices.Equal(got, want) {
 						t.Errorf("%s: %s %q, want %q", where, col, got, want)
+					}
+					if p.Title != "Answers" {
+						for _, got := range r.strings("follow_up") {
+							if got != followUp[s.lines] {
+								t.Errorf("%s: input followed up %q, want %q", where, got, followUp[s.lines])
+							}
+						}
 					}
 				case "Verdict of the worst answer":
 					uncertain := 0
@@ -297,6 +330,78 @@ func TestPostmortemVerdictOfSessionWithoutAnswers(t *testing.T) {
 			if seen != 2 {
 				t.Errorf("%s, %s: %d of the 2 verdict panels found", en.name, session, seen)
 			}
+		}
+	}
+}
+
+// The disclosure dashboard's list of recent silent truncations says whether
+// the model followed each up. A call analysis found not followed up is
+// "none known", not "no", when its session holds a call with neither a time
+// nor a source line — that call may have been the follow-up (docs/design.md
+// §4.12) — and "no" when the session's calls are all ordered, by time or
+// by line; on 18.16 and on chDB 26.7.
+func TestRecentSilentTruncationsHedgeOnUnorderedCalls(t *testing.T) {
+	ctx := context.Background()
+	e, addr, classic, modern := bothEngines(t)
+	now := time.Now().UTC().Truncate(time.Second)
+	done := schema.Analysis{Done: true, Records: 2}
+	session := func(id string, other func(*schema.ToolCall)) []schema.ToolCall {
+		cut := schema.ToolCall{SessionID: id, CallID: id + "-cut", Tool: "Read", Timestamp: now.Add(-10 * time.Minute),
+			Source: schema.HarnessClaudeCode, Turn: schema.KnownTurn(0), Analysis: done}
+		cut.Truncated, cut.Kind, cut.Strategy = true, schema.KindSilent, schema.StrategyHead
+		rest := cut
+		rest.CallID, rest.Truncated, rest.Kind, rest.Strategy = id+"-other", false, schema.KindNone, schema.StrategyNone
+		other(&rest)
+		return []schema.ToolCall{cut, rest}
+	}
+	want := map[string]string{"unordered": "none known", "by-line": "no", "timed": "no"}
+	calls := slices.Concat(
+		session("unordered", func(c *schema.ToolCall) { c.Timestamp = time.Time{} }),
+		session("by-line", func(c *schema.ToolCall) { c.Timestamp, c.SourceFile, c.SourceLine = time.Time{}, "/logs/by-line.jsonl", 7 }),
+		session("timed", func(c *schema.ToolCall) { c.Timestamp = now.Add(-5 * time.Minute) }),
+	)
+	for _, st := range []*chstore.Store{classic, modern} {
+		if err := st.WriteToolCalls(ctx, calls); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var disclosure *grafana.Dashboard
+	for _, d := range loadDashboards(t) {
+		if d.UID == disclosureUID {
+			disclosure = d
+		}
+	}
+	var panel *grafana.Panel
+	for _, p := range disclosure.AllPanels() {
+		if p.Title == "Recent silent truncations" {
+			panel = &p
+		}
+	}
+	if panel == nil {
+		t.Fatal("no Recent silent truncations panel")
+	}
+	for _, en := range []struct {
+		name string
+		conn driver.Conn
+	}{
+		{"ClickHouse 18.16", grafanaConn(t, addr)},
+		{"chDB 26.7", e.ConnIn(modern.Database())},
+	} {
+		sc := scenario{from: now.Add(-time.Hour), to: now.Add(time.Hour), interval: time.Minute,
+			pick: func(t testing.TB, v grafana.Variable, options []string) grafana.Selection {
+				return grafana.All(v.Multi, options)
+			}}
+		req := grafana.Request{From: sc.from, To: sc.to, Interval: sc.interval, Vars: resolveVariables(t, ctx, en.conn, disclosure, sc)}
+		r := runExpanded(t, ctx, en.conn, en.name+": Recent silent truncations", panel.Targets[0].RawSQL, req)
+		if r == nil {
+			continue
+		}
+		got := map[string]string{}
+		for i, id := range r.strings("session_id") {
+			got[id] = r.strings("follow_up")[i]
+		}
+		if !maps.Equal(got, want) {
+			t.Errorf("%s: followed up by session %v, want %v", en.name, got, want)
 		}
 	}
 }
