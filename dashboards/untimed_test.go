@@ -357,7 +357,9 @@ func TestRecentSilentTruncationsHedgeOnUnorderedCalls(t *testing.T) {
 	want := map[string]string{"unordered": "none known", "by-line": "no", "timed": "no"}
 	calls := slices.Concat(
 		session("unordered", func(c *schema.ToolCall) { c.Timestamp = time.Time{} }),
-		session("by-line", func(c *schema.ToolCall) { c.Timestamp, c.SourceFile, c.SourceLine = time.Time{}, "/logs/by-line.jsonl", 7 }),
+		session("by-line", func(c *schema.ToolCall) {
+			c.Timestamp, c.SourceFile, c.SourceLine = time.Time{}, "/logs/by-line.jsonl", 7
+		}),
 		session("timed", func(c *schema.ToolCall) { c.Timestamp = now.Add(-5 * time.Minute) }),
 	)
 	for _, st := range []*chstore.Store{classic, modern} {
