@@ -24,13 +24,30 @@ import (
 func BenchmarkPostmortem(b *testing.B) {
 	s, session := chstoretest.BenchStore(b, chstoretest.BenchOptions(b))
 	addr := "clickhouse://default@" + s.Addr() + "/" + s.Database()
-	for _, format := range []string{"json", "text", "markdown"} {
-		b.Run(format, func(b *testing.B) {
-			ctx := context.Background()
+	ctx := context.Background()
+	sp, err := s.SessionSpan(ctx, session)
+	if err != nil {
+		b.Fatal(err)
+	}
+	answers, err := s.SessionAnswers(ctx, sp)
+	if err != nil || len(answers) == 0 {
+		b.Fatalf("the session's answers: %v, %v", answers, err)
+	}
+	// "json --answer": one answer's turn, read with the order of every
+	// call of the session beside it.
+	cases := map[string][]string{
+		"json":          {"--format", "json"},
+		"text":          {"--format", "text"},
+		"markdown":      {"--format", "markdown"},
+		"json --answer": {"--format", "json", "--answer", answers[len(answers)/2].MessageID},
+	}
+	for _, name := range []string{"json", "text", "markdown", "json --answer"} {
+		b.Run(name, func(b *testing.B) {
 			var took []time.Duration
 			for b.Loop() {
 				start := time.Now()
-				if code := Run(ctx, []string{"postmortem", "--clickhouse", addr, "--session", session, "--format", format}, io.Discard, io.Discard); code != ExitOK {
+				args := append([]string{"postmortem", "--clickhouse", addr, "--session", session}, cases[name]...)
+				if code := Run(ctx, args, io.Discard, io.Discard); code != ExitOK {
 					b.Fatalf("exit %d", code)
 				}
 				took = append(took, time.Since(start))
