@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -644,18 +643,19 @@ func TestPostmortemOfOneAnswerKnowsTheOrderOfEveryCall(t *testing.T) {
 
 	for _, tc := range []struct {
 		name     string
+		session  string
 		calls    []schema.ToolCall
 		noLine   bool
 		want     string // in the verdict
 		wantNote string // in the text's follow-up line of c1, "" for none checked
 	}{
-		{"a call of another turn without a time", []schema.ToolCall{cutRead, rest, other}, false,
+		{"a call of another turn without a time", "order-untimed", []schema.ToolCall{cutRead, rest, other}, false,
 			"the model read further, not known whether before answering", ""},
-		{"a call of another turn without a time or a line", []schema.ToolCall{cutRead, other}, true,
+		{"a call of another turn without a time or a line", "order-unordered", []schema.ToolCall{cutRead, other}, true,
 			"the model is not known to have read further", "none known: a call without a time or line to order it"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			id := fmt.Sprintf("order-%d", len(tc.calls))
+			id := tc.session
 			calls := slices.Clone(tc.calls)
 			for i := range calls {
 				calls[i].SessionID = id
