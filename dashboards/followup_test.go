@@ -11,6 +11,7 @@ package dashboards_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
 	"testing"
@@ -199,4 +200,94 @@ func (r *result) text(i int, col string) string {
 		v = v.Elem()
 	}
 	return fmt.Sprint(v.Interface())
+}
+
+// TestFollowUpRatesLeaveUnknownFollowUpsOut: a cut call whose follow-up the
+// analysis found not known (followed_up NULL: its session holds a call
+// nothing orders, which may have read the rest) counts neither as followed
+// up nor as not — from tool_calls FINAL and from the rollup, on 18.16 and on
+// chDB 26.7 — and a listed one says "none known" by its NULL alone.
+func TestFollowUpRatesLeaveUnknownFollowUpsOut(t *testing.T) {
+	ctx := context.Background()
+	e, addr, classic, modern := bothEngines(t)
+	now := time.Now().UTC().Truncate(time.Second)
+	done := schema.Analysis{Done: true, Records: 3}
+	var calls []schema.ToolCall
+	for i, state := range []string{"followed", "not", "unknown"} {
+		c := schema.ToolCall{SessionID: "rates", CallID: "rates-" + state, Tool: "Read", Timestamp: now.Add(time.Duration(i-10) * time.Minute),
+			Source: schema.HarnessClaudeCode, Turn: schema.KnownTurn(0), Analysis: done}
+		c.Truncated, c.Kind, c.Strategy = true, schema.KindSilent, schema.StrategyHead
+		c.FollowedUp, c.FollowUpUnknown, c.Target = state == "followed", state == "unknown", "/repo/"+state+".go"
+		calls = append(calls, c)
+	}
+	for _, st := range []*chstore.Store{classic, modern} {
+		if err := st.WriteToolCalls(ctx, calls); err != nil {
+			t.Fatal(err)
+		}
+	}
+	panels := map[string]bool{"Tool calls": true, "Disclosure quality by harness and tool": true, "Silent share and follow-up rate, by tool": true}
+	sc := scenario{from: now.Add(-time.Hour), to: now.Add(time.Hour), interval: time.Minute,
+		pick: func(t testing.TB, v grafana.Variable, options []string) grafana.Selection {
+			return grafana.All(v.Multi, options)
+		}}
+	for _, en := range []struct {
+		name  string
+		store *chstore.Store
+		conn  driver.Conn
+	}{
+		{"ClickHouse 18.16", classic, grafanaConn(t, addr)},
+		{"chDB 26.7", modern, e.ConnIn(modern.Database())},
+	} {
+		for _, stage := range []string{"tool_calls FINAL", "rollup"} {
+			if stage == "rollup" {
+				if _, err := en.store.RefreshRollups(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rates := 0
+			for _, d := range loadDashboards(t) {
+				if d.UID != overviewUID && d.UID != disclosureUID {
+					continue
+				}
+				req := grafana.Request{From: sc.from, To: sc.to, Interval: sc.interval, Vars: resolveVariables(t, ctx, en.conn, d, sc)}
+				for _, p := range d.AllPanels() {
+					sql, where := p.Targets[0].RawSQL, en.name+", "+stage+": "+p.Title
+					if stage == "rollup" {
+						sql = baseSide.ReplaceAllString(sql, "FROM tool_calls FINAL${1}WHERE 0 = 1 AND ")
+					}
+					switch {
+					case panels[p.Title]:
+						r := runExpanded(t, ctx, en.conn, where, sql, req)
+						if r == nil {
+							continue
+						}
+						if len(r.Rows) != 1 {
+							t.Errorf("%s: %d rows, want the one tool", where, len(r.Rows))
+							continue
+						}
+						rates++
+						if got, known := r.float(0, "follow_up_rate"); !known || math.Abs(got-0.5) > 1e-9 {
+							t.Errorf("%s: follow-up rate %v (known %v), want 1/2: the call whose follow-up is not known counts neither way", where, got, known)
+						}
+					case p.Title == "Recent silent truncations" && stage == "tool_calls FINAL":
+						r := runExpanded(t, ctx, en.conn, where, sql, req)
+						if r == nil {
+							continue
+						}
+						got := map[string]string{}
+						for i, target := range r.strings("target") {
+							got[target] = r.strings("follow_up")[i]
+						}
+						want := map[string]string{"/repo/followed.go": "yes", "/repo/not.go": "no", "/repo/unknown.go": "none known"}
+						if !maps.Equal(got, want) {
+							t.Errorf("%s: followed up by target %v, want %v", where, got, want)
+						}
+					}
+				}
+			}
+			if rates != len(panels) {
+				t.Errorf("%s, %s: %d follow-up rates checked, want %d", en.name, stage, rates, len(panels))
+			}
+		}
+	}
 }

@@ -25,13 +25,24 @@ func TimeOrNil(t time.Time) *time.Time {
 	return &t
 }
 
-// MarshalJSON gives the call with its timestamp null when not known.
+// MarshalJSON gives the call with its timestamp null when not known, and
+// its followed_up null when that is not known.
 func (c ToolCall) MarshalJSON() ([]byte, error) {
 	type plain ToolCall
 	return json.Marshal(struct {
 		*plain
-		Timestamp *time.Time `json:"timestamp"`
-	}{(*plain)(&c), TimeOrNil(c.Timestamp)})
+		Timestamp  *time.Time `json:"timestamp"`
+		FollowedUp *bool      `json:"followed_up"`
+	}{(*plain)(&c), TimeOrNil(c.Timestamp), c.FollowedUpOrNil()})
+}
+
+// FollowedUpOrNil is FollowedUp, or nil when it is not known
+// (FollowUpUnknown).
+func (c *ToolCall) FollowedUpOrNil() *bool {
+	if c.FollowUpUnknown {
+		return nil
+	}
+	return &c.FollowedUp
 }
 
 // MarshalJSON gives the answer with its timestamp null when not known.

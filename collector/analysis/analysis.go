@@ -51,11 +51,11 @@ type Session struct {
 }
 
 // Analyze fills the follow-through fields of s.Calls (FollowedUp,
-// ContinuationOf, SessionCoverage, Searched, and Target where the parser left
-// it empty), the verdict fields of s.Answers (IncompleteInputs, AbsenceClaim,
-// Risk, Reasons, ReasonCalls, Verdict, and InputCallIDs where the parser left
-// them empty: the calls of the answer's turn and thread up to it) and the
-// counts of s.Meta.
+// FollowUpUnknown, ContinuationOf, SessionCoverage, Searched, and Target
+// where the parser left it empty), the verdict fields of s.Answers
+// (IncompleteInputs, AbsenceClaim, Risk, Reasons, ReasonCalls, Verdict, and
+// InputCallIDs where the parser left them empty: the calls of the answer's
+// turn and thread up to it) and the counts of s.Meta.
 //
 // Analyze is a pure function of the parser-set fields: it first clears every
 // field it fills, so analysing a session that grew by later calls and answers
@@ -115,7 +115,7 @@ func analyze(s *Session, infos []callInfo) {
 	byID := make(map[string]int, len(calls))
 	for i := range calls {
 		c := &calls[i]
-		c.FollowedUp, c.ContinuationOf, c.Searched = false, "", false
+		c.FollowedUp, c.FollowUpUnknown, c.ContinuationOf, c.Searched = false, false, "", false
 		c.SessionCoverage = schema.Ratio{}
 		c.CoverageUpperBound, c.CoverageMixedVersions = false, false
 		if c.Target == "" {
@@ -211,6 +211,15 @@ func analyze(s *Session, infos []callInfo) {
 		return nil
 	}
 	known := OrderOf(calls)
+	if !known.Ordered {
+		// A call nothing orders takes no part in follow-through, so a cut
+		// call none of the others followed up may have been followed up by
+		// it: not known, rather than not (docs/design.md §4.12).
+		for i := range calls {
+			c := &calls[i]
+			c.FollowUpUnknown = isTruncated(c) && !c.FollowedUp
+		}
+	}
 	for j := range answers {
 		answers[j].Verdict = verdict(&answers[j], claims[j], lookup, known)
 	}

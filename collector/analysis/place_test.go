@@ -171,6 +171,11 @@ func TestUnorderedCallIsNeitherPlacedNorFollowedUp(t *testing.T) {
 		if c1 := s.Calls[1]; c1.FollowedUp || c1.SessionCoverage.V >= 1 {
 			t.Errorf("time %v: c1 followed up %v, coverage %+v; want neither: u1 is not known to come after it", none, c1.FollowedUp, c1.SessionCoverage)
 		}
+		// Not followed up is not known either: u1 may have read the rest.
+		// Only cut calls have a follow-up to be unknown.
+		if u1, c1, c2 := s.Calls[0], s.Calls[1], s.Calls[2]; !c1.FollowUpUnknown || u1.FollowUpUnknown || c2.FollowUpUnknown {
+			t.Errorf("time %v: follow-up unknown u1 %v, c1 %v, c2 %v; want c1 only", none, u1.FollowUpUnknown, c1.FollowUpUnknown, c2.FollowUpUnknown)
+		}
 		want := `Answer at 12:00:20 says "There is no retry setting."; it may have been built on Read of /repo/a.go, which delivered the first 100 of 500 lines with no notice, and the model is not known to have read further.`
 		if a.Verdict != want {
 			t.Errorf("time %v: verdict\n%s\nwant\n%s", none, a.Verdict, want)
@@ -195,6 +200,9 @@ func TestUnorderedCallIsNeitherPlacedNorFollowedUp(t *testing.T) {
 		a = s.Answers[0]
 		if u1, c1 := s.Calls[0], s.Calls[1]; u1.FollowedUp || c1.ContinuationOf != "" || u1.SessionCoverage.V >= 1 {
 			t.Errorf("time %v: u1 followed up %v, coverage %+v, c1 continues %q; want none: c1 may have been the earlier read", none, u1.FollowedUp, u1.SessionCoverage, c1.ContinuationOf)
+		}
+		if u1 := s.Calls[0]; !u1.FollowUpUnknown {
+			t.Errorf("time %v: u1's follow-up known; want not known: nothing places c1 after it, nor before", none)
 		}
 		if a.Risk != schema.RiskMedium || !slices.Equal(a.IncompleteInputs, []string{"u1"}) || !a.InputsUncertain {
 			t.Errorf("time %v: risk %s, incomplete %v, uncertain %v; want medium, u1 incomplete, uncertain", none, a.Risk, a.IncompleteInputs, a.InputsUncertain)
@@ -222,5 +230,43 @@ func TestUnorderedCallIsNeitherPlacedNorFollowedUp(t *testing.T) {
 		if m := s.Meta; m.RiskyAnswers != 1 || m.RiskyAnswersUncertain != schema.Known(0) {
 			t.Errorf("time %v: named input: session counts %d risky answers, %s on uncertain inputs; want 1, 0", none, m.RiskyAnswers, m.RiskyAnswersUncertain)
 		}
+	}
+}
+
+// TestFollowUpUnknownOnlyWhereACallIsUnordered: the analysis says a cut
+// call's follow-up is not known only in a session holding a call nothing
+// orders. Elsewhere not followed up is known, a call followed up by an
+// ordered call stays followed up, and a later analysis without the
+// unordered call clears the flag.
+func TestFollowUpUnknownOnlyWhereACallIsUnordered(t *testing.T) {
+	calls := func() []schema.ToolCall {
+		return []schema.ToolCall{
+			call("c1", "Read", `{"file_path":"/repo/a.go"}`, 10, turn(0), cut(schema.KindSilent, schema.StrategyHead, schema.UnitLines, 1, 100, 500)),
+			call("c2", "Read", `{"file_path":"/repo/a.go","offset":101,"limit":400}`, 20, turn(0), partial(schema.UnitLines, 101, 500, 500)),
+			call("c3", "Read", `{"file_path":"/repo/b.go"}`, 30, turn(0), cut(schema.KindExplicit, schema.StrategyHead, schema.UnitLines, 1, 100, 500)),
+		}
+	}
+	s := Session{Calls: calls()}
+	Analyze(&s)
+	for _, c := range s.Calls {
+		if c.FollowUpUnknown {
+			t.Errorf("ordered session: %s's follow-up not known; want known", c.CallID)
+		}
+	}
+	if !s.Calls[0].FollowedUp || s.Calls[2].FollowedUp {
+		t.Fatalf("ordered session: followed up c1 %v, c3 %v; want c1 only", s.Calls[0].FollowedUp, s.Calls[2].FollowedUp)
+	}
+
+	s.Calls = append(calls(), call("u1", "Grep", `{"pattern":"x","path":"/repo"}`, 0, turn(0), noTime(time.Time{})))
+	Analyze(&s)
+	if c1, c3 := s.Calls[0], s.Calls[2]; !c1.FollowedUp || c1.FollowUpUnknown || c3.FollowedUp || !c3.FollowUpUnknown {
+		t.Errorf("with an unordered call: c1 followed up %v (unknown %v), c3 followed up %v (unknown %v); want c1 followed up, c3 not known",
+			c1.FollowedUp, c1.FollowUpUnknown, c3.FollowedUp, c3.FollowUpUnknown)
+	}
+
+	s.Calls = s.Calls[:3]
+	Analyze(&s)
+	if s.Calls[2].FollowUpUnknown {
+		t.Error("analysed again without the unordered call: c3's follow-up still not known")
 	}
 }

@@ -320,7 +320,7 @@ func followThrough(a *schema.Answer, c *schema.ToolCall, order CallOrder) string
 	for _, id := range a.ReasonCalls[schema.ReasonNotFollowedUp] {
 		if id == c.CallID {
 			switch {
-			case !c.FollowedUp && order.Ordered:
+			case !c.FollowedUp && !c.FollowUpUnknown && order.Ordered:
 				return "the model never read further"
 			case !c.FollowedUp:
 				return "the model is not known to have read further"

@@ -88,7 +88,11 @@ const (
 	AttrDetector          = "ctxaudit.output.detector"
 
 	// Follow-through (session analysis).
-	AttrFollowedUp      = "ctxaudit.followed_up"
+	AttrFollowedUp = "ctxaudit.followed_up"
+	// AttrFollowUpUnknown: whether the cut call was followed up is not
+	// known (ctxaudit.followed_up is then absent): a call of the session
+	// has no place among the others and may have read the rest.
+	AttrFollowUpUnknown = "ctxaudit.followed_up.unknown"
 	AttrContinuationOf  = "ctxaudit.continuation_of"
 	AttrSessionCoverage = "ctxaudit.session_coverage"
 	// AttrCoverageUpperBound: session_coverage is a share of a lower-bound

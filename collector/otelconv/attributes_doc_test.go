@@ -180,6 +180,11 @@ func TestEmittedAttributesHaveDocumentedTypes(t *testing.T) {
 	}
 	spans := ptrace.NewSpanSlice()
 	otelconv.AppendToolCall(spans, &call)
+	// A cut call whose follow-up is not known carries what a followed-up
+	// one cannot.
+	unknown := call
+	unknown.CallID, unknown.FollowedUp, unknown.FollowUpUnknown = "c3", false, true
+	otelconv.AppendToolCall(spans, &unknown)
 	otelconv.AppendAnswer(spans, &answer)
 	otelconv.AppendSession(spans, &session)
 	otelconv.MarkAnalysedUpstream(spans)

@@ -55,6 +55,31 @@ func TestToolCallRoundTrip(t *testing.T) {
 	}
 }
 
+// TestFollowUpUnknownRoundTrip: a follow-up the analysis could not judge
+// reaches the exporter as not known, never as "not followed up", and a span
+// that says both is read as not known.
+func TestFollowUpUnknownRoundTrip(t *testing.T) {
+	want := sampleCall()
+	want.FollowedUp, want.FollowUpUnknown = false, true
+	spans := ptrace.NewSpanSlice()
+	sp := AppendToolCall(spans, &want)
+	if v, ok := sp.Attributes().Get(AttrFollowUpUnknown); !ok || !v.Bool() {
+		t.Fatalf("%s not set on the span", AttrFollowUpUnknown)
+	}
+	if _, ok := sp.Attributes().Get(AttrFollowedUp); ok {
+		t.Fatalf("%s set on a call whose follow-up is not known", AttrFollowedUp)
+	}
+	got := ToolCallFromAttributes(sp.Attributes(), pcommon.NewMap(), sp.StartTimestamp().AsTime())
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("round trip differs:\n got %+v\nwant %+v", got, want)
+	}
+	sp.Attributes().PutBool(AttrFollowedUp, true)
+	got = ToolCallFromAttributes(sp.Attributes(), pcommon.NewMap(), sp.StartTimestamp().AsTime())
+	if got.FollowedUp || !got.FollowUpUnknown {
+		t.Fatalf("a span with both flags read as followed_up %v, unknown %v; want not known", got.FollowedUp, got.FollowUpUnknown)
+	}
+}
+
 func TestUnknownSizesStayUnknown(t *testing.T) {
 	c := sampleCall()
 	c.Original = schema.Original{Source: schema.SourceUnknown}
@@ -521,6 +546,7 @@ func TestToolCallAttributesCount(t *testing.T) {
 		}},
 		{"kind", func(c *schema.ToolCall) { c.Kind, c.Strategy = full.Kind, full.Strategy }},
 		{"hint alone", func(c *schema.ToolCall) { c.NextHint = full.NextHint }},
+		{"follow-up unknown", func(c *schema.ToolCall) { c.Truncated, c.FollowUpUnknown = true, true }},
 		{"flags", func(c *schema.ToolCall) {
 			c.Sidechain, c.FollowedUp, c.Searched, c.CoverageUpperBound, c.CoverageMixedVersions = true, true, true, true, true
 			c.PartialByRequest, c.ShownTailIsEnd, c.RefetchedSource, c.MarkerUnderstated = true, true, true, true

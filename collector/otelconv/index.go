@@ -39,6 +39,7 @@ const (
 	sSourceFile
 	sSourceLine
 	sFollowedUp
+	sFollowUpUnknown
 	sContinuationOf
 	sSearched
 	sSessionCoverage
@@ -113,6 +114,7 @@ var slotKeys = [numSlots]string{
 	sSourceFile:               AttrSourceFile,
 	sSourceLine:               AttrSourceLine,
 	sFollowedUp:               AttrFollowedUp,
+	sFollowUpUnknown:          AttrFollowUpUnknown,
 	sContinuationOf:           AttrContinuationOf,
 	sSearched:                 AttrSearched,
 	sSessionCoverage:          AttrSessionCoverage,
@@ -216,6 +218,8 @@ func slotOf(k string) (slot, bool) {
 		return sSourceLine, true
 	case AttrFollowedUp:
 		return sFollowedUp, true
+	case AttrFollowUpUnknown:
+		return sFollowUpUnknown, true
 	case AttrContinuationOf:
 		return sContinuationOf, true
 	case AttrSearched:

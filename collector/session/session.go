@@ -95,6 +95,7 @@ type followThrough struct {
 	turn           schema.Turn
 	target         string
 	followedUp     bool
+	unknown        bool // FollowUpUnknown
 	continuationOf string
 	coverage       schema.Ratio
 	searched       bool
@@ -103,7 +104,7 @@ type followThrough struct {
 
 func followOf(c *schema.ToolCall) followThrough {
 	return followThrough{
-		turn: c.Turn, target: c.Target, followedUp: c.FollowedUp,
+		turn: c.Turn, target: c.Target, followedUp: c.FollowedUp, unknown: c.FollowUpUnknown,
 		continuationOf: c.ContinuationOf, coverage: c.SessionCoverage, searched: c.Searched,
 		analysis: c.Analysis,
 	}
@@ -135,7 +136,9 @@ func (f followThrough) print() uint64 {
 	b = append(b, f.continuationOf...)
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(f.coverage.V))
 	var flags byte
-	for i, set := range [...]bool{f.followedUp, f.coverage.Known, f.searched, f.analysis.Done, f.analysis.Partial} {
+	// A new flag goes last, so that the fingerprints stored before it
+	// still match while it is unset.
+	for i, set := range [...]bool{f.followedUp, f.coverage.Known, f.searched, f.analysis.Done, f.analysis.Partial, f.unknown} {
 		if set {
 			flags |= 1 << i
 		}

@@ -254,7 +254,7 @@ func TestCallPrintOfAKnownTurnIsUnchanged(t *testing.T) {
 // or Ratio fail here until print covers it.
 func TestCallPrintCoversFollowThrough(t *testing.T) {
 	for typ, want := range map[reflect.Type]int{
-		reflect.TypeFor[followThrough]():   7,
+		reflect.TypeFor[followThrough]():   8,
 		reflect.TypeFor[schema.Analysis](): 3,
 		reflect.TypeFor[schema.Ratio]():    2,
 	} {
@@ -270,6 +270,7 @@ func TestCallPrintCoversFollowThrough(t *testing.T) {
 		"turn unknown":      func(f *followThrough) { f.turn = schema.Turn{} },
 		"target":            func(f *followThrough) { f.target = "b.go" },
 		"followedUp":        func(f *followThrough) { f.followedUp = true },
+		"unknown":           func(f *followThrough) { f.unknown = true },
 		"continuationOf":    func(f *followThrough) { f.continuationOf = "toolu_2" },
 		"coverage.V":        func(f *followThrough) { f.coverage.V = 0.75 },
 		"coverage.Known":    func(f *followThrough) { f.coverage.Known = false },

@@ -175,7 +175,7 @@ func followUp(c *schema.ToolCall, next []string, ordered bool) string {
 		// A call as read: only session analysis tells whether a later
 		// call went back, and none has judged this one yet.
 		return "unknown: the session's analysis has not judged this call yet"
-	case !ordered:
+	case !ordered || c.FollowUpUnknown:
 		s = "none known: a call without a time or line to order it may have gone back for the rest"
 	default:
 		s = "none: the model never went back for the rest"

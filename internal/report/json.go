@@ -34,7 +34,8 @@ type postmortemJSON struct {
 
 // callJSON is a call as the postmortem JSON gives it: with analysed, and
 // followed_up and searched null until session analysis has judged the call
-// (a call as read says nothing about what the model did later), and its
+// (a call as read says nothing about what the model did later), followed_up
+// null too where the analysis found it not known (FollowUpUnknown), and its
 // timestamp null when not known, as schema.ToolCall's own JSON gives it.
 // Its fields hide the embedded call's of the same name; the call is
 // embedded as plainCall, whose JSON is its fields', so that ToolCall's
@@ -52,7 +53,7 @@ type plainCall schema.ToolCall
 func newCallJSON(c *schema.ToolCall) callJSON {
 	out := callJSON{plainCall: (*plainCall)(c), Timestamp: schema.TimeOrNil(c.Timestamp), Analysed: c.Analysis.Done}
 	if c.Analysis.Done {
-		out.FollowedUp, out.Searched = &c.FollowedUp, &c.Searched
+		out.FollowedUp, out.Searched = c.FollowedUpOrNil(), &c.Searched
 	}
 	return out
 }

@@ -58,3 +58,18 @@ func atVersion(t *testing.T, s *chstore.Store, n int, next string) ([]migrations
 	}
 	return all, run
 }
+
+// resumeAfter leaves migration m as an interrupted migrate leaves it (its
+// statements run, its version not recorded) and migrates: the repeated run
+// must complete it and bring the database to the latest version.
+func resumeAfter(t *testing.T, s *chstore.Store, run func(migrations.Migration), m migrations.Migration) {
+	t.Helper()
+	run(m)
+	res, err := s.Migrate(context.Background())
+	if err != nil {
+		t.Fatalf("migrate after an interrupted %04d: %v", m.Version, err)
+	}
+	if res.Current != migrations.Latest() {
+		t.Fatalf("schema at %d after migrate, want %d", res.Current, migrations.Latest())
+	}
+}

@@ -45,6 +45,7 @@ func TestReadBackEveryField(t *testing.T) {
 	unknown.Context, unknown.Shown, unknown.Total, unknown.SessionCoverage = schema.Sizes{}, schema.Range{}, schema.Unknown, schema.Ratio{}
 	unknown.ShownTail, unknown.ShownTailIsEnd, unknown.RefetchedSource = schema.Range{}, false, false
 	unknown.CoverageUpperBound, unknown.CoverageMixedVersions = false, true
+	unknown.FollowedUp, unknown.FollowUpUnknown = false, true // stored NULL
 	calls := []schema.ToolCall{fullCall("toolu_01", ts), unknown}
 	answers := []schema.Answer{fullAnswer(calls[0].SessionID, "msg_02", ts.Add(7*time.Second), schema.RiskHigh)}
 	session := schema.Session{

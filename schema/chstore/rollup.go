@@ -155,7 +155,8 @@ const analysedCall = "version >= 9223372036854775808"
 // outputs" panel. The follow-up counts and the coverage by the end of the
 // session count analysed calls only: truncated_analysed is the follow-up
 // rate's denominator, so a call no analysis has judged is neither followed
-// up nor not.
+// up nor not, and neither is one whose followed_up the analysis found not
+// known (NULL).
 func (s *Store) hourlyRollupSQL() string {
 	return "INSERT INTO " + s.table("tool_call_rollup") + " (" + rollupColumns + ")\n" +
 		`SELECT toUInt32(?), 0, 3600, rollup_hour, toDateTime(toUInt32(rollup_hour) + 3599), any(rollup_day_start), any(rollup_day_end),
@@ -163,7 +164,7 @@ func (s *Store) hourlyRollupSQL() string {
   count(), countIf(truncated = 1), countIf(truncation_kind = 'silent'), countIf(truncation_kind = 'suspected'), countIf(truncation_kind = 'explicit'),
   countIf(truncated = 1 AND truncation_kind = 'silent'), countIf(truncated = 1 AND disclosure_range = 1), countIf(truncated = 1 AND disclosure_reason = 1),
   countIf(truncated = 1 AND disclosure_next = 1), countIf(truncated = 1 AND disclosure_score = 3),
-  countIf(truncated = 1 AND followed_up = 1 AND analysed), countIf(truncated = 1 AND analysed),
+  countIf(truncated = 1 AND ifNull(followed_up, 0) = 1 AND analysed), countIf(truncated = 1 AND analysed AND isNotNull(followed_up)),
   countIf(marker_understated = 1), countIf(isNotNull(original_bytes) AND isNotNull(context_bytes)),
   toUInt64(ifNull(sum(if(original_bytes > context_bytes, original_bytes - context_bytes, 0)), 0)), toUInt64(ifNull(sum(ifNull(context_bytes, 0)), 0)),
   countIf(strategy = 'head'), countIf(strategy = 'tail'), countIf(strategy = 'head_tail'), countIf(strategy = 'summary'),

@@ -66,14 +66,7 @@ func TestRollupAnalysedMigration(t *testing.T) {
 		t.Fatalf("the version-7 snapshot is not fresh to the version-7 dashboards (%d days)", n)
 	}
 
-	run(all[7]) // interrupted: ran, not recorded
-	res, err := s.Migrate(ctx)
-	if err != nil {
-		t.Fatalf("migrate after an interrupted 0008: %v", err)
-	}
-	if res.Current != migrations.Latest() {
-		t.Fatalf("schema at %d after migrate, want %d", res.Current, migrations.Latest())
-	}
+	resumeAfter(t, s, run, all[7])
 	if n := fresh(chstore.RollupBlockBase); n != 0 {
 		t.Fatalf("after 0008 the old snapshot, without truncated_analysed, is fresh to the dashboards (%d days)", n)
 	}

@@ -71,8 +71,8 @@ func checkRollup(t *testing.T, s *chstore.Store) {
 	newest := "(day, base_block) IN (SELECT day, max(base_block) FROM " + db + ".tool_call_rollup_days GROUP BY day)"
 	want := count(t, s, "SELECT count() FROM "+db+".tool_calls FINAL")
 	wantSilent := count(t, s, "SELECT countIf(truncation_kind = 'silent') FROM "+db+".tool_calls FINAL")
-	wantAnalysed := count(t, s, "SELECT countIf(truncated = 1 AND version >= 9223372036854775808) FROM "+db+".tool_calls FINAL")
-	wantFollowed := count(t, s, "SELECT countIf(truncated = 1 AND followed_up = 1 AND version >= 9223372036854775808) FROM "+db+".tool_calls FINAL")
+	wantAnalysed := count(t, s, "SELECT countIf(truncated = 1 AND version >= 9223372036854775808 AND isNotNull(followed_up)) FROM "+db+".tool_calls FINAL")
+	wantFollowed := count(t, s, "SELECT countIf(truncated = 1 AND ifNull(followed_up, 0) = 1 AND version >= 9223372036854775808) FROM "+db+".tool_calls FINAL")
 	for _, rows := range []string{"scope = 0 AND period = 3600", "scope = 0 AND period = 86400", "scope = 1 AND period = 3600"} {
 		q := " FROM " + db + ".tool_call_rollup FINAL WHERE " + rows + " AND " + newest
 		if got := count(t, s, "SELECT sum(calls)"+q); got != want {
@@ -94,7 +94,8 @@ func checkRollup(t *testing.T, s *chstore.Store) {
 // been followed up or not, even when its row says followed_up 1 (as a span
 // may, without the analysis that judged it): the rollup counts it in no
 // follow-up figure and places it in no bucket of coverage by the end of the
-// session. Once the analysis writes it, it counts.
+// session. Once the analysis writes it, it counts — in the follow-up
+// figures only while its follow-up is known.
 func TestRollupFollowUpCountsAnalysedCallsOnly(t *testing.T) {
 	ctx := context.Background()
 	s := chtest.NewStore(t)
@@ -127,5 +128,18 @@ func TestRollupFollowUpCountsAnalysedCallsOnly(t *testing.T) {
 	}
 	if tr, an, fo, be := day(); tr != 2 || an != 2 || fo != 1 || be != 2 {
 		t.Fatalf("after the analysis judged it not followed up: %d truncated, %d analysed, %d followed up, %d covered by the end; want 2, 2, 1, 2", tr, an, fo, be)
+	}
+
+	// A later analysis finds its follow-up not known (an unordered call
+	// arrived): it leaves the follow-up rate's denominator, and its
+	// coverage by the end still counts.
+	asRead.Analysis = schema.Analysis{Done: true, Records: 3}
+	asRead.FollowUpUnknown = true
+	time.Sleep(2 * time.Millisecond)
+	if err := s.WriteToolCalls(ctx, []schema.ToolCall{asRead}); err != nil {
+		t.Fatal(err)
+	}
+	if tr, an, fo, be := day(); tr != 2 || an != 1 || fo != 1 || be != 2 {
+		t.Fatalf("after the analysis found its follow-up not known: %d truncated, %d analysed, %d followed up, %d covered by the end; want 2, 1, 1, 2", tr, an, fo, be)
 	}
 }

@@ -21,19 +21,20 @@ func rowTime(ts time.Time, tsNs uint32) time.Time {
 
 func scanToolCall(rows driver.Rows) (schema.ToolCall, error) {
 	var (
-		r                                                            schema.ToolCall
-		ts                                                           time.Time
-		tsNs                                                         uint32
-		turn                                                         *uint32
-		source, origSource, kind, strategy, unit                     string
-		sidechain, isError, truncated, partial                       uint8
-		dRange, dReason, dNext, dScore, understated, followed, srchd uint8
-		ob, oc, ol, ot, cb, cc, cl, ct, ss, se, total                *uint64
-		coverage                                                     *float64
-		line, version                                                uint64
-		precision, tailUnit                                          string
-		tailStart, tailEnd                                           *uint64
-		tailIsEnd, refetched, upperBound, mixed                      uint8
+		r                                                  schema.ToolCall
+		ts                                                 time.Time
+		tsNs                                               uint32
+		turn                                               *uint32
+		source, origSource, kind, strategy, unit           string
+		sidechain, isError, truncated, partial             uint8
+		dRange, dReason, dNext, dScore, understated, srchd uint8
+		followed                                           *uint8
+		ob, oc, ol, ot, cb, cc, cl, ct, ss, se, total      *uint64
+		coverage                                           *float64
+		line, version                                      uint64
+		precision, tailUnit                                string
+		tailStart, tailEnd                                 *uint64
+		tailIsEnd, refetched, upperBound, mixed            uint8
 	)
 	if err := rows.Scan(&r.SessionID, &r.CallID, &ts, &tsNs, &r.Tool, &source, &r.HarnessVersion, &r.Model,
 		&r.Project, &r.Cwd, &r.GitBranch, &r.AgentID, &sidechain, &turn, &r.MessageID, &r.Arguments, &r.Target,
@@ -60,7 +61,8 @@ func scanToolCall(rows driver.Rows) (schema.ToolCall, error) {
 	r.CoverageUpperBound, r.CoverageMixedVersions = upperBound == 1, mixed == 1
 	r.Total = schema.CountFromPtr(total)
 	r.Disclosure = schema.Disclosure{Range: dRange == 1, Reason: dReason == 1, Next: dNext == 1}
-	r.MarkerUnderstated, r.FollowedUp, r.Searched = understated == 1, followed == 1, srchd == 1
+	r.MarkerUnderstated, r.Searched = understated == 1, srchd == 1
+	r.FollowedUp, r.FollowUpUnknown = followed != nil && *followed == 1, followed == nil
 	r.SessionCoverage = schema.RatioFromPtr(coverage)
 	r.SourceLine = int64(line)
 	r.Analysis = analysisOfVersion(version)

@@ -30,14 +30,7 @@ func TestStrategyResizedMigration(t *testing.T) {
 		t.Fatalf("write a call at version 5: %v", err)
 	}
 
-	run(all[5]) // interrupted: ran, not recorded
-	res, err := s.Migrate(ctx)
-	if err != nil {
-		t.Fatalf("migrate after an interrupted 0006: %v", err)
-	}
-	if res.Current != migrations.Latest() {
-		t.Fatalf("schema at %d after migrate, want %d", res.Current, migrations.Latest())
-	}
+	resumeAfter(t, s, run, all[5])
 
 	img := fullCall("toolu_img", ts.Add(time.Second))
 	img.SessionID = old.SessionID

@@ -44,14 +44,7 @@ func TestUnknownIsNullMigration(t *testing.T) {
 		t.Fatalf("write a session at version 6: %v", err)
 	}
 
-	run(all[6]) // interrupted: ran, not recorded
-	res, err := s.Migrate(ctx)
-	if err != nil {
-		t.Fatalf("migrate after an interrupted 0007: %v", err)
-	}
-	if res.Current != migrations.Latest() {
-		t.Fatalf("schema at %d after migrate, want %d", res.Current, migrations.Latest())
-	}
+	resumeAfter(t, s, run, all[6])
 
 	unknown := fullCall("toolu_unknown", ts.Add(2*time.Second))
 	unknown.SessionID, unknown.Turn = old.SessionID, schema.Turn{}

@@ -126,7 +126,7 @@ func modernType(name, typ string) string {
 		// Sub-second digits: noise that no codec shrinks.
 		return typ
 	case typ == "UInt8" || typ == "UInt32" || typ == "UInt64" ||
-		typ == "Nullable(UInt32)" || typ == "Nullable(UInt64)":
+		typ == "Nullable(UInt8)" || typ == "Nullable(UInt32)" || typ == "Nullable(UInt64)":
 		// Flags, counters and sizes: T64 keeps only the bits in use (one
 		// for a flag, about twenty for a size).
 		return typ + " CODEC(T64, LZ4)"

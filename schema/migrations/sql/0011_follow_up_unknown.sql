@@ -1,0 +1,23 @@
+-- ctxaudit v11: a follow-up nobody can know is NULL (docs/design.md §4.12).
+-- In a session holding a call nothing orders — no time and no source line,
+-- a span without a time — that call may have read the rest of a cut call;
+-- analysis cannot tell, and before this migration stored followed_up 0,
+-- which every aggregate follow-up rate counted as "not followed up".
+--
+--   tool_calls.followed_up
+--                     Nullable(UInt8): NULL when whether the truncated call
+--                     was followed up is not known. A follow-up rate counts
+--                     a call with NULL neither way (tool_call_rollup's
+--                     truncated_analysed counts truncated, analysed calls
+--                     whose followed_up is known).
+--
+-- Rows written before keep their 0; the next analysis of their session
+-- writes them again. A rollup snapshot taken before stays right: no row had
+-- NULL then, and a row written as NULL is in a partition the snapshot no
+-- longer matches (its block number moved), so the day is read again.
+--
+-- ClickHouse 18.16 has no MODIFY COLUMN IF EXISTS: the migrator runs the
+-- plain form there, and repeating it on a column already of the new type
+-- is a no-op.
+
+ALTER TABLE {{ident .Database}}.tool_calls MODIFY COLUMN IF EXISTS followed_up Nullable(UInt8);
