@@ -79,6 +79,15 @@ func OrderOf(calls []schema.ToolCall) CallOrder {
 	return o
 }
 
+// NeverFollowedUp reports whether cut call c is known not to have been
+// followed up: none was found, the analysis that stored it did not find
+// that not known (FollowUpUnknown), and every call of the session is
+// ordered (a row stored before followed_up could be NULL holds 0 either
+// way). Every reader that says "never" asks this.
+func (o CallOrder) NeverFollowedUp(c *schema.ToolCall) bool {
+	return !c.FollowedUp && !c.FollowUpUnknown && o.Ordered
+}
+
 // placed reports whether answer a's place among the calls is known.
 func (o CallOrder) placed(a *schema.Answer) bool { return o.Timed && schema.TimeKnown(a.Timestamp) }
 
@@ -320,7 +329,7 @@ func followThrough(a *schema.Answer, c *schema.ToolCall, order CallOrder) string
 	for _, id := range a.ReasonCalls[schema.ReasonNotFollowedUp] {
 		if id == c.CallID {
 			switch {
-			case !c.FollowedUp && !c.FollowUpUnknown && order.Ordered:
+			case order.NeverFollowedUp(c):
 				return "the model never read further"
 			case !c.FollowedUp:
 				return "the model is not known to have read further"

@@ -142,11 +142,11 @@ func yesNo(b bool) string {
 }
 
 // followUp says whether the model went back for the rest of a cut output,
-// and how much of it it saw over the session. ordered says every call of
-// the session is placed by its time or its line (analysis.CallOrder):
-// otherwise a call not followed up may have been, by a call analysis cannot
-// order.
-func followUp(c *schema.ToolCall, next []string, ordered bool) string {
+// and how much of it it saw over the session. order is what every call of
+// the session says of their order: with a call analysis cannot order, a
+// call not followed up may have been, by that call
+// (analysis.CallOrder.NeverFollowedUp).
+func followUp(c *schema.ToolCall, next []string, order analysis.CallOrder) string {
 	var s string
 	switch {
 	case !c.Truncated:
@@ -175,7 +175,7 @@ func followUp(c *schema.ToolCall, next []string, ordered bool) string {
 		// A call as read: only session analysis tells whether a later
 		// call went back, and none has judged this one yet.
 		return "unknown: the session's analysis has not judged this call yet"
-	case !ordered || c.FollowUpUnknown:
+	case !order.NeverFollowedUp(c):
 		s = "none known: a call without a time or line to order it may have gone back for the rest"
 	default:
 		s = "none: the model never went back for the rest"

@@ -222,7 +222,7 @@ func htmlPage(pm *Postmortem) page {
 		p.Answers = append(p.Answers, *ha)
 	}
 
-	next, ordered := followers(pm.ToolCalls), pm.Order.Ordered
+	next := followers(pm.ToolCalls)
 	for _, ev := range timeline(pm) {
 		if len(p.Turns) == 0 || p.Turns[len(p.Turns)-1].N != ev.turn {
 			p.Turns = append(p.Turns, htmlTurn{N: ev.turn})
@@ -240,7 +240,7 @@ func htmlPage(pm *Postmortem) page {
 			Original: originalSizes(c.Original) + "  " + source(c),
 			Context:  sizes(c.Context), Cut: cutSummary(c), Shown: shown(c), Bar: drawBar(c),
 			Marker: c.Marker, Understated: c.MarkerUnderstated, SavedRef: c.SavedRef,
-			FollowUp: followUp(c, next[c.CallID], ordered), ExpectHit: hits[c.CallID], IncompleteFor: incompleteFor[c.CallID],
+			FollowUp: followUp(c, next[c.CallID], pm.Order), ExpectHit: hits[c.CallID], IncompleteFor: incompleteFor[c.CallID],
 		}
 		if c.Truncated || c.Marker != "" {
 			d := c.Disclosure

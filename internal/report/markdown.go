@@ -69,7 +69,7 @@ func (m mdWriter) timeline(pm *Postmortem) {
 	m.line("")
 	m.line("| Turn | Time | Call | Original | In context | Truncation | Told (where / why / next) | Follow-up |")
 	m.line("|---|---|---|---|---|---|---|---|")
-	next, ordered := followers(pm.ToolCalls), pm.Order.Ordered
+	next := followers(pm.ToolCalls)
 	var notes []string
 	for _, ev := range timeline(pm) {
 		if a := ev.answer; a != nil {
@@ -96,7 +96,7 @@ func (m mdWriter) timeline(pm *Postmortem) {
 			told = yesNo(d.Range) + " / " + yesNo(d.Reason) + " / " + yesNo(d.Next)
 		}
 		m.line("| %s | %s | %s | %s | %s | %s | %s | %s |", c.Turn, clock(c.Timestamp), call,
-			cell(originalHeadline(c.Original)), cell(headline(c.Context)), cut, told, cell(followUp(c, next[c.CallID], ordered)))
+			cell(originalHeadline(c.Original)), cell(headline(c.Context)), cut, told, cell(followUp(c, next[c.CallID], pm.Order)))
 		if n := callNote(c); n != "" {
 			notes = append(notes, n)
 		}

@@ -67,7 +67,7 @@ func (t textWriter) timeline(pm *Postmortem) {
 		t.line("  (no tool calls or answers recorded)")
 		return
 	}
-	next, ordered := followers(pm.ToolCalls), pm.Order.Ordered
+	next := followers(pm.ToolCalls)
 	first, turn, date := true, schema.Turn{}, day(pm.Session.StartedAt)
 	const sub = "              "
 	for _, ev := range timeline(pm) {
@@ -107,7 +107,7 @@ func (t textWriter) timeline(pm *Postmortem) {
 		if c.SavedRef != "" {
 			t.field(sub, "saved to", c.SavedRef)
 		}
-		if f := followUp(c, next[c.CallID], ordered); f != "" {
+		if f := followUp(c, next[c.CallID], pm.Order); f != "" {
 			t.field(sub, "follow-up", f)
 		}
 	}
