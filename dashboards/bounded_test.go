@@ -156,9 +156,7 @@ func testBoundedPanels(t *testing.T, store *chstore.Store, conn driver.Conn) {
 	}
 	bounded := boundedPanels(t)
 	ds := loadDashboards(t)
-	all := func(t testing.TB, v grafana.Variable, options []string) grafana.Selection {
-		return grafana.All(v.Multi, options)
-	}
+	all := pickAll
 	onlyBash := func(t testing.TB, v grafana.Variable, options []string) grafana.Selection {
 		if v.Name == "tool" {
 			if !slices.Contains(options, "Bash") {

@@ -616,6 +616,11 @@ func (r *result) strings(col string) []string {
 
 // scenario is one state of a dashboard: time range, interval and a rule
 // choosing each variable's selection from its options.
+// pickAll selects "All" in every variable.
+func pickAll(_ testing.TB, v grafana.Variable, options []string) grafana.Selection {
+	return grafana.All(v.Multi, options)
+}
+
 type scenario struct {
 	name     string
 	from, to time.Time

@@ -47,9 +47,7 @@ func TestFollowUpCountsOnlyAnalysedCalls(t *testing.T) {
 
 	day := 24 * time.Hour
 	sc := scenario{name: "whole-days", from: now.Add(-30 * time.Hour).Truncate(day).Add(-day), to: now.Add(2 * day).Truncate(day), interval: time.Hour,
-		pick: func(t testing.TB, v grafana.Variable, options []string) grafana.Selection {
-			return grafana.All(v.Multi, options)
-		}}
+		pick: pickAll}
 	ds := loadDashboards(t)
 	for _, en := range []struct {
 		name  string
@@ -227,9 +225,7 @@ func TestFollowUpRatesLeaveUnknownFollowUpsOut(t *testing.T) {
 	}
 	panels := map[string]bool{"Tool calls": true, "Disclosure quality by harness and tool": true, "Silent share and follow-up rate, by tool": true}
 	sc := scenario{from: now.Add(-time.Hour), to: now.Add(time.Hour), interval: time.Minute,
-		pick: func(t testing.TB, v grafana.Variable, options []string) grafana.Selection {
-			return grafana.All(v.Multi, options)
-		}}
+		pick: pickAll}
 	for _, en := range []struct {
 		name  string
 		store *chstore.Store

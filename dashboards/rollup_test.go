@@ -236,9 +236,7 @@ func runExpanded(t *testing.T, ctx context.Context, conn driver.Conn, where, sql
 // rows), ranges cutting hours (tool_calls for the cut hours), and the
 // whole-hour intervals under which time series read the hour rows.
 func rollupScenarios(fx fixture, now time.Time) []scenario {
-	all := func(t testing.TB, v grafana.Variable, options []string) grafana.Selection {
-		return grafana.All(v.Multi, options)
-	}
+	all := pickAll
 	oneTool := func(t testing.TB, v grafana.Variable, options []string) grafana.Selection {
 		if v.Name == "tool" {
 			return grafana.Multi(first(options, 1)...)

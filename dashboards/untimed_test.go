@@ -390,9 +390,7 @@ func TestRecentSilentTruncationsHedgeOnUnorderedCalls(t *testing.T) {
 		{"chDB 26.7", e.ConnIn(modern.Database())},
 	} {
 		sc := scenario{from: now.Add(-time.Hour), to: now.Add(time.Hour), interval: time.Minute,
-			pick: func(t testing.TB, v grafana.Variable, options []string) grafana.Selection {
-				return grafana.All(v.Multi, options)
-			}}
+			pick: pickAll}
 		req := grafana.Request{From: sc.from, To: sc.to, Interval: sc.interval, Vars: resolveVariables(t, ctx, en.conn, disclosure, sc)}
 		r := runExpanded(t, ctx, en.conn, en.name+": Recent silent truncations", panel.Targets[0].RawSQL, req)
 		if r == nil {
