@@ -191,10 +191,10 @@ type ToolCall struct {
 	// Follow-through, filled by session analysis.
 	FollowedUp bool `json:"followed_up" msg:"followed_up,omitempty"`
 	// FollowUpUnknown: whether this truncated call was followed up is not
-	// known, and FollowedUp is false only because none was found. A call of
-	// its session has no place among the others (no time, no source line)
-	// and may have read the rest (docs/design.md §4.12). Stored as a NULL
-	// followed_up; its JSON is a null followed_up.
+	// known, and FollowedUp is false only because none was found: a call of
+	// its session that has no place among the others (no time, no source
+	// line) would have continued it had it come after it (docs/design.md
+	// §4.12). Stored as a NULL followed_up; its JSON is a null followed_up.
 	FollowUpUnknown bool   `json:"-" msg:"follow_up_unknown,omitempty"`
 	ContinuationOf  string `json:"continuation_of" msg:"continuation_of,omitempty"`
 	SessionCoverage Ratio  `json:"session_coverage" msg:"session_coverage,omitempty"`

@@ -214,11 +214,9 @@ func analyze(s *Session, infos []callInfo) {
 	if !known.Ordered {
 		// A call nothing orders takes no part in follow-through, so a cut
 		// call none of the others followed up may have been followed up by
-		// it: not known, rather than not (docs/design.md §4.12).
-		for i := range calls {
-			c := &calls[i]
-			c.FollowUpUnknown = isTruncated(c) && !c.FollowedUp
-		}
+		// it: not known, rather than not, where it would have continued
+		// the cut call (docs/design.md §4.12).
+		markFollowUpsUnknown(calls, infos)
 	}
 	for j := range answers {
 		answers[j].Verdict = verdict(&answers[j], claims[j], lookup, known)

@@ -173,13 +173,22 @@ func (tr *tracker) register(i int, t *targetState, scope string, a access, s see
 		return
 	}
 	t.indexed = true
-	p := strings.TrimPrefix(a.key, "file:")
+	for _, d := range dirKeys(a.key) {
+		tr.dirs[scope+d] = append(tr.dirs[scope+d], t)
+	}
+}
+
+// dirKeys are the keys of the directories above file key k ("file:/a/b.go":
+// "file:/a", "file:/"): those a recursive search reaches the file through.
+func dirKeys(k string) []string {
+	var out []string
+	p := strings.TrimPrefix(k, "file:")
 	for {
 		d := path.Dir(p)
 		if d == p {
-			break
+			return out
 		}
-		tr.dirs[scope+"file:"+d] = append(tr.dirs[scope+"file:"+d], t)
+		out = append(out, "file:"+d)
 		p = d
 	}
 }
@@ -219,4 +228,130 @@ func (tr *tracker) coverageOf(i int) (best schema.Ratio, upper, mixed bool) {
 		mixed = anyMixed
 	}
 	return best, upper, mixed
+}
+
+// markFollowUpsUnknown flags (FollowUpUnknown) each cut call no call
+// followed up whose follow-up a call nothing orders may have been. Such a
+// call (unordered) takes no part in the sweep, so whether it came after the
+// cut call is not known; if it would have continued the cut call had it come
+// after, the cut call's follow-up is not known. A cut call that no such call
+// could have continued keeps its known "not followed up". When the cut call
+// is the unordered one, every other call of its thread may have come after
+// it (docs/design.md §4.12).
+func markFollowUpsUnknown(calls []schema.ToolCall, infos []callInfo) {
+	var ofUnordered, ofAll followers
+	for i := range calls {
+		c := &calls[i]
+		if c.FollowedUp || !isTruncated(c) {
+			continue
+		}
+		idx := &ofUnordered
+		if unordered(c) {
+			idx = &ofAll
+		}
+		if idx.byKey == nil {
+			idx.index(calls, infos, idx == &ofAll)
+		}
+		c.FollowUpUnknown = idx.mayContinue(calls, infos, i)
+	}
+}
+
+// followers indexes the accesses that may follow up a cut call — reads and
+// searches — by their thread and target (without the scope of its own an
+// unordered call's accesses have in the sweep), the alike ones as one class,
+// so that a session of many alike calls costs one check per cut call and
+// class, as the sweep's groups do (BenchmarkAnalyzeUnorderedRepeats).
+type followers struct {
+	byKey map[string][]*followerClass
+}
+
+// followerClass is the accesses of one thread and target that continue the
+// same cut calls: the same mode and view and, for a read, request.
+type followerClass struct {
+	mode      AccessMode
+	recursive bool
+	s         seen
+	args      string
+	// of: up to two of its calls, distinct (n of them), enough to tell
+	// whether one is not the cut call itself.
+	of [2]int
+	n  int
+}
+
+func threadKey(c *schema.ToolCall, a *access) string { return c.AgentID + "\x00" + a.key }
+
+// index takes the accesses of the unordered calls, or, with all, of every
+// call.
+func (f *followers) index(calls []schema.ToolCall, infos []callInfo, all bool) {
+	type classKey struct {
+		key       string
+		mode      AccessMode
+		recursive bool
+		s         seen
+		args      string
+	}
+	f.byKey = make(map[string][]*followerClass)
+	classes := make(map[classKey]*followerClass)
+	for i := range calls {
+		u := &calls[i]
+		if !all && !unordered(u) {
+			continue
+		}
+		for k := range infos[i].acc {
+			a := &infos[i].acc[k]
+			ck := classKey{key: threadKey(u, a), mode: a.Mode}
+			switch a.Mode {
+			case AccessRead:
+				ck.s, ck.args = seenBy(u, *a, isTruncated(u)), infos[i].request
+			case AccessSearch:
+				ck.recursive = a.Recursive // what a search saw plays no part
+			default:
+				continue
+			}
+			cl := classes[ck]
+			if cl == nil {
+				cl = &followerClass{mode: ck.mode, recursive: ck.recursive, s: ck.s, args: ck.args}
+				classes[ck] = cl
+				f.byKey[ck.key] = append(f.byKey[ck.key], cl)
+			}
+			if cl.n == 0 || (cl.n == 1 && cl.of[0] != i) {
+				cl.of[cl.n] = i
+				cl.n++
+			}
+		}
+	}
+}
+
+// other reports whether the class holds a call other than call i: a call
+// never continues itself.
+func (cl *followerClass) other(i int) bool { return cl.n == 2 || (cl.n == 1 && cl.of[0] != i) }
+
+// mayContinue reports whether an indexed access of a call other than cut
+// call i would continue it, had it come after it: the test the sweep makes
+// (tracker.followUp, continues) on the groups call i registers.
+func (f *followers) mayContinue(calls []schema.ToolCall, infos []callInfo, i int) bool {
+	c := &calls[i]
+	for k := range infos[i].acc {
+		a := &infos[i].acc[k]
+		if !a.Self || a.Mode != AccessRead {
+			continue // what tracker.register does not wait on
+		}
+		g := truncGroup{key: groupKey{s: seenBy(c, *a, true), args: infos[i].request}}
+		for _, cl := range f.byKey[threadKey(c, a)] {
+			if cl.other(i) && continues(cl.mode, cl.s, cl.args, &g) {
+				return true
+			}
+		}
+		if a.Kind != TargetFile {
+			continue
+		}
+		for _, d := range dirKeys(a.key) {
+			for _, cl := range f.byKey[c.AgentID+"\x00"+d] {
+				if cl.mode == AccessSearch && cl.recursive && cl.other(i) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }

@@ -219,6 +219,9 @@ func TestUnorderedCallIsNeitherPlacedNorFollowedUp(t *testing.T) {
 			if c := pair.Calls; c[0].FollowedUp || c[1].ContinuationOf != "" || c[0].SessionCoverage.V >= 1 {
 				t.Errorf("time %v, id %q: first followed up %v, coverage %+v, second continues %q; want none", none, id, c[0].FollowedUp, c[0].SessionCoverage, c[1].ContinuationOf)
 			}
+			if c := pair.Calls; !c[0].FollowUpUnknown {
+				t.Errorf("time %v, id %q: the first's follow-up known; want not known: the second may have come after it", none, id)
+			}
 		}
 
 		// Named by the answer, the same call is a known input.
@@ -269,4 +272,105 @@ func TestFollowUpUnknownOnlyWhereACallIsUnordered(t *testing.T) {
 	if s.Calls[2].FollowUpUnknown {
 		t.Error("analysed again without the unordered call: c3's follow-up still not known")
 	}
+}
+
+// TestFollowUpUnknownIsWhatSomePlacementWouldFollowUp: a cut call's
+// follow-up is not known exactly when some place of the unordered call among
+// the others — the sweep run with it there — would have followed the cut
+// call up. A cut call no place of it follows up is known not followed up,
+// whatever else the unordered call touched: the follow-up analysis itself,
+// run once per place, is the reference.
+func TestFollowUpUnknownIsWhatSomePlacementWouldFollowUp(t *testing.T) {
+	cutLines := cut(schema.KindSilent, schema.StrategyHead, schema.UnitLines, 1, 100, 500)
+	cutChars := cut(schema.KindExplicit, schema.StrategyHead, schema.UnitChars, 1, 1000, 9000)
+	// Ordered calls, at 10, 20, … in slice order.
+	bases := map[string][]schema.ToolCall{
+		"cut, none followed up": {
+			call("a1", "Read", `{"file_path":"/repo/a.go"}`, 0, cutLines),
+			call("b1", "Read", `{"file_path":"/repo/b.go"}`, 0, agent("sub"), cutLines),
+			call("t1", "Bash", `{"command":"go test ./..."}`, 0, cutChars),
+			call("w1", "WebFetch", `{"url":"https://example.com/docs","prompt":"timeouts"}`, 0, cutChars),
+			call("z1", "Read", `{"file_path":"/other/z.go"}`, 0),
+			call("a2", "Read", `{"file_path":"/repo/a.go","offset":1,"limit":100}`, 0, partial(schema.UnitLines, 1, 100, 500)),
+		},
+		"one followed up": {
+			call("a1", "Read", `{"file_path":"/repo/a.go"}`, 0, cutLines),
+			call("c1", "Read", `{"file_path":"/repo/c.go"}`, 0, cutLines),
+			call("a2", "Read", `{"file_path":"/repo/a.go","offset":101,"limit":400}`, 0, partial(schema.UnitLines, 101, 500, 500)),
+		},
+	}
+	// The unordered call, cut or not.
+	unordered := map[string]schema.ToolCall{
+		"reads the rest of a.go":           call("u", "Read", `{"file_path":"/repo/a.go","offset":101,"limit":400}`, 0, partial(schema.UnitLines, 101, 500, 500)),
+		"reads a.go again within the view": call("u", "Read", `{"file_path":"/repo/a.go","offset":1,"limit":50}`, 0, partial(schema.UnitLines, 1, 50, 500)),
+		"searches /repo":                   call("u", "Grep", `{"pattern":"Timeout","path":"/repo"}`, 0),
+		"searches /repo in sub":            call("u", "Grep", `{"pattern":"Timeout","path":"/repo"}`, 0, agent("sub")),
+		"reads b.go in sub":                call("u", "Read", `{"file_path":"/repo/b.go"}`, 0, agent("sub")),
+		"reads an unrelated file":          call("u", "Read", `{"file_path":"/other/z.go"}`, 0),
+		"runs the same command":            call("u", "Bash", `{"command":"go test ./..."}`, 0),
+		"runs the command to a file":       call("u", "Bash", `{"command":"go test ./... > /tmp/out.txt"}`, 0),
+		"fetches the page again":           call("u", "WebFetch", `{"url":"https://example.com/docs","prompt":"retries"}`, 0),
+		"is cut, of a.go":                  call("u", "Read", `{"file_path":"/repo/a.go"}`, 0, cutLines),
+		"is cut, of d.go":                  call("u", "Read", `{"file_path":"/repo/d.go"}`, 0, cutLines),
+		"is cut, of c.go":                  call("u", "Read", `{"file_path":"/repo/c.go","offset":1,"limit":100}`, 0, cutLines),
+	}
+	unknownSeen, knownSeen := 0, 0
+	for bn, base := range bases {
+		for un, u := range unordered {
+			// Followed up in some place of u.
+			some := map[string]bool{}
+			for p := 0; p <= len(base); p++ {
+				calls := placed(base, u, p)
+				Analyze(&Session{Calls: calls})
+				for _, c := range calls {
+					some[c.CallID] = some[c.CallID] || c.FollowedUp
+				}
+			}
+			uu := u
+			uu.Timestamp = time.Time{}
+			s := Session{Calls: append([]schema.ToolCall{uu}, placed(base, schema.ToolCall{}, -1)...)}
+			Analyze(&s)
+			for _, c := range s.Calls {
+				var want bool
+				switch {
+				case !isTruncated(&c) || c.FollowedUp:
+					want = false
+				default:
+					want = some[c.CallID]
+					if want {
+						unknownSeen++
+					} else {
+						knownSeen++
+					}
+				}
+				if c.FollowUpUnknown != want {
+					t.Errorf("%s, the unordered call %s: %s follow-up unknown %v, want %v (truncated %v, followed up %v, in some place %v)",
+						bn, un, c.CallID, c.FollowUpUnknown, want, isTruncated(&c), c.FollowedUp, some[c.CallID])
+				}
+			}
+		}
+	}
+	// Both outcomes occur, or the test would check one of them only.
+	if unknownSeen == 0 || knownSeen == 0 {
+		t.Fatalf("cut calls not followed up: %d not known, %d known; want both", unknownSeen, knownSeen)
+	}
+}
+
+// placed is base's calls at 10, 20, … seconds with u inserted at index p
+// (p < 0: left out), between its neighbours in time.
+func placed(base []schema.ToolCall, u schema.ToolCall, p int) []schema.ToolCall {
+	var out []schema.ToolCall
+	for i, c := range base {
+		if i == p {
+			u.Timestamp = at(10*i + 5)
+			out = append(out, u)
+		}
+		c.Timestamp = at(10 * (i + 1))
+		out = append(out, c)
+	}
+	if p == len(base) {
+		u.Timestamp = at(10*len(base) + 5)
+		out = append(out, u)
+	}
+	return out
 }

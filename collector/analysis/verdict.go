@@ -82,8 +82,10 @@ func OrderOf(calls []schema.ToolCall) CallOrder {
 // NeverFollowedUp reports whether cut call c is known not to have been
 // followed up: none was found, the analysis that stored it did not find
 // that not known (FollowUpUnknown), and every call of the session is
-// ordered (a row stored before followed_up could be NULL holds 0 either
-// way). Every reader that says "never" asks this.
+// ordered: a row stored before followed_up could be NULL holds 0 either
+// way, and a reader cannot tell it from the known 0 of a call no unordered
+// call could have continued (markFollowUpsUnknown). Every reader that says
+// "never" asks this.
 func (o CallOrder) NeverFollowedUp(c *schema.ToolCall) bool {
 	return !c.FollowedUp && !c.FollowUpUnknown && o.Ordered
 }
