@@ -374,3 +374,57 @@ func placed(base []schema.ToolCall, u schema.ToolCall, p int) []schema.ToolCall 
 	}
 	return out
 }
+
+// FuzzFollowUpUnknownMatchesPlacements: for any tools, arguments and cut
+// views, a cut call's follow-up is not known exactly when some place of the
+// unordered call among the others would have followed it up (the sweep run
+// once per place is the reference, as in
+// TestFollowUpUnknownIsWhatSomePlacementWouldFollowUp).
+func FuzzFollowUpUnknownMatchesPlacements(f *testing.F) {
+	// flags: c1 cut (1), c2 cut (2), u cut (4), u in a sub-agent (8), c2 in it (16).
+	f.Add("Read", `{"file_path":"/repo/a.go"}`, "Read", `{"file_path":"/other/z.go"}`, "Grep", `{"pattern":"x","path":"/repo"}`, uint8(0b00001), uint64(1), uint64(100))
+	f.Add("Read", `{"file_path":"/repo/b.go"}`, "Read", `{"file_path":"/repo/a.go","offset":101,"limit":400}`, "Read", `{"file_path":"/repo/a.go"}`, uint8(0b00101), uint64(1), uint64(100))
+	f.Add("Read", `{"file_path":"/repo/a.go"}`, "Read", `{"file_path":"/repo/a.go","offset":1,"limit":100}`, "Read", `{"file_path":"/repo/a.go","offset":101,"limit":400}`, uint8(0b00011), uint64(1), uint64(100))
+	f.Add("Bash", `{"command":"cat /repo/a.go | head -50"}`, "Bash", `{"command":"grep -rn x /repo"}`, "Read", `{"file_path":"a.go"}`, uint8(0b1011), uint64(1), uint64(50))
+	f.Add("WebFetch", `{"url":"https://e.com/d","prompt":"p"}`, "exec_command", `{"cmd":"sed -n '100,200p' /repo/a.go"}`, "WebFetch", `{"url":"https://e.com/d#x","prompt":"q"}`, uint8(0b1111), uint64(0), uint64(1000))
+	f.Add("shell", `{"command":["bash","-lc","tail -n 20 /repo/b.log"]}`, "Glob", `{"pattern":"**/*.go","path":"/repo"}`, "Bash", `{"command":"cat /repo/b.log > /tmp/x; rg y /repo"}`, uint8(0b0110), uint64(5), uint64(5))
+	f.Fuzz(func(t *testing.T, tool1, args1, tool2, args2, toolU, argsU string, flags uint8, start, end uint64) {
+		mk := func(id, tool, args string, truncated, sub bool) schema.ToolCall {
+			c := schema.ToolCall{SessionID: "s1", CallID: id, Tool: tool, Arguments: args, Cwd: "/repo",
+				Forensics: schema.Forensics{Kind: schema.KindNone, Strategy: schema.StrategyNone}}
+			if truncated {
+				c.Truncated, c.Kind, c.Strategy = true, schema.KindSilent, schema.StrategyHead
+				c.Shown = schema.Range{Start: schema.Known(start), End: schema.Known(end), Unit: schema.UnitLines}
+				c.Total = schema.Known(end + 100)
+			}
+			if sub {
+				c.AgentID = "sub"
+			}
+			return c
+		}
+		base := []schema.ToolCall{
+			mk("c1", tool1, args1, flags&1 != 0, false),
+			mk("c2", tool2, args2, flags&2 != 0, flags&16 != 0),
+		}
+		u := mk("u", toolU, argsU, flags&4 != 0, flags&8 != 0)
+		some := map[string]bool{}
+		for p := 0; p <= len(base); p++ {
+			calls := placed(base, u, p)
+			Analyze(&Session{Calls: calls})
+			for _, c := range calls {
+				some[c.CallID] = some[c.CallID] || c.FollowedUp
+			}
+		}
+		uu := u
+		uu.Timestamp = time.Time{}
+		s := Session{Calls: append([]schema.ToolCall{uu}, placed(base, schema.ToolCall{}, -1)...)}
+		Analyze(&s)
+		for _, c := range s.Calls {
+			want := isTruncated(&c) && !c.FollowedUp && some[c.CallID]
+			if c.FollowUpUnknown != want {
+				t.Fatalf("%s (%s %s): follow-up unknown %v, want %v (followed up %v, in some place %v)",
+					c.CallID, c.Tool, c.Arguments, c.FollowUpUnknown, want, c.FollowedUp, some[c.CallID])
+			}
+		}
+	})
+}
