@@ -614,3 +614,56 @@ func TestCallSpanWithoutTimeIsAnUncertainInput(t *testing.T) {
 		t.Errorf("risk %s, verdict\n%s\nwant medium,\n%s", a.Risk, a.Verdict, want)
 	}
 }
+
+// A call span without a start time leaves not known the follow-up of only
+// the cut calls it could have continued: in s1 it runs the cut call's
+// command again (its follow-up is not known), in s2 another command (the cut
+// call is known not followed up). What the emitted spans say is what the
+// exporter stores.
+func TestUntimedSpanLeavesUnknownOnlyTheFollowUpsItCouldBe(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	cfg.SessionIdle = 50 * time.Millisecond
+	sink := new(consumertest.TracesSink)
+	p := startedTraces(t, cfg, sink)
+	at := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	td := ptrace.NewTraces()
+	spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+	for _, s := range []struct{ session, cutCmd, untimedCmd string }{
+		{"s1", "go test ./...", "go test ./..."},
+		{"s2", "go test ./...", "ls /tmp"},
+	} {
+		shellSpan(spans, s.session, "c-"+s.session, codexCut, at)
+		spans.At(spans.Len()-1).Attributes().PutStr(otelconv.AttrToolCallArguments, `{"command":"`+s.cutCmd+`"}`)
+		shellSpan(spans, s.session, "u-"+s.session, "Exit code: 0\nWall time: 0.1 seconds\nOutput:\nok\n", time.Time{})
+		u := spans.At(spans.Len() - 1)
+		u.SetStartTimestamp(0)
+		u.SetEndTimestamp(0)
+		u.Attributes().PutStr(otelconv.AttrToolCallArguments, `{"command":"`+s.untimedCmd+`"}`)
+	}
+	if err := p.ConsumeTraces(context.Background(), td); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	calls := map[string]schema.ToolCall{}
+	for _, td := range sink.AllTraces() {
+		otelconv.EachSpan(td, func(res pcommon.Map, _ string, sp ptrace.Span) {
+			if otelconv.Operation(sp.Attributes()) == otelconv.OperationExecuteTool {
+				c := otelconv.ToolCallFromAttributes(sp.Attributes(), res, sp.StartTimestamp().AsTime())
+				calls[c.CallID] = c
+			}
+		})
+	}
+	for id, want := range map[string]bool{"c-s1": true, "c-s2": false} {
+		c, ok := calls[id]
+		switch {
+		case !ok:
+			t.Errorf("%s not emitted", id)
+		case !c.Truncated || c.FollowedUp:
+			t.Errorf("%s: truncated %v, followed up %v; want cut, not followed up", id, c.Truncated, c.FollowedUp)
+		case c.FollowUpUnknown != want:
+			t.Errorf("%s: follow-up unknown %v, want %v", id, c.FollowUpUnknown, want)
+		}
+	}
+}
