@@ -208,11 +208,14 @@ func (r *result) text(i int, col string) string {
 func TestFollowUpRatesLeaveUnknownFollowUpsOut(t *testing.T) {
 	ctx := context.Background()
 	e, addr, classic, modern := bothEngines(t)
-	now := time.Now().UTC().Truncate(time.Second)
+	// The calls lie inside the last full hour and the range covers it
+	// whole, so that the rollup's hourly rows hold them whatever the time
+	// of day the test runs at.
+	hour := time.Now().UTC().Truncate(time.Hour).Add(-time.Hour)
 	done := schema.Analysis{Done: true, Records: 3}
 	var calls []schema.ToolCall
 	for i, state := range []string{"followed", "not", "unknown"} {
-		c := schema.ToolCall{SessionID: "rates", CallID: "rates-" + state, Tool: "Read", Timestamp: now.Add(time.Duration(i-10) * time.Minute),
+		c := schema.ToolCall{SessionID: "rates", CallID: "rates-" + state, Tool: "Read", Timestamp: hour.Add(time.Duration(10+i) * time.Minute),
 			Source: schema.HarnessClaudeCode, Turn: schema.KnownTurn(0), Analysis: done}
 		c.Truncated, c.Kind, c.Strategy = true, schema.KindSilent, schema.StrategyHead
 		c.FollowedUp, c.FollowUpUnknown, c.Target = state == "followed", state == "unknown", "/repo/"+state+".go"
@@ -224,7 +227,7 @@ func TestFollowUpRatesLeaveUnknownFollowUpsOut(t *testing.T) {
 		}
 	}
 	panels := map[string]bool{"Tool calls": true, "Disclosure quality by harness and tool": true, "Silent share and follow-up rate, by tool": true}
-	sc := scenario{from: now.Add(-time.Hour), to: now.Add(time.Hour), interval: time.Minute,
+	sc := scenario{from: hour.Add(-time.Hour), to: hour.Add(2 * time.Hour), interval: time.Minute,
 		pick: pickAll}
 	for _, en := range []struct {
 		name  string
