@@ -317,19 +317,7 @@ func TestFollowUpUnknownIsWhatSomePlacementWouldFollowUp(t *testing.T) {
 	unknownSeen, knownSeen := 0, 0
 	for bn, base := range bases {
 		for un, u := range unordered {
-			// Followed up in some place of u.
-			some := map[string]bool{}
-			for p := 0; p <= len(base); p++ {
-				calls := placed(base, u, p)
-				Analyze(&Session{Calls: calls})
-				for _, c := range calls {
-					some[c.CallID] = some[c.CallID] || c.FollowedUp
-				}
-			}
-			uu := u
-			uu.Timestamp = time.Time{}
-			s := Session{Calls: append([]schema.ToolCall{uu}, placed(base, schema.ToolCall{}, -1)...)}
-			Analyze(&s)
+			some, s := followedUpInSomePlace(base, u), analysedUnordered(base, u)
 			for _, c := range s.Calls {
 				var want bool
 				switch {
@@ -354,6 +342,29 @@ func TestFollowUpUnknownIsWhatSomePlacementWouldFollowUp(t *testing.T) {
 	if unknownSeen == 0 || knownSeen == 0 {
 		t.Fatalf("cut calls not followed up: %d not known, %d known; want both", unknownSeen, knownSeen)
 	}
+}
+
+// followedUpInSomePlace reports, by call id, the calls the sweep follows
+// up with u in some place among base's calls (placed).
+func followedUpInSomePlace(base []schema.ToolCall, u schema.ToolCall) map[string]bool {
+	some := map[string]bool{}
+	for p := 0; p <= len(base); p++ {
+		calls := placed(base, u, p)
+		Analyze(&Session{Calls: calls})
+		for _, c := range calls {
+			some[c.CallID] = some[c.CallID] || c.FollowedUp
+		}
+	}
+	return some
+}
+
+// analysedUnordered is base's calls with u unordered (no time, no source
+// line; first, as issue order puts it), analysed.
+func analysedUnordered(base []schema.ToolCall, u schema.ToolCall) Session {
+	u.Timestamp = time.Time{}
+	s := Session{Calls: append([]schema.ToolCall{u}, placed(base, schema.ToolCall{}, -1)...)}
+	Analyze(&s)
+	return s
 }
 
 // placed is base's calls at 10, 20, … seconds with u inserted at index p
@@ -407,18 +418,7 @@ func FuzzFollowUpUnknownMatchesPlacements(f *testing.F) {
 			mk("c2", tool2, args2, flags&2 != 0, flags&16 != 0),
 		}
 		u := mk("u", toolU, argsU, flags&4 != 0, flags&8 != 0)
-		some := map[string]bool{}
-		for p := 0; p <= len(base); p++ {
-			calls := placed(base, u, p)
-			Analyze(&Session{Calls: calls})
-			for _, c := range calls {
-				some[c.CallID] = some[c.CallID] || c.FollowedUp
-			}
-		}
-		uu := u
-		uu.Timestamp = time.Time{}
-		s := Session{Calls: append([]schema.ToolCall{uu}, placed(base, schema.ToolCall{}, -1)...)}
-		Analyze(&s)
+		some, s := followedUpInSomePlace(base, u), analysedUnordered(base, u)
 		for _, c := range s.Calls {
 			want := isTruncated(&c) && !c.FollowedUp && some[c.CallID]
 			if c.FollowUpUnknown != want {
