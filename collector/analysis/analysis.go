@@ -86,7 +86,7 @@ type callInfo struct {
 // session.
 func newCallInfo(c *schema.ToolCall, i int) callInfo {
 	acc := accessesOf(c)
-	scope := c.AgentID + "\x00"
+	scope := threadOf(c)
 	if unordered(c) {
 		// Not known to come before or after any other call, it neither
 		// continues one nor is continued: its targets are its own (by its
@@ -99,6 +99,11 @@ func newCallInfo(c *schema.ToolCall, i int) callInfo {
 	}
 	return callInfo{acc: acc, keys: keys, scope: scope, label: labelOf(acc), request: c.Tool + "\x00" + c.Arguments}
 }
+
+// threadOf is the prefix of the keys of call c's accesses in its agent
+// thread: a sub-agent reading the rest of a file does not put it in the
+// main thread's context.
+func threadOf(c *schema.ToolCall) string { return c.AgentID + "\x00" }
 
 // unordered reports whether nothing places call c among the session's
 // other calls: its time is not known and no source line orders it (a span

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"iter"
 	"path"
 	"strings"
 
@@ -173,23 +174,25 @@ func (tr *tracker) register(i int, t *targetState, scope string, a access, s see
 		return
 	}
 	t.indexed = true
-	for _, d := range dirKeys(a.key) {
-		tr.dirs[scope+d] = append(tr.dirs[scope+d], t)
+	for d := range dirsAbove(a.key) {
+		k := scope + "file:" + d
+		tr.dirs[k] = append(tr.dirs[k], t)
 	}
 }
 
-// dirKeys are the keys of the directories above file key k ("file:/a/b.go":
-// "file:/a", "file:/"): those a recursive search reaches the file through.
-func dirKeys(k string) []string {
-	var out []string
-	p := strings.TrimPrefix(k, "file:")
-	for {
-		d := path.Dir(p)
-		if d == p {
-			return out
+// dirsAbove yields the directories above file key k ("file:/a/b.go": "/a",
+// "/"): those a recursive search reaches the file through, as the key
+// "file:" + dir of the search's access.
+func dirsAbove(k string) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		p := strings.TrimPrefix(k, "file:")
+		for {
+			d := path.Dir(p)
+			if d == p || !yield(d) {
+				return
+			}
+			p = d
 		}
-		out = append(out, "file:"+d)
-		p = d
 	}
 }
 
@@ -278,7 +281,7 @@ type followerClass struct {
 	n  int
 }
 
-func threadKey(c *schema.ToolCall, a *access) string { return c.AgentID + "\x00" + a.key }
+func threadKey(c *schema.ToolCall, a *access) string { return threadOf(c) + a.key }
 
 // index takes the accesses of the unordered calls, or, with all, of every
 // call.
@@ -345,8 +348,8 @@ func (f *followers) mayContinue(calls []schema.ToolCall, infos []callInfo, i int
 		if a.Kind != TargetFile {
 			continue
 		}
-		for _, d := range dirKeys(a.key) {
-			for _, cl := range f.byKey[c.AgentID+"\x00"+d] {
+		for d := range dirsAbove(a.key) {
+			for _, cl := range f.byKey[threadOf(c)+"file:"+d] {
 				if cl.mode == AccessSearch && cl.recursive && cl.other(i) {
 					return true
 				}

@@ -91,7 +91,8 @@ const (
 	AttrFollowedUp = "ctxaudit.followed_up"
 	// AttrFollowUpUnknown: whether the cut call was followed up is not
 	// known (ctxaudit.followed_up is then absent): a call of the session
-	// has no place among the others and may have read the rest.
+	// that has no place among the others would have continued it had it
+	// come after it.
 	AttrFollowUpUnknown = "ctxaudit.followed_up.unknown"
 	AttrContinuationOf  = "ctxaudit.continuation_of"
 	AttrSessionCoverage = "ctxaudit.session_coverage"
