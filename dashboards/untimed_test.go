@@ -28,8 +28,9 @@ import (
 // time nor a source line (a span without a time) may itself have been the
 // follow-up of a cut call analysis found not followed up (docs/design.md
 // §4.12): the postmortem then says "none known", as `ctxaudit postmortem`
-// does, not "no"; a call without a time that its line orders changes
-// nothing.
+// does, not "no", unless the cut call's row says its "not followed up" is
+// known (followed_up_exact); a call without a time that its line orders
+// changes nothing.
 func TestPostmortemShowsRecordsWithoutTime(t *testing.T) {
 	ctx := context.Background()
 	e, addr, classic, modern := bothEngines(t)
@@ -39,6 +40,10 @@ func TestPostmortemShowsRecordsWithoutTime(t *testing.T) {
 		id    string
 		timed bool
 		lines bool // every call has its source line: none is unordered
+		// exact: the cut call's row says its "not followed up" is known
+		// (followed_up_exact); without it, as in a row stored before
+		// migration 0012, an unordered call leaves it "none known".
+		exact bool
 		calls []schema.ToolCall
 		ans   []schema.Answer
 		meta  schema.Session
@@ -87,7 +92,9 @@ func TestPostmortemShowsRecordsWithoutTime(t *testing.T) {
 			MaxRisk: schema.RiskHigh, Turns: schema.Known(1), Analysis: schema.Analysis{Done: true, Records: 3 + len(s.ans)}}
 		return s
 	}
-	sessions := []session{mk("timed-with-untimed", true, false), mk("no-time-at-all", false, false), mk("lines-only", false, true)}
+	marked := mk("no-time-marked", false, false)
+	marked.exact, marked.calls[1].FollowUpExact = true, true
+	sessions := []session{mk("timed-with-untimed", true, false), mk("no-time-at-all", false, false), mk("lines-only", false, true), marked}
 	for _, st := range []*chstore.Store{classic, modern} {
 		for _, s := range sessions {
 			if err := st.WriteToolCalls(ctx, s.calls); err != nil {
@@ -103,7 +110,8 @@ func TestPostmortemShowsRecordsWithoutTime(t *testing.T) {
 	}
 
 	// What the postmortem says of the cut call analysis found not followed
-	// up, by whether every call of its session is ordered.
+	// up, by whether every call of its session is ordered or its row knows
+	// it.
 	followUp := map[bool]string{true: "no", false: "none known"}
 	var postmortem, overview *grafana.Dashboard
 	for _, d := range loadDashboards(t) {
@@ -175,8 +183,8 @@ func TestPostmortemShowsRecordsWithoutTime(t *testing.T) {
 						t.Errorf("%s: %v silent calls, want the one without a time", where, n)
 					}
 					n, known := r.number("not_followed_up")
-					if known != s.lines || (known && n != 1) {
-						t.Errorf("%s: not followed up %v (known %v); want 1 with every call ordered, else unknown", where, n, known)
+					if known != (s.lines || s.exact) || (known && n != 1) {
+						t.Errorf("%s: not followed up %v (known %v); want 1 with every call ordered or the row marked exact, else unknown", where, n, known)
 					}
 				case "Tool-call timeline":
 					if len(r.Rows) != 3 {
@@ -190,7 +198,7 @@ func TestPostmortemShowsRecordsWithoutTime(t *testing.T) {
 					for i, id := range r.strings("call_id") {
 						want := ""
 						if id == s.calls[1].CallID {
-							want = followUp[s.lines]
+							want = followUp[s.lines || s.exact]
 						}
 						if got := r.strings("follow_up")[i]; got != want {
 							t.Errorf("%s: call %s followed up %q, want %q", where, id, got, want)
@@ -225,8 +233,8 @@ func TestPostmortemShowsRecordsWithoutTime(t *testing.T) {
 					}
 					if p.Title != "Answers" {
 						for _, got := range r.strings("follow_up") {
-							if got != followUp[s.lines] {
-								t.Errorf("%s: input followed up %q, want %q", where, got, followUp[s.lines])
+							if got != followUp[s.lines || s.exact] {
+								t.Errorf("%s: input followed up %q, want %q", where, got, followUp[s.lines || s.exact])
 							}
 						}
 					}
@@ -338,8 +346,10 @@ func TestPostmortemVerdictOfSessionWithoutAnswers(t *testing.T) {
 // the model followed each up. A call analysis found not followed up is
 // "none known", not "no", when its session holds a call with neither a time
 // nor a source line — that call may have been the follow-up (docs/design.md
-// §4.12) — and "no" when the session's calls are all ordered, by time or
-// by line; on 18.16 and on chDB 26.7.
+// §4.12) — unless its row says its "not followed up" is known
+// (followed_up_exact, which rows stored before migration 0012 lack), and
+// "no" when the session's calls are all ordered, by time or by line; on
+// 18.16 and on chDB 26.7.
 func TestRecentSilentTruncationsHedgeOnUnorderedCalls(t *testing.T) {
 	ctx := context.Background()
 	e, addr, classic, modern := bothEngines(t)
@@ -354,9 +364,12 @@ func TestRecentSilentTruncationsHedgeOnUnorderedCalls(t *testing.T) {
 		other(&rest)
 		return []schema.ToolCall{cut, rest}
 	}
-	want := map[string]string{"unordered": "none known", "by-line": "no", "timed": "no"}
+	want := map[string]string{"unordered": "none known", "marked": "no", "by-line": "no", "timed": "no"}
+	marked := session("marked", func(c *schema.ToolCall) { c.Timestamp = time.Time{} })
+	marked[0].FollowUpExact = true
 	calls := slices.Concat(
 		session("unordered", func(c *schema.ToolCall) { c.Timestamp = time.Time{} }),
+		marked,
 		session("by-line", func(c *schema.ToolCall) {
 			c.Timestamp, c.SourceFile, c.SourceLine = time.Time{}, "/logs/by-line.jsonl", 7
 		}),

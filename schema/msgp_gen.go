@@ -2311,8 +2311,8 @@ func (z Strategy) Msgsize() (s int) {
 func (z *ToolCall) MarshalMsg(b []byte) (o []byte, err error) {
 	o = msgp.Require(b, z.Msgsize())
 	// check for omitted fields
-	zb0001Len := uint32(29)
-	var zb0001Mask uint32 /* 29 bits */
+	zb0001Len := uint32(30)
+	var zb0001Mask uint32 /* 30 bits */
 	_ = zb0001Mask
 	if z.SessionID == "" {
 		zb0001Len--
@@ -2386,41 +2386,45 @@ func (z *ToolCall) MarshalMsg(b []byte) (o []byte, err error) {
 		zb0001Len--
 		zb0001Mask |= 0x80000
 	}
-	if z.ContinuationOf == "" {
+	if z.FollowUpExact == false {
 		zb0001Len--
 		zb0001Mask |= 0x100000
 	}
-	if z.SessionCoverage == (Ratio{}) {
+	if z.ContinuationOf == "" {
 		zb0001Len--
 		zb0001Mask |= 0x200000
 	}
-	if z.CoverageUpperBound == false {
+	if z.SessionCoverage == (Ratio{}) {
 		zb0001Len--
 		zb0001Mask |= 0x400000
 	}
-	if z.CoverageMixedVersions == false {
+	if z.CoverageUpperBound == false {
 		zb0001Len--
 		zb0001Mask |= 0x800000
 	}
-	if z.Searched == false {
+	if z.CoverageMixedVersions == false {
 		zb0001Len--
 		zb0001Mask |= 0x1000000
 	}
-	if z.OriginalSHA256 == "" {
+	if z.Searched == false {
 		zb0001Len--
 		zb0001Mask |= 0x2000000
 	}
-	if z.ContextSHA256 == "" {
+	if z.OriginalSHA256 == "" {
 		zb0001Len--
 		zb0001Mask |= 0x4000000
 	}
-	if z.SourceFile == "" {
+	if z.ContextSHA256 == "" {
 		zb0001Len--
 		zb0001Mask |= 0x8000000
 	}
-	if z.SourceLine == 0 {
+	if z.SourceFile == "" {
 		zb0001Len--
 		zb0001Mask |= 0x10000000
+	}
+	if z.SourceLine == 0 {
+		zb0001Len--
+		zb0001Mask |= 0x20000000
 	}
 	// variable map header, size zb0001Len
 	o = msgp.AppendMapHeader(o, zb0001Len)
@@ -2532,11 +2536,16 @@ func (z *ToolCall) MarshalMsg(b []byte) (o []byte, err error) {
 			o = msgp.AppendBool(o, z.FollowUpUnknown)
 		}
 		if (zb0001Mask & 0x100000) == 0 { // if not omitted
+			// string "follow_up_exact"
+			o = append(o, 0xaf, 0x66, 0x6f, 0x6c, 0x6c, 0x6f, 0x77, 0x5f, 0x75, 0x70, 0x5f, 0x65, 0x78, 0x61, 0x63, 0x74)
+			o = msgp.AppendBool(o, z.FollowUpExact)
+		}
+		if (zb0001Mask & 0x200000) == 0 { // if not omitted
 			// string "continuation_of"
 			o = append(o, 0xaf, 0x63, 0x6f, 0x6e, 0x74, 0x69, 0x6e, 0x75, 0x61, 0x74, 0x69, 0x6f, 0x6e, 0x5f, 0x6f, 0x66)
 			o = msgp.AppendString(o, z.ContinuationOf)
 		}
-		if (zb0001Mask & 0x200000) == 0 { // if not omitted
+		if (zb0001Mask & 0x400000) == 0 { // if not omitted
 			// string "session_coverage"
 			o = append(o, 0xb0, 0x73, 0x65, 0x73, 0x73, 0x69, 0x6f, 0x6e, 0x5f, 0x63, 0x6f, 0x76, 0x65, 0x72, 0x61, 0x67, 0x65)
 			// check for omitted fields
@@ -2568,37 +2577,37 @@ func (z *ToolCall) MarshalMsg(b []byte) (o []byte, err error) {
 				}
 			}
 		}
-		if (zb0001Mask & 0x400000) == 0 { // if not omitted
+		if (zb0001Mask & 0x800000) == 0 { // if not omitted
 			// string "coverage_upper_bound"
 			o = append(o, 0xb4, 0x63, 0x6f, 0x76, 0x65, 0x72, 0x61, 0x67, 0x65, 0x5f, 0x75, 0x70, 0x70, 0x65, 0x72, 0x5f, 0x62, 0x6f, 0x75, 0x6e, 0x64)
 			o = msgp.AppendBool(o, z.CoverageUpperBound)
 		}
-		if (zb0001Mask & 0x800000) == 0 { // if not omitted
+		if (zb0001Mask & 0x1000000) == 0 { // if not omitted
 			// string "coverage_mixed_versions"
 			o = append(o, 0xb7, 0x63, 0x6f, 0x76, 0x65, 0x72, 0x61, 0x67, 0x65, 0x5f, 0x6d, 0x69, 0x78, 0x65, 0x64, 0x5f, 0x76, 0x65, 0x72, 0x73, 0x69, 0x6f, 0x6e, 0x73)
 			o = msgp.AppendBool(o, z.CoverageMixedVersions)
 		}
-		if (zb0001Mask & 0x1000000) == 0 { // if not omitted
+		if (zb0001Mask & 0x2000000) == 0 { // if not omitted
 			// string "searched"
 			o = append(o, 0xa8, 0x73, 0x65, 0x61, 0x72, 0x63, 0x68, 0x65, 0x64)
 			o = msgp.AppendBool(o, z.Searched)
 		}
-		if (zb0001Mask & 0x2000000) == 0 { // if not omitted
+		if (zb0001Mask & 0x4000000) == 0 { // if not omitted
 			// string "original_sha256"
 			o = append(o, 0xaf, 0x6f, 0x72, 0x69, 0x67, 0x69, 0x6e, 0x61, 0x6c, 0x5f, 0x73, 0x68, 0x61, 0x32, 0x35, 0x36)
 			o = msgp.AppendString(o, z.OriginalSHA256)
 		}
-		if (zb0001Mask & 0x4000000) == 0 { // if not omitted
+		if (zb0001Mask & 0x8000000) == 0 { // if not omitted
 			// string "context_sha256"
 			o = append(o, 0xae, 0x63, 0x6f, 0x6e, 0x74, 0x65, 0x78, 0x74, 0x5f, 0x73, 0x68, 0x61, 0x32, 0x35, 0x36)
 			o = msgp.AppendString(o, z.ContextSHA256)
 		}
-		if (zb0001Mask & 0x8000000) == 0 { // if not omitted
+		if (zb0001Mask & 0x10000000) == 0 { // if not omitted
 			// string "source_file"
 			o = append(o, 0xab, 0x73, 0x6f, 0x75, 0x72, 0x63, 0x65, 0x5f, 0x66, 0x69, 0x6c, 0x65)
 			o = msgp.AppendString(o, z.SourceFile)
 		}
-		if (zb0001Mask & 0x10000000) == 0 { // if not omitted
+		if (zb0001Mask & 0x20000000) == 0 { // if not omitted
 			// string "source_line"
 			o = append(o, 0xab, 0x73, 0x6f, 0x75, 0x72, 0x63, 0x65, 0x5f, 0x6c, 0x69, 0x6e, 0x65)
 			o = msgp.AppendInt64(o, z.SourceLine)
@@ -2617,7 +2626,7 @@ func (z *ToolCall) UnmarshalMsg(bts []byte) (o []byte, err error) {
 		err = msgp.WrapError(err)
 		return
 	}
-	var zb0001Mask uint32 /* 27 bits */
+	var zb0001Mask uint32 /* 28 bits */
 	_ = zb0001Mask
 	for zb0001 > 0 {
 		zb0001--
@@ -2769,13 +2778,20 @@ func (z *ToolCall) UnmarshalMsg(bts []byte) (o []byte, err error) {
 				return
 			}
 			zb0001Mask |= 0x20000
+		case "follow_up_exact":
+			z.FollowUpExact, bts, err = msgp.ReadBoolBytes(bts)
+			if err != nil {
+				err = msgp.WrapError(err, "FollowUpExact")
+				return
+			}
+			zb0001Mask |= 0x40000
 		case "continuation_of":
 			z.ContinuationOf, bts, err = msgp.ReadStringBytes(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "ContinuationOf")
 				return
 			}
-			zb0001Mask |= 0x40000
+			zb0001Mask |= 0x80000
 		case "session_coverage":
 			var zb0003 uint32
 			zb0003, bts, err = msgp.ReadMapHeaderBytes(bts)
@@ -2824,56 +2840,56 @@ func (z *ToolCall) UnmarshalMsg(bts []byte) (o []byte, err error) {
 					z.SessionCoverage.Known = false
 				}
 			}
-			zb0001Mask |= 0x80000
+			zb0001Mask |= 0x100000
 		case "coverage_upper_bound":
 			z.CoverageUpperBound, bts, err = msgp.ReadBoolBytes(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "CoverageUpperBound")
 				return
 			}
-			zb0001Mask |= 0x100000
+			zb0001Mask |= 0x200000
 		case "coverage_mixed_versions":
 			z.CoverageMixedVersions, bts, err = msgp.ReadBoolBytes(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "CoverageMixedVersions")
 				return
 			}
-			zb0001Mask |= 0x200000
+			zb0001Mask |= 0x400000
 		case "searched":
 			z.Searched, bts, err = msgp.ReadBoolBytes(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "Searched")
 				return
 			}
-			zb0001Mask |= 0x400000
+			zb0001Mask |= 0x800000
 		case "original_sha256":
 			z.OriginalSHA256, bts, err = msgp.ReadStringBytes(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "OriginalSHA256")
 				return
 			}
-			zb0001Mask |= 0x800000
+			zb0001Mask |= 0x1000000
 		case "context_sha256":
 			z.ContextSHA256, bts, err = msgp.ReadStringBytes(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "ContextSHA256")
 				return
 			}
-			zb0001Mask |= 0x1000000
+			zb0001Mask |= 0x2000000
 		case "source_file":
 			z.SourceFile, bts, err = msgp.ReadStringBytes(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "SourceFile")
 				return
 			}
-			zb0001Mask |= 0x2000000
+			zb0001Mask |= 0x4000000
 		case "source_line":
 			z.SourceLine, bts, err = msgp.ReadInt64Bytes(bts)
 			if err != nil {
 				err = msgp.WrapError(err, "SourceLine")
 				return
 			}
-			zb0001Mask |= 0x4000000
+			zb0001Mask |= 0x8000000
 		default:
 			bts, err = msgp.Skip(bts)
 			if err != nil {
@@ -2883,7 +2899,7 @@ func (z *ToolCall) UnmarshalMsg(bts []byte) (o []byte, err error) {
 		}
 	}
 	// Clear omitted fields.
-	if zb0001Mask != 0x7ffffff {
+	if zb0001Mask != 0xfffffff {
 		if (zb0001Mask & 0x1) == 0 {
 			z.SessionID = ""
 		}
@@ -2939,30 +2955,33 @@ func (z *ToolCall) UnmarshalMsg(bts []byte) (o []byte, err error) {
 			z.FollowUpUnknown = false
 		}
 		if (zb0001Mask & 0x40000) == 0 {
-			z.ContinuationOf = ""
+			z.FollowUpExact = false
 		}
 		if (zb0001Mask & 0x80000) == 0 {
-			z.SessionCoverage = (Ratio{})
+			z.ContinuationOf = ""
 		}
 		if (zb0001Mask & 0x100000) == 0 {
-			z.CoverageUpperBound = false
+			z.SessionCoverage = (Ratio{})
 		}
 		if (zb0001Mask & 0x200000) == 0 {
-			z.CoverageMixedVersions = false
+			z.CoverageUpperBound = false
 		}
 		if (zb0001Mask & 0x400000) == 0 {
-			z.Searched = false
+			z.CoverageMixedVersions = false
 		}
 		if (zb0001Mask & 0x800000) == 0 {
-			z.OriginalSHA256 = ""
+			z.Searched = false
 		}
 		if (zb0001Mask & 0x1000000) == 0 {
-			z.ContextSHA256 = ""
+			z.OriginalSHA256 = ""
 		}
 		if (zb0001Mask & 0x2000000) == 0 {
-			z.SourceFile = ""
+			z.ContextSHA256 = ""
 		}
 		if (zb0001Mask & 0x4000000) == 0 {
+			z.SourceFile = ""
+		}
+		if (zb0001Mask & 0x8000000) == 0 {
 			z.SourceLine = 0
 		}
 	}
@@ -2972,7 +2991,7 @@ func (z *ToolCall) UnmarshalMsg(bts []byte) (o []byte, err error) {
 
 // Msgsize returns an upper bound estimate of the number of bytes occupied by the serialized message
 func (z *ToolCall) Msgsize() (s int) {
-	s = 3 + 11 + msgp.StringPrefixSize + len(z.SessionID) + 8 + msgp.StringPrefixSize + len(z.CallID) + 5 + msgp.StringPrefixSize + len(z.Tool) + 10 + msgp.TimeSize + 7 + msgp.StringPrefixSize + len(string(z.Source)) + 16 + msgp.StringPrefixSize + len(z.HarnessVersion) + 6 + msgp.StringPrefixSize + len(z.Model) + 8 + msgp.StringPrefixSize + len(z.Project) + 4 + msgp.StringPrefixSize + len(z.Cwd) + 11 + msgp.StringPrefixSize + len(z.GitBranch) + 9 + msgp.StringPrefixSize + len(z.AgentID) + 10 + msgp.BoolSize + 5 + z.Turn.Msgsize() + 11 + msgp.StringPrefixSize + len(z.MessageID) + 10 + msgp.StringPrefixSize + len(z.Arguments) + 7 + msgp.StringPrefixSize + len(z.Target) + 9 + msgp.BoolSize + 10 + z.Forensics.Msgsize() + 12 + msgp.BoolSize + 18 + msgp.BoolSize + 16 + msgp.StringPrefixSize + len(z.ContinuationOf) + 17 + 1 + 2 + msgp.Float64Size + 6 + msgp.BoolSize + 21 + msgp.BoolSize + 24 + msgp.BoolSize + 9 + msgp.BoolSize + 16 + msgp.StringPrefixSize + len(z.OriginalSHA256) + 15 + msgp.StringPrefixSize + len(z.ContextSHA256) + 12 + msgp.StringPrefixSize + len(z.SourceFile) + 12 + msgp.Int64Size
+	s = 3 + 11 + msgp.StringPrefixSize + len(z.SessionID) + 8 + msgp.StringPrefixSize + len(z.CallID) + 5 + msgp.StringPrefixSize + len(z.Tool) + 10 + msgp.TimeSize + 7 + msgp.StringPrefixSize + len(string(z.Source)) + 16 + msgp.StringPrefixSize + len(z.HarnessVersion) + 6 + msgp.StringPrefixSize + len(z.Model) + 8 + msgp.StringPrefixSize + len(z.Project) + 4 + msgp.StringPrefixSize + len(z.Cwd) + 11 + msgp.StringPrefixSize + len(z.GitBranch) + 9 + msgp.StringPrefixSize + len(z.AgentID) + 10 + msgp.BoolSize + 5 + z.Turn.Msgsize() + 11 + msgp.StringPrefixSize + len(z.MessageID) + 10 + msgp.StringPrefixSize + len(z.Arguments) + 7 + msgp.StringPrefixSize + len(z.Target) + 9 + msgp.BoolSize + 10 + z.Forensics.Msgsize() + 12 + msgp.BoolSize + 18 + msgp.BoolSize + 16 + msgp.BoolSize + 16 + msgp.StringPrefixSize + len(z.ContinuationOf) + 17 + 1 + 2 + msgp.Float64Size + 6 + msgp.BoolSize + 21 + msgp.BoolSize + 24 + msgp.BoolSize + 9 + msgp.BoolSize + 16 + msgp.StringPrefixSize + len(z.OriginalSHA256) + 15 + msgp.StringPrefixSize + len(z.ContextSHA256) + 12 + msgp.StringPrefixSize + len(z.SourceFile) + 12 + msgp.Int64Size
 	return
 }
 

@@ -195,7 +195,15 @@ type ToolCall struct {
 	// its session that has no place among the others (no time, no source
 	// line) would have continued it had it come after it (docs/design.md
 	// §4.12). Stored as a NULL followed_up; its JSON is a null followed_up.
-	FollowUpUnknown bool   `json:"-" msg:"follow_up_unknown,omitempty"`
+	FollowUpUnknown bool `json:"-" msg:"follow_up_unknown,omitempty"`
+	// FollowUpExact: the session analysis that filled this truncated call
+	// marks a follow-up it cannot know (FollowUpUnknown), so FollowedUp
+	// false with FollowUpUnknown false is a known "not followed up". A call
+	// analysed before that rule, or written by a writer that does not know
+	// it, leaves it false, and readers then take FollowedUp false in a
+	// session with an unordered call as "none known" (docs/design.md
+	// §4.12). Stored as followed_up_exact.
+	FollowUpExact   bool   `json:"-" msg:"follow_up_exact,omitempty"`
 	ContinuationOf  string `json:"continuation_of" msg:"continuation_of,omitempty"`
 	SessionCoverage Ratio  `json:"session_coverage" msg:"session_coverage,omitempty"`
 	// CoverageUpperBound: SessionCoverage was computed against a

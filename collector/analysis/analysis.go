@@ -121,6 +121,9 @@ func analyze(s *Session, infos []callInfo) {
 	for i := range calls {
 		c := &calls[i]
 		c.FollowedUp, c.FollowUpUnknown, c.ContinuationOf, c.Searched = false, false, "", false
+		// This analysis marks every follow-up it cannot know, so its "not
+		// followed up" is known (ToolCall.FollowUpExact).
+		c.FollowUpExact = Truncated(c)
 		c.SessionCoverage = schema.Ratio{}
 		c.CoverageUpperBound, c.CoverageMixedVersions = false, false
 		if c.Target == "" {
@@ -160,7 +163,7 @@ func analyze(s *Session, infos []callInfo) {
 					later, asMade = make(map[int]map[int]inputState), make(map[int]bool)
 				}
 				later[j] = nil
-				if isTruncated(&calls[i]) {
+				if Truncated(&calls[i]) {
 					asMade[i] = false
 				}
 			}
@@ -262,7 +265,7 @@ func count(s *Session) {
 	turns := turnCount{}
 	for i := range s.Calls {
 		c := &s.Calls[i]
-		if isTruncated(c) {
+		if Truncated(c) {
 			m.TruncatedCalls++
 			if c.Kind == schema.KindSilent {
 				m.SilentCalls++

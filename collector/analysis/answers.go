@@ -78,7 +78,7 @@ func judge(a *schema.Answer, inputs []int, tr *tracker, state func(int) inputSta
 	var incomplete []int
 	for _, i := range inputs {
 		c := &tr.calls[i]
-		if !isTruncated(c) {
+		if !Truncated(c) {
 			continue
 		}
 		st := state(i)

@@ -8,10 +8,12 @@ import (
 	"github.com/ctxaudit/ctxaudit/schema"
 )
 
-// isTruncated: the harness delivered less than the call asked for, in any
-// kind, including suspected. A partial view by request is not truncated
-// unless forensics says it got less than it asked for (docs/design.md §4.3).
-func isTruncated(c *schema.ToolCall) bool {
+// Truncated reports whether the harness delivered less than call c asked
+// for, in any kind, including suspected: the calls follow-through judges
+// (followed_up means something for these only). A partial view by request
+// is not truncated unless forensics says it got less than it asked for
+// (docs/design.md §4.3).
+func Truncated(c *schema.ToolCall) bool {
 	if c.Truncated {
 		return true
 	}
@@ -99,7 +101,7 @@ func (tr *tracker) target(key string) *targetState {
 // itself truncated.
 func (tr *tracker) add(i int) {
 	c := &tr.calls[i]
-	truncated := isTruncated(c)
+	truncated := Truncated(c)
 	info := &tr.infos[i]
 	latest := -1
 	for k, a := range info.acc {
@@ -245,7 +247,7 @@ func markFollowUpsUnknown(calls []schema.ToolCall, infos []callInfo) {
 	var ofUnordered, ofAll followers
 	for i := range calls {
 		c := &calls[i]
-		if c.FollowedUp || !isTruncated(c) {
+		if c.FollowedUp || !Truncated(c) {
 			continue
 		}
 		idx := &ofUnordered
@@ -305,7 +307,7 @@ func (f *followers) index(calls []schema.ToolCall, infos []callInfo, all bool) {
 			ck := classKey{key: threadKey(u, a), mode: a.Mode}
 			switch a.Mode {
 			case AccessRead:
-				ck.s, ck.args = seenBy(u, *a, isTruncated(u)), infos[i].request
+				ck.s, ck.args = seenBy(u, *a, Truncated(u)), infos[i].request
 			case AccessSearch:
 				ck.recursive = a.Recursive // what a search saw plays no part
 			default:

@@ -236,6 +236,46 @@ func TestUnorderedCallIsNeitherPlacedNorFollowedUp(t *testing.T) {
 	}
 }
 
+// A cut call no unordered call could have continued is known not to have
+// been followed up, and the analysis says so in its row (FollowUpExact) and
+// its verdict; the verdict rebuilt from rows without the mark — stored
+// before it — says only that none is known, as before.
+func TestKnownNotFollowedUpBesideAnUnorderedCall(t *testing.T) {
+	s := Session{
+		Calls: []schema.ToolCall{
+			call("u1", "Read", `{"file_path":"/repo/b.go"}`, 0, turn(0), noTime(time.Time{})),
+			call("c1", "Read", `{"file_path":"/repo/a.go"}`, 10, turn(0), cut(schema.KindSilent, schema.StrategyHead, schema.UnitLines, 1, 100, 500)),
+			call("c2", "Read", `{"file_path":"/repo/c.go"}`, 30, turn(0)),
+		},
+		Answers: []schema.Answer{answer("m1", 20, "There is no retry setting.")},
+	}
+	s.Answers[0].Turn = schema.KnownTurn(0)
+	Analyze(&s)
+	if OrderOf(s.Calls).Ordered {
+		t.Fatal("u1 is ordered")
+	}
+	for _, c := range s.Calls {
+		if c.FollowUpExact != (c.CallID == "c1") {
+			t.Errorf("%s: exact %v; want it on the cut call c1 only", c.CallID, c.FollowUpExact)
+		}
+	}
+	if c1 := s.Calls[1]; c1.FollowedUp || c1.FollowUpUnknown {
+		t.Fatalf("c1 followed up %v, unknown %v; want known not followed up: u1 reads another file", c1.FollowedUp, c1.FollowUpUnknown)
+	}
+	a := s.Answers[0]
+	if !strings.HasSuffix(a.Verdict, "and the model never read further.") {
+		t.Errorf("verdict %q; want it to say the model never read further", a.Verdict)
+	}
+	if got := Verdict(a, s.Calls); got != a.Verdict {
+		t.Errorf("verdict rebuilt from the rows\n%s\ndiffers from the analysis'\n%s", got, a.Verdict)
+	}
+	rows := slices.Clone(s.Calls)
+	rows[1].FollowUpExact = false
+	if got := Verdict(a, rows); !strings.HasSuffix(got, "and the model is not known to have read further.") {
+		t.Errorf("verdict rebuilt from rows stored without the mark %q; want it to say the model is not known to have read further", got)
+	}
+}
+
 // TestFollowUpUnknownOnlyWhereACallIsUnordered: the analysis says a cut
 // call's follow-up is not known only in a session holding a call nothing
 // orders. Elsewhere not followed up is known, a call followed up by an
@@ -321,7 +361,7 @@ func TestFollowUpUnknownIsWhatSomePlacementWouldFollowUp(t *testing.T) {
 			for _, c := range s.Calls {
 				var want bool
 				switch {
-				case !isTruncated(&c) || c.FollowedUp:
+				case !Truncated(&c) || c.FollowedUp:
 					want = false
 				default:
 					want = some[c.CallID]
@@ -333,7 +373,7 @@ func TestFollowUpUnknownIsWhatSomePlacementWouldFollowUp(t *testing.T) {
 				}
 				if c.FollowUpUnknown != want {
 					t.Errorf("%s, the unordered call %s: %s follow-up unknown %v, want %v (truncated %v, followed up %v, in some place %v)",
-						bn, un, c.CallID, c.FollowUpUnknown, want, isTruncated(&c), c.FollowedUp, some[c.CallID])
+						bn, un, c.CallID, c.FollowUpUnknown, want, Truncated(&c), c.FollowedUp, some[c.CallID])
 				}
 			}
 		}
@@ -420,7 +460,7 @@ func FuzzFollowUpUnknownMatchesPlacements(f *testing.F) {
 		u := mk("u", toolU, argsU, flags&4 != 0, flags&8 != 0)
 		some, s := followedUpInSomePlace(base, u), analysedUnordered(base, u)
 		for _, c := range s.Calls {
-			want := isTruncated(&c) && !c.FollowedUp && some[c.CallID]
+			want := Truncated(&c) && !c.FollowedUp && some[c.CallID]
 			if c.FollowUpUnknown != want {
 				t.Fatalf("%s (%s %s): follow-up unknown %v, want %v (followed up %v, in some place %v)",
 					c.CallID, c.Tool, c.Arguments, c.FollowUpUnknown, want, c.FollowedUp, some[c.CallID])

@@ -51,7 +51,8 @@ func VerdictOf(a schema.Answer, calls []schema.ToolCall, order CallOrder) string
 
 // CallOrder is what is known of the order of a session's calls, which
 // decides what a verdict can say about follow-ups (docs/design.md §4.12).
-// The zero value knows nothing: every follow-up is hedged.
+// The zero value knows nothing: every follow-up not found is hedged but
+// where the call's own row knows it (ToolCall.FollowUpExact).
 type CallOrder struct {
 	// Timed: every call's time is known. An answer's place among the calls
 	// is known when its time is too; otherwise the calls between the last
@@ -80,14 +81,14 @@ func OrderOf(calls []schema.ToolCall) CallOrder {
 }
 
 // NeverFollowedUp reports whether cut call c is known not to have been
-// followed up: none was found, the analysis that stored it did not find
-// that not known (FollowUpUnknown), and every call of the session is
-// ordered: a row stored before followed_up could be NULL holds 0 either
-// way, and a reader cannot tell it from the known 0 of a call no unordered
-// call could have continued (markFollowUpsUnknown). Every reader that says
-// "never" asks this.
+// followed up: none was found, and the analysis that stored it did not find
+// that not known (FollowUpUnknown) — where the session has a call nothing
+// orders, only if that analysis marks every follow-up it cannot know
+// (FollowUpExact): a row stored before it, or by a writer that does not
+// know the mark, holds 0 either way. Every reader that says "never" asks
+// this.
 func (o CallOrder) NeverFollowedUp(c *schema.ToolCall) bool {
-	return !c.FollowedUp && !c.FollowUpUnknown && o.Ordered
+	return !c.FollowedUp && !c.FollowUpUnknown && (o.Ordered || c.FollowUpExact)
 }
 
 // placed reports whether answer a's place among the calls is known.

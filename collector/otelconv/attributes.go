@@ -94,6 +94,11 @@ const (
 	// that has no place among the others would have continued it had it
 	// come after it.
 	AttrFollowUpUnknown = "ctxaudit.followed_up.unknown"
+	// AttrFollowUpExact: the analysis that filled the cut call marks every
+	// follow-up it cannot know (ctxaudit.followed_up.unknown), so an absent
+	// ctxaudit.followed_up is a known "not followed up" even in a session
+	// with a call nothing orders (schema.ToolCall.FollowUpExact).
+	AttrFollowUpExact   = "ctxaudit.followed_up.exact"
 	AttrContinuationOf  = "ctxaudit.continuation_of"
 	AttrSessionCoverage = "ctxaudit.session_coverage"
 	// AttrCoverageUpperBound: session_coverage is a share of a lower-bound

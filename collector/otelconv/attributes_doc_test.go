@@ -162,7 +162,7 @@ func TestEmittedAttributesHaveDocumentedTypes(t *testing.T) {
 			RefetchedSource: true, Reason: "cap_lines", Disclosure: schema.Disclosure{Range: true, Reason: true, Next: true}, NextHint: "offset=2",
 			SavedRef: "/w/a.go", RefVersion: "v1", Marker: "[1 more line]", MarkerUnderstated: true, Detector: "claude_code.read",
 		},
-		FollowedUp: true, ContinuationOf: "c1", SessionCoverage: schema.KnownRatio(0.5), Searched: true,
+		FollowedUp: true, FollowUpExact: true, ContinuationOf: "c1", SessionCoverage: schema.KnownRatio(0.5), Searched: true,
 		CoverageUpperBound: true, CoverageMixedVersions: true,
 		SourceFile: "/t/s.jsonl", SourceLine: 3, Analysis: schema.Analysis{Done: true, Records: 2, Partial: true},
 	}

@@ -117,7 +117,7 @@ func appendToolCall(spans ptrace.SpanSlice, c *schema.ToolCall, ids *sessionIDs,
 func toolCallAttributes(c *schema.ToolCall) int {
 	const always = 4 // operation, tool, call and conversation ids
 	n := always + forensicsAttributes(&c.Forensics) + oneIf(c.Turn.Known)
-	n += trueCount(c.Sidechain, c.IsError, c.FollowedUp, c.FollowUpUnknown, c.Searched, c.CoverageUpperBound, c.CoverageMixedVersions)
+	n += trueCount(c.Sidechain, c.IsError, c.FollowedUp, c.FollowUpUnknown, c.FollowUpExact, c.Searched, c.CoverageUpperBound, c.CoverageMixedVersions)
 	n += nonEmptyCount(c.Model, c.AgentID, c.Arguments, string(c.Source), c.HarnessVersion, c.Project,
 		c.Cwd, c.GitBranch, c.MessageID, c.Target, c.SourceFile, c.ContinuationOf)
 	n += oneIf(c.IsError) + oneIf(c.SourceLine > 0) + oneIf(c.SessionCoverage.Known)
@@ -219,6 +219,7 @@ func putToolCall(m pcommon.Map, c *schema.ToolCall) {
 	putForensics(m, &c.Forensics)
 	putTrue(m, AttrFollowedUp, c.FollowedUp)
 	putTrue(m, AttrFollowUpUnknown, c.FollowUpUnknown)
+	putTrue(m, AttrFollowUpExact, c.FollowUpExact)
 	putNonEmpty(m, AttrContinuationOf, c.ContinuationOf)
 	if c.SessionCoverage.Known {
 		m.PutDouble(AttrSessionCoverage, c.SessionCoverage.V)
@@ -697,6 +698,7 @@ func toolCallFields(x *callAttrs, resource pcommon.Map, t time.Time) schema.Tool
 	if c.FollowUpUnknown = x.boolean(sFollowUpUnknown); c.FollowUpUnknown {
 		c.FollowedUp = false
 	}
+	c.FollowUpExact = x.boolean(sFollowUpExact)
 	return c
 }
 

@@ -33,7 +33,7 @@ func sampleCall() schema.ToolCall {
 			Reason: "summarised", Disclosure: schema.Disclosure{Range: true, Next: true}, NextHint: "offset=2", SavedRef: "/x",
 			RefVersion: "v1", Marker: "[cut]", MarkerUnderstated: true, Detector: "claude_code.webfetch",
 		},
-		FollowedUp: true, ContinuationOf: "toolu_0", SessionCoverage: schema.KnownRatio(0.5), Searched: true,
+		FollowedUp: true, FollowUpExact: true, ContinuationOf: "toolu_0", SessionCoverage: schema.KnownRatio(0.5), Searched: true,
 		CoverageUpperBound: true, CoverageMixedVersions: true,
 		SourceFile: "/f.jsonl", SourceLine: 7,
 	}
@@ -548,7 +548,7 @@ func TestToolCallAttributesCount(t *testing.T) {
 		{"hint alone", func(c *schema.ToolCall) { c.NextHint = full.NextHint }},
 		{"follow-up unknown", func(c *schema.ToolCall) { c.Truncated, c.FollowUpUnknown = true, true }},
 		{"flags", func(c *schema.ToolCall) {
-			c.Sidechain, c.FollowedUp, c.Searched, c.CoverageUpperBound, c.CoverageMixedVersions = true, true, true, true, true
+			c.Sidechain, c.FollowedUp, c.FollowUpExact, c.Searched, c.CoverageUpperBound, c.CoverageMixedVersions = true, true, true, true, true, true
 			c.PartialByRequest, c.ShownTailIsEnd, c.RefetchedSource, c.MarkerUnderstated = true, true, true, true
 			c.Disclosure = schema.Disclosure{Range: true, Reason: true, Next: true}
 			c.Analysis = schema.Analysis{Done: true, Partial: true, Records: 2}

@@ -40,6 +40,7 @@ const (
 	sSourceLine
 	sFollowedUp
 	sFollowUpUnknown
+	sFollowUpExact
 	sContinuationOf
 	sSearched
 	sSessionCoverage
@@ -115,6 +116,7 @@ var slotKeys = [numSlots]string{
 	sSourceLine:               AttrSourceLine,
 	sFollowedUp:               AttrFollowedUp,
 	sFollowUpUnknown:          AttrFollowUpUnknown,
+	sFollowUpExact:            AttrFollowUpExact,
 	sContinuationOf:           AttrContinuationOf,
 	sSearched:                 AttrSearched,
 	sSessionCoverage:          AttrSessionCoverage,
@@ -220,6 +222,8 @@ func slotOf(k string) (slot, bool) {
 		return sFollowedUp, true
 	case AttrFollowUpUnknown:
 		return sFollowUpUnknown, true
+	case AttrFollowUpExact:
+		return sFollowUpExact, true
 	case AttrContinuationOf:
 		return sContinuationOf, true
 	case AttrSearched:

@@ -90,7 +90,8 @@ func (b *Builder) ID() string { return b.id }
 // analysis it reflects; the rest is fixed by the source, so a call's row
 // changes only when this does. An analysis over more of the session is a
 // change even when it concludes the same: the stored row must say how much
-// of the session it reflects, whichever path wrote it.
+// of the session it reflects, whichever path wrote it. (FollowUpExact is
+// not in it: analysis sets it from the call's own forensics alone.)
 type followThrough struct {
 	turn           schema.Turn
 	target         string

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -66,6 +67,29 @@ func postmortemJSON(t *testing.T, addr string, args ...string) report.Postmortem
 		t.Fatalf("decode postmortem JSON: %v\n%s", err, out)
 	}
 	return pm
+}
+
+// followedUpJSON is call id's followed_up as the postmortem JSON writes it
+// ("true", "false" or "null"), or "" when the call is not in it.
+func followedUpJSON(t *testing.T, addr, id string, args ...string) string {
+	t.Helper()
+	args = append([]string{"postmortem", "--clickhouse", addr, "--format", "json"}, args...)
+	code, out, errOut := run(t, args...)
+	if code != ExitOK {
+		t.Fatalf("%v: exit %d: %s", args, code, errOut)
+	}
+	var doc struct {
+		ToolCalls []map[string]json.RawMessage `json:"tool_calls"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("decode postmortem JSON: %v\n%s", err, out)
+	}
+	for _, c := range doc.ToolCalls {
+		if string(c["call_id"]) == strconv.Quote(id) {
+			return string(c["followed_up"])
+		}
+	}
+	return ""
 }
 
 func callByID(pm report.Postmortem, id string) *schema.ToolCall {
@@ -612,8 +636,10 @@ func TestPostmortemOfCallsNotAnalysedYet(t *testing.T) {
 // verdict and its calls' follow-ups can say depends on every call of the
 // session: a call of another turn with no time leaves the answer's place
 // among the calls unknown, one with no time and no line may have been the
-// follow-up analysis did not count (docs/design.md §4.12). Scoped to the
-// answer, the postmortem says what the session's analysis said, not more.
+// follow-up analysis did not count (docs/design.md §4.12), and a row
+// stored before followed_up_exact cannot say whether its "not followed up"
+// is known then. Scoped to the answer, the postmortem says what the
+// session's analysis said, not more.
 func TestPostmortemOfOneAnswerKnowsTheOrderOfEveryCall(t *testing.T) {
 	addr := chtest.Address(t)
 	st := chtest.OpenStore(t, addr)
@@ -640,19 +666,34 @@ func TestPostmortemOfOneAnswerKnowsTheOrderOfEveryCall(t *testing.T) {
 	rest.Total = schema.Known(500)
 	other := read("c3", `{"file_path":"/repo/b.go"}`, 40)
 	other.Turn, other.Timestamp = schema.KnownTurn(1), time.Time{}
+	// Another turn's read of the rest of a.go: had it come after c1, it
+	// would have followed c1 up.
+	otherRest := rest
+	otherRest.CallID, otherRest.Turn, otherRest.Timestamp = "c3", schema.KnownTurn(1), time.Time{}
 
 	for _, tc := range []struct {
-		name     string
-		session  string
-		calls    []schema.ToolCall
-		noLine   bool
+		name    string
+		session string
+		calls   []schema.ToolCall
+		noLine  bool
+		// unmark stores the calls as a writer before migration 0012 did,
+		// without followed_up_exact, and the verdict as the analysis then
+		// gave it.
+		unmark   bool
 		want     string // in the verdict
 		wantNote string // in the text's follow-up line of c1, "" for none checked
+		// followedUp is c1's followed_up in the JSON: "false", "null", or
+		// "" for not checked.
+		followedUp string
 	}{
-		{"a call of another turn without a time", "order-untimed", []schema.ToolCall{cutRead, rest, other}, false,
-			"the model read further, not known whether before answering", ""},
-		{"a call of another turn without a time or a line", "order-unordered", []schema.ToolCall{cutRead, other}, true,
-			"the model is not known to have read further", "none known: a call without a time or line to order it"},
+		{"a call of another turn without a time", "order-untimed", []schema.ToolCall{cutRead, rest, other}, false, false,
+			"the model read further, not known whether before answering", "", ""},
+		{"a call of another turn without a time or a line that may have read the rest", "order-unordered", []schema.ToolCall{cutRead, otherRest}, true, false,
+			"the model is not known to have read further", "none known: a call without a time or line to order it", "null"},
+		{"a call of another turn without a time or a line that read another file", "order-unordered-other", []schema.ToolCall{cutRead, other}, true, false,
+			"the model never read further", "none: the model never went back for the rest", "false"},
+		{"the same, stored before followed_up_exact", "order-unordered-unmarked", []schema.ToolCall{cutRead, other}, true, true,
+			"the model is not known to have read further", "none known: a call without a time or line to order it", "null"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			id := tc.session
@@ -670,6 +711,12 @@ func TestPostmortemOfOneAnswerKnowsTheOrderOfEveryCall(t *testing.T) {
 					Source: schema.HarnessClaudeCode, Text: "There is no retry setting."}},
 			}
 			analysis.Analyze(&s)
+			if tc.unmark {
+				for i := range s.Calls {
+					s.Calls[i].FollowUpExact = false
+				}
+				s.Answers[0].Verdict = analysis.Verdict(s.Answers[0], s.Calls)
+			}
 			stored := s.Answers[0].Verdict
 			if !strings.Contains(stored, tc.want) {
 				t.Fatalf("the analysis' verdict %q lacks %q", stored, tc.want)
@@ -697,11 +744,14 @@ func TestPostmortemOfOneAnswerKnowsTheOrderOfEveryCall(t *testing.T) {
 				if len(scope) > 0 && callByID(pm, "c3") != nil {
 					t.Fatalf("%v: the other turn's call is in scope; the test needs it outside", scope)
 				}
+				if got := followedUpJSON(t, addr, "c1", append([]string{"--session", id}, scope...)...); tc.followedUp != "" && got != tc.followedUp {
+					t.Errorf("%v: c1's followed_up in the JSON is %s; want %s", scope, got, tc.followedUp)
+				}
 				code, out, errOut := run(t, append([]string{"postmortem", "--clickhouse", addr, "--session", id}, scope...)...)
 				if code != ExitOK {
 					t.Fatalf("%v: exit %d: %s", scope, code, errOut)
 				}
-				if strings.Contains(out, "never went back") || (tc.wantNote != "" && !strings.Contains(out, tc.wantNote)) {
+				if (strings.Contains(out, "never went back") && !strings.Contains(tc.wantNote, "never went back")) || (tc.wantNote != "" && !strings.Contains(out, tc.wantNote)) {
 					t.Errorf("%v: text says the model never went back, or lacks %q:\n%s", scope, tc.wantNote, out)
 				}
 			}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/ctxaudit/ctxaudit/collector/analysis"
 	"github.com/ctxaudit/ctxaudit/schema"
 )
 
@@ -14,7 +15,7 @@ import (
 func WriteJSON(w io.Writer, pm *Postmortem) error {
 	view := postmortemJSON{Postmortem: pm, ToolCalls: make([]callJSON, len(pm.ToolCalls))}
 	for i := range pm.ToolCalls {
-		view.ToolCalls[i] = newCallJSON(&pm.ToolCalls[i])
+		view.ToolCalls[i] = newCallJSON(&pm.ToolCalls[i], pm.Order)
 	}
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
@@ -35,9 +36,11 @@ type postmortemJSON struct {
 // callJSON is a call as the postmortem JSON gives it: with analysed, and
 // followed_up and searched null until session analysis has judged the call
 // (a call as read says nothing about what the model did later), followed_up
-// null too where the analysis found it not known (FollowUpUnknown), and its
-// timestamp null when not known, as schema.ToolCall's own JSON gives it.
-// Its fields hide the embedded call's of the same name; the call is
+// null too where it is not known — the analysis found it not known
+// (FollowUpUnknown), or the session has a call nothing orders and the row
+// does not know its "not followed up" (analysis.CallOrder.NeverFollowedUp)
+// — and its timestamp null when not known, as schema.ToolCall's own JSON
+// gives it. Its fields hide the embedded call's of the same name; the call is
 // embedded as plainCall, whose JSON is its fields', so that ToolCall's
 // MarshalJSON is not promoted over these.
 type callJSON struct {
@@ -50,10 +53,13 @@ type callJSON struct {
 
 type plainCall schema.ToolCall
 
-func newCallJSON(c *schema.ToolCall) callJSON {
+func newCallJSON(c *schema.ToolCall, order analysis.CallOrder) callJSON {
 	out := callJSON{plainCall: (*plainCall)(c), Timestamp: schema.TimeOrNil(c.Timestamp), Analysed: c.Analysis.Done}
 	if c.Analysis.Done {
 		out.FollowedUp, out.Searched = c.FollowedUpOrNil(), &c.Searched
+		if !c.FollowedUp && analysis.Truncated(c) && !order.NeverFollowedUp(c) {
+			out.FollowedUp = nil
+		}
 	}
 	return out
 }

@@ -40,7 +40,7 @@ type Postmortem struct {
 	Expect *Expect `json:"expect,omitempty"`
 	// Order is what is known of the order of all the session's calls (see
 	// Input.Order): with Ordered false, a call's followed_up false means
-	// none known, not none.
+	// none known, not none, unless its row knows it (FollowUpExact).
 	Order analysis.CallOrder `json:"call_order"`
 }
 
@@ -58,7 +58,8 @@ type Input struct {
 	// scope or not (analysis.OrderOf over them): a call outside the scope
 	// without a time changes what the verdicts and the follow-ups can say,
 	// as it did when the session was analysed. The zero value knows
-	// nothing and hedges every follow-up.
+	// nothing and hedges every follow-up not found that the call's own
+	// row does not know (schema.ToolCall.FollowUpExact).
 	Order analysis.CallOrder
 }
 

@@ -602,6 +602,9 @@ func TestUnorderedCallLeavesFollowUpUnknown(t *testing.T) {
 		if v := pm.Answers[0].Verdict; strings.Contains(v, "never read further") || !strings.Contains(v, "is not known to have read further") {
 			t.Errorf("scoped %v: verdict %q says more of the follow-up than the session's calls show", scoped, v)
 		}
+		if got := cutNotFollowedUpJSON(t, &pm); len(got) == 0 || slices.Contains(got, "false") {
+			t.Errorf("scoped %v: the JSON gives the cut calls not followed up followed_up %v, want null: a false says more than the rows", scoped, got)
+		}
 	}
 
 	// The rows the analysis stored say it themselves (followed_up NULL):
@@ -638,5 +641,83 @@ func TestUnorderedCallLeavesFollowUpUnknown(t *testing.T) {
 	}
 	if v := pm.Answers[0].Verdict; strings.Contains(v, "never read further") || !strings.Contains(v, "is not known to have read further") {
 		t.Errorf("stored unknown: verdict %q says more of the follow-up than the stored calls do", v)
+	}
+}
+
+// cutNotFollowedUpJSON is the followed_up JSON value of each truncated call
+// of pm that was not followed up.
+func cutNotFollowedUpJSON(t *testing.T, pm *Postmortem) []string {
+	t.Helper()
+	var js bytes.Buffer
+	if err := WriteJSON(&js, pm); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		ToolCalls []map[string]json.RawMessage `json:"tool_calls"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for i, c := range pm.ToolCalls {
+		if c.Truncated && !c.FollowedUp {
+			out = append(out, string(doc.ToolCalls[i]["followed_up"]))
+		}
+	}
+	return out
+}
+
+// A row whose analysis marks every follow-up it cannot know
+// (FollowUpExact) says "not followed up" as known, also in a session with a
+// call nothing orders: every form says so, as the analysis found, and only
+// the rows without the mark (stored before it) are hedged.
+func TestExactFollowUpIsKnownWhereACallIsUnordered(t *testing.T) {
+	in := sample()
+	c := in.Calls[len(in.Calls)-1]
+	c.CallID, c.Turn, c.Timestamp, c.SourceFile, c.SourceLine = "toolu_span", schema.KnownTurn(1), time.Time{}, "", 0
+	in.Calls = append(in.Calls, c)
+	in.Order = analysis.OrderOf(in.Calls)
+	if in.Order.Ordered {
+		t.Fatal("the session has no unordered call")
+	}
+	cut := 0
+	for i := range in.Calls {
+		if c := &in.Calls[i]; c.Truncated && !c.FollowedUp {
+			c.FollowUpExact = true
+			cut++
+		}
+	}
+	if cut == 0 {
+		t.Fatal("the sample has no cut call left without a follow-up")
+	}
+	pm := Build(in)
+	js, text, md, page := renderAll(t, &pm)
+	for form, out := range map[string]string{"text": text.String(), "markdown": md.String(), "html": page.String()} {
+		if strings.Contains(out, "none known") || !strings.Contains(out, "never went back for the rest") {
+			t.Errorf("%s hedges on a call its row knows was not followed up:\n%s", form, out)
+		}
+	}
+	if got := cutNotFollowedUpJSON(t, &pm); len(got) != cut || slices.Contains(got, "null") {
+		t.Errorf("the JSON gives the cut calls not followed up followed_up %v, want false for all %d", got, cut)
+	}
+	if !strings.Contains(js.String(), `"ordered": false`) {
+		t.Error("the JSON does not say a call of the session is unordered")
+	}
+	if v := pm.Answers[0].Verdict; !strings.Contains(v, "never read further") {
+		t.Errorf("verdict %q does not say what the rows know: the model never read further", v)
+	}
+
+	// One row without the mark, as stored before it: that call alone is
+	// hedged.
+	for i := range in.Calls {
+		if c := &in.Calls[i]; c.Truncated && !c.FollowedUp {
+			c.FollowUpExact = false
+			break
+		}
+	}
+	pm = Build(in)
+	got := cutNotFollowedUpJSON(t, &pm)
+	if nulls := len(got) - len(slices.DeleteFunc(slices.Clone(got), func(v string) bool { return v == "null" })); nulls != 1 {
+		t.Errorf("with one row stored without the mark the JSON gives %v, want exactly one null", got)
 	}
 }

@@ -2,6 +2,7 @@ package chstore
 
 import (
 	"context"
+	"slices"
 
 	"github.com/ctxaudit/ctxaudit/schema"
 )
@@ -24,4 +25,13 @@ func (s *Store) SessionToolCallsShaped(ctx context.Context, sp SessionSpan, f Ca
 // a batch holds only zeros there (sparse.go).
 func (s *Store) OmittableColumns(ctx context.Context, table string) (map[string]bool, error) {
 	return s.omittableColumns(ctx, table)
+}
+
+// WriteToolCallsWithout writes rows as WriteToolCalls does but without the
+// named columns: what a writer of a release before the migration that added
+// them sent.
+func (s *Store) WriteToolCallsWithout(ctx context.Context, rows []schema.ToolCall, columns ...string) error {
+	t := toolCallsTable
+	t.cols = slices.DeleteFunc(slices.Clone(t.cols), func(c column[schema.ToolCall]) bool { return slices.Contains(columns, c.name) })
+	return insert(ctx, s, t, rows)
 }

@@ -62,3 +62,55 @@ func TestFollowUpUnknownMigration(t *testing.T) {
 		t.Errorf("followed_up is %s after migrate, want Nullable(UInt8)", typ)
 	}
 }
+
+// TestFollowUpExactMigration upgrades a database at version 11 holding an
+// analysed cut call not followed up: after 0012 it reads as not marked
+// exact, as does a row a writer of an older release writes afterwards
+// without the column, while the Store's own writes keep the mark. 0012
+// interrupted after its statement runs again as on 18.16.
+func TestFollowUpExactMigration(t *testing.T) {
+	ctx := context.Background()
+	s := chtest.OpenStore(t, chtest.Address(t))
+	all, run := atVersion(t, s, 11, "follow_up_exact")
+	ts := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	// An older writer's column list: no followed_up_exact.
+	oldWrite := func(id string, at time.Time) {
+		t.Helper()
+		if err := s.Conn().Exec(ctx, "INSERT INTO "+migrations.QuoteIdent(s.Database())+".tool_calls (session_id, call_id, ts, tool, truncated, followed_up, version) SELECT ?, ?, toDateTime(?), 'Read', 1, CAST(0 AS Nullable(UInt8)), toUInt64(?)",
+			"exact-upgrade", id, at.Unix(), uint64(1)<<63|uint64(2)<<46|1); err != nil {
+			t.Fatalf("write %s as an older release does: %v", id, err)
+		}
+	}
+	oldWrite("toolu_before", ts)
+
+	resumeAfter(t, s, run, all[11])
+
+	oldWrite("toolu_old_writer", ts.Add(time.Second))
+	marked := fullCall("toolu_marked", ts.Add(2*time.Second))
+	marked.SessionID, marked.FollowedUp, marked.FollowUpExact = "exact-upgrade", false, true
+	unmarked := fullCall("toolu_unmarked", ts.Add(3*time.Second))
+	unmarked.SessionID, unmarked.FollowedUp, unmarked.FollowUpExact = "exact-upgrade", false, false
+	if err := s.WriteToolCalls(ctx, []schema.ToolCall{marked, unmarked}); err != nil {
+		t.Fatalf("write calls: %v", err)
+	}
+	calls, err := s.ToolCalls(ctx, "exact-upgrade")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, c := range calls {
+		if c.FollowedUp || c.FollowUpUnknown {
+			t.Errorf("%s read back followed up %v, not known %v; want known 0", c.CallID, c.FollowedUp, c.FollowUpUnknown)
+		}
+		got[c.CallID] = c.FollowUpExact
+	}
+	want := map[string]bool{"toolu_before": false, "toolu_old_writer": false, "toolu_marked": true, "toolu_unmarked": false}
+	if len(got) != len(want) {
+		t.Fatalf("read back %v, want %v", got, want)
+	}
+	for id, w := range want {
+		if got[id] != w {
+			t.Errorf("%s read back exact %v, want %v", id, got[id], w)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ctxaudit/ctxaudit/schema"
 	"github.com/ctxaudit/ctxaudit/schema/chstore"
 	"github.com/ctxaudit/ctxaudit/schema/migrations"
 )
@@ -71,5 +72,24 @@ func resumeAfter(t *testing.T, s *chstore.Store, run func(migrations.Migration),
 	}
 	if res.Current != migrations.Latest() {
 		t.Fatalf("schema at %d after migrate, want %d", res.Current, migrations.Latest())
+	}
+}
+
+// toolCallColumnsAdded lists, by the migration that added them, the
+// tool_calls columns 0001 did not create.
+var toolCallColumnsAdded = map[int][]string{12: {"followed_up_exact"}}
+
+// writeCallsAt writes calls as a writer of schema version n did: without the
+// tool_calls columns later migrations added.
+func writeCallsAt(t *testing.T, s *chstore.Store, n int, calls []schema.ToolCall) {
+	t.Helper()
+	var later []string
+	for v, cols := range toolCallColumnsAdded {
+		if v > n {
+			later = append(later, cols...)
+		}
+	}
+	if err := s.WriteToolCallsWithout(context.Background(), calls, later...); err != nil {
+		t.Fatalf("write calls at version %d: %v", n, err)
 	}
 }

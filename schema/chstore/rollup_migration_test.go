@@ -30,9 +30,7 @@ func TestRollupAnalysedMigration(t *testing.T) {
 	judged := fullCall("judged", at)
 	judged.Analysis = schema.Analysis{Done: true, Records: 2}
 	asRead := fullCall("as-read", at.Add(time.Minute)) // followed_up 1, not analysed
-	if err := s.WriteToolCalls(ctx, []schema.ToolCall{judged, asRead}); err != nil {
-		t.Fatalf("write calls at version 7: %v", err)
-	}
+	writeCallsAt(t, s, 7, []schema.ToolCall{judged, asRead})
 
 	// The snapshot of 0004–0007: tagged with the plain block number, and
 	// counting both calls as followed up.

@@ -34,13 +34,13 @@ func scanToolCall(rows driver.Rows) (schema.ToolCall, error) {
 		line, version                                      uint64
 		precision, tailUnit                                string
 		tailStart, tailEnd                                 *uint64
-		tailIsEnd, refetched, upperBound, mixed            uint8
+		tailIsEnd, refetched, upperBound, mixed, exact     uint8
 	)
 	if err := rows.Scan(&r.SessionID, &r.CallID, &ts, &tsNs, &r.Tool, &source, &r.HarnessVersion, &r.Model,
 		&r.Project, &r.Cwd, &r.GitBranch, &r.AgentID, &sidechain, &turn, &r.MessageID, &r.Arguments, &r.Target,
 		&isError, &ob, &oc, &ol, &ot, &origSource, &precision, &cb, &cc, &cl, &ct, &truncated, &kind, &strategy, &partial,
 		&ss, &se, &unit, &tailStart, &tailEnd, &tailUnit, &tailIsEnd, &total, &r.Reason, &dRange, &dReason, &dNext, &dScore, &r.NextHint, &r.SavedRef,
-		&r.RefVersion, &refetched, &r.Marker, &understated, &r.Detector, &followed, &r.ContinuationOf, &coverage,
+		&r.RefVersion, &refetched, &r.Marker, &understated, &r.Detector, &followed, &exact, &r.ContinuationOf, &coverage,
 		&upperBound, &mixed, &srchd,
 		&r.OriginalSHA256, &r.ContextSHA256, &r.SourceFile, &line, &version); err != nil {
 		return r, err
@@ -63,6 +63,7 @@ func scanToolCall(rows driver.Rows) (schema.ToolCall, error) {
 	r.Disclosure = schema.Disclosure{Range: dRange == 1, Reason: dReason == 1, Next: dNext == 1}
 	r.MarkerUnderstated, r.Searched = understated == 1, srchd == 1
 	r.FollowedUp, r.FollowUpUnknown = followed != nil && *followed == 1, followed == nil
+	r.FollowUpExact = exact == 1
 	r.SessionCoverage = schema.RatioFromPtr(coverage)
 	r.SourceLine = int64(line)
 	r.Analysis = analysisOfVersion(version)

@@ -147,7 +147,7 @@ func fullCall(id string, ts time.Time) schema.ToolCall {
 			NextHint:   "Use offset=2001 to continue", SavedRef: "/tmp/tool-results/x.txt", RefVersion: "2026-01-19T21:18:02Z",
 			Marker: "[Showing lines 1-2000 of 5000 — 省略]", MarkerUnderstated: true, Detector: "claude_code.webfetch",
 		},
-		FollowedUp: true, ContinuationOf: "toolu_00", SessionCoverage: schema.KnownRatio(0.641), Searched: true,
+		FollowedUp: true, FollowUpExact: true, ContinuationOf: "toolu_00", SessionCoverage: schema.KnownRatio(0.641), Searched: true,
 		CoverageUpperBound: true, CoverageMixedVersions: false,
 		OriginalSHA256: strings.Repeat("a", 64), ContextSHA256: strings.Repeat("b", 64),
 		SourceFile: "/data/sess.jsonl", SourceLine: 52,

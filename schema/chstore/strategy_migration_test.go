@@ -26,9 +26,7 @@ func TestStrategyResizedMigration(t *testing.T) {
 	old := fullCall("toolu_old", ts)
 	old.SessionID = "resize-upgrade"
 	old.Strategy = schema.StrategyPaginated
-	if err := s.WriteToolCalls(ctx, []schema.ToolCall{old}); err != nil {
-		t.Fatalf("write a call at version 5: %v", err)
-	}
+	writeCallsAt(t, s, 5, []schema.ToolCall{old})
 
 	resumeAfter(t, s, run, all[5])
 

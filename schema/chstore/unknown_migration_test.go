@@ -26,9 +26,7 @@ func TestUnknownIsNullMigration(t *testing.T) {
 	ts := time.Date(2026, 2, 3, 4, 5, 6, 0, time.UTC)
 	old := fullCall("toolu_old", ts)
 	old.SessionID, old.Turn = "turn-upgrade", schema.KnownTurn(2)
-	if err := s.WriteToolCalls(ctx, []schema.ToolCall{old}); err != nil {
-		t.Fatalf("write a call at version 6: %v", err)
-	}
+	writeCallsAt(t, s, 6, []schema.ToolCall{old})
 	// The answer as version 6 stored it: written with its columns, since
 	// the writer now also writes those later migrations added. Its version
 	// ranks it analysed, over 2 records (schema/chstore/version.go).

@@ -243,6 +243,7 @@ var toolCallColumns = []column[schema.ToolCall]{
 	boolColumn("marker_understated", func(r *schema.ToolCall) bool { return r.MarkerUnderstated }),
 	stringColumn("detector", func(r *schema.ToolCall) string { return r.Detector }),
 	nullableColumn("followed_up", func(r *schema.ToolCall) (uint8, bool) { return b2u(r.FollowedUp), !r.FollowUpUnknown }),
+	boolColumn("followed_up_exact", func(r *schema.ToolCall) bool { return r.FollowUpExact }),
 	stringColumn("continuation_of", func(r *schema.ToolCall) string { return r.ContinuationOf }),
 	ratioColumn("session_coverage", func(r *schema.ToolCall) schema.Ratio { return r.SessionCoverage }),
 	boolColumn("coverage_upper_bound", func(r *schema.ToolCall) bool { return r.CoverageUpperBound }),

@@ -664,6 +664,10 @@ func TestUntimedSpanLeavesUnknownOnlyTheFollowUpsItCouldBe(t *testing.T) {
 			t.Errorf("%s: truncated %v, followed up %v; want cut, not followed up", id, c.Truncated, c.FollowedUp)
 		case c.FollowUpUnknown != want:
 			t.Errorf("%s: follow-up unknown %v, want %v", id, c.FollowUpUnknown, want)
+		case !c.FollowUpExact:
+			// The span says its "not followed up" is known where it is not
+			// marked unknown, so a reader need not hedge on it.
+			t.Errorf("%s: emitted without %s", id, otelconv.AttrFollowUpExact)
 		}
 	}
 }

@@ -1,0 +1,24 @@
+-- ctxaudit v12: a row says whether its "not followed up" is known
+-- (docs/design.md §4.12).
+--
+--   tool_calls.followed_up_exact
+--                     1: the session analysis that wrote this truncated call
+--                     stores every follow-up it cannot know as NULL, so a
+--                     followed_up of 0 is a known "not followed up", also in
+--                     a session with a call nothing orders (no time, no
+--                     source line). 0: the row was written before, or by a
+--                     writer that does not fill the column. In a session
+--                     with such a call its 0 may be a follow-up nobody could
+--                     know (rows of migration 0011's time and before), and
+--                     the readers that speak of one call say "none known"
+--                     there, as they did for every row before this
+--                     migration. Aggregate follow-up rates do not read it.
+--
+-- Rows written before read 0; the next analysis of their session writes
+-- them again. A writer of an older release leaves the column out of its
+-- column list, so its rows read 0 too.
+--
+-- ClickHouse 18.16 has no ADD COLUMN IF NOT EXISTS: the migrator runs the
+-- plain ADD COLUMN there and takes "column already exists" as done.
+
+ALTER TABLE {{ident .Database}}.tool_calls ADD COLUMN IF NOT EXISTS followed_up_exact UInt8 AFTER followed_up;
