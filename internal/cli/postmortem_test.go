@@ -57,11 +57,7 @@ func ingestScenarios(t *testing.T) string {
 // postmortemJSON runs postmortem --format json and decodes it.
 func postmortemJSON(t *testing.T, addr string, args ...string) report.Postmortem {
 	t.Helper()
-	args = append([]string{"postmortem", "--clickhouse", addr, "--format", "json"}, args...)
-	code, out, errOut := run(t, args...)
-	if code != ExitOK {
-		t.Fatalf("%v: exit %d: %s", args, code, errOut)
-	}
+	out := postmortemJSONText(t, addr, args...)
 	var pm report.Postmortem
 	if err := json.Unmarshal([]byte(out), &pm); err != nil {
 		t.Fatalf("decode postmortem JSON: %v\n%s", err, out)
@@ -69,15 +65,22 @@ func postmortemJSON(t *testing.T, addr string, args ...string) report.Postmortem
 	return pm
 }
 
-// followedUpJSON is call id's followed_up as the postmortem JSON writes it
-// ("true", "false" or "null"), or "" when the call is not in it.
-func followedUpJSON(t *testing.T, addr, id string, args ...string) string {
+// postmortemJSONText is the output of `postmortem --format json` with args.
+func postmortemJSONText(t *testing.T, addr string, args ...string) string {
 	t.Helper()
 	args = append([]string{"postmortem", "--clickhouse", addr, "--format", "json"}, args...)
 	code, out, errOut := run(t, args...)
 	if code != ExitOK {
 		t.Fatalf("%v: exit %d: %s", args, code, errOut)
 	}
+	return out
+}
+
+// followedUpJSON is call id's followed_up as the postmortem JSON writes it
+// ("true", "false" or "null"), or "" when the call is not in it.
+func followedUpJSON(t *testing.T, addr, id string, args ...string) string {
+	t.Helper()
+	out := postmortemJSONText(t, addr, args...)
 	var doc struct {
 		ToolCalls []map[string]json.RawMessage `json:"tool_calls"`
 	}

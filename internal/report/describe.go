@@ -149,7 +149,7 @@ func yesNo(b bool) string {
 func followUp(c *schema.ToolCall, next []string, order analysis.CallOrder) string {
 	var s string
 	switch {
-	case !c.Truncated:
+	case !analysis.Truncated(c):
 		if c.ContinuationOf != "" {
 			s = "continues " + c.ContinuationOf
 			if c.RefetchedSource {
