@@ -39,12 +39,34 @@ type Writer interface {
 	WriteToolOutputs(ctx context.Context, outputs []schema.ToolOutput) error
 }
 
+// AnswerReader is a Writer that can say which of a session's messages it
+// holds as answers. A transcript ingested while the harness was writing it
+// can end with a message's text, which is then stored as an answer; when a
+// later ingest of the whole file shows that message to call a tool, the
+// answer must be taken back (docs/design.md §5.1). The parser never offers
+// the message as an answer again, so only the store can say one was stored:
+// Run asks a Writer that implements AnswerReader about the messages each
+// session shows not to be answers, and writes a retraction for each answer
+// it still holds. A Writer without it keeps such answers.
+type AnswerReader interface {
+	// StandingAnswers returns, of the messages named (message ids by
+	// session id), those whose latest stored row is an answer, with at
+	// least what session.Retractable keeps of it.
+	StandingAnswers(ctx context.Context, messages map[string][]string) ([]schema.Answer, error)
+}
+
 // Defaults.
 const (
 	DefaultBatchSize      = 1000
 	DefaultMaxSkipDetails = 1000
 	DefaultMaxOutputBytes = 1 << 20
 )
+
+// maxPendingNotAnswers is the most messages known not to be answers that
+// are gathered before they are looked up in the store: one query's worth
+// (the store bounds an IN list at 1,000 ids). A smaller batch size gathers
+// fewer.
+const maxPendingNotAnswers = 1000
 
 // Options configure a run. The zero value ingests with auto-detection and
 // default limits.
@@ -191,6 +213,19 @@ type run struct {
 	answers  []schema.Answer
 	outputs  []schema.ToolOutput
 	outSeen  map[string]bool
+	// notAnswers are the messages of the sessions analysed since the last
+	// look-up that are known not to be answers, to be looked up in the
+	// store (takeBack); notAnswerIDs counts them.
+	notAnswers   []notAnswers
+	notAnswerIDs int
+}
+
+// notAnswers are one session's messages known not to be answers, and the
+// analysis that knew it: a retraction is ranked by it (session.Retraction).
+type notAnswers struct {
+	session string
+	ids     []string
+	by      schema.Analysis
 }
 
 // unitState gathers one session's records across its files.
@@ -247,7 +282,71 @@ func (r *run) unit(ctx context.Context, u unit) error {
 	r.sessions = append(r.sessions, res.Meta)
 	r.calls = append(r.calls, res.Calls...)
 	r.answers = append(r.answers, res.Answers...)
+	r.noteNotAnswers(res.Meta, st.b.NotAnswers())
 	return r.flush(ctx, false)
+}
+
+// noteNotAnswers queues the messages of session meta known not to be
+// answers for takeBack, when the Writer can look them up.
+func (r *run) noteNotAnswers(meta schema.Session, ids []string) {
+	if _, ok := r.w.(AnswerReader); !ok || len(ids) == 0 {
+		return
+	}
+	r.notAnswers = append(r.notAnswers, notAnswers{session: meta.SessionID, ids: ids, by: meta.Analysis})
+	r.notAnswerIDs += len(ids)
+}
+
+// takeBack writes a retraction for every answer the store holds for a
+// message queued by noteNotAnswers — one an earlier ingest of a
+// half-written file stored — and for every such answer of this run not yet
+// written, then empties the queue. It looks the messages up in batches
+// (a batch's worth, at most maxPendingNotAnswers, and what is left at the
+// end of the run), so a large ingest costs a query per batch, not per
+// session.
+func (r *run) takeBack(ctx context.Context, final bool) error {
+	if r.notAnswerIDs == 0 || (!final && r.notAnswerIDs < min(r.opts.BatchSize, maxPendingNotAnswers)) {
+		return nil
+	}
+	queued := r.notAnswers
+	r.notAnswers, r.notAnswerIDs = nil, 0
+	lookup := map[string][]string{}
+	asked := make(map[[2]string]bool, len(queued))
+	for _, q := range queued {
+		lookup[q.session] = append(lookup[q.session], q.ids...)
+		for _, id := range q.ids {
+			asked[[2]string{q.session, id}] = true
+		}
+	}
+	standing, err := r.w.(AnswerReader).StandingAnswers(ctx, lookup)
+	if err != nil {
+		return fmt.Errorf("look up answers stored for messages that proved not to be answers: %w", err)
+	}
+	held := make(map[[2]string]schema.Answer, len(standing))
+	for _, a := range standing {
+		held[[2]string{a.SessionID, a.MessageID}] = a
+	}
+	// Answers of this run still waiting for their batch are not in the
+	// store yet.
+	for _, a := range r.answers {
+		if key := [2]string{a.SessionID, a.MessageID}; !a.Retracted && asked[key] {
+			held[key] = a
+		}
+	}
+	if len(held) == 0 {
+		return nil
+	}
+	// The same session read from two files in one run names its messages
+	// twice: each names them with its own analysis, and the store keeps the
+	// retraction of the one that ranks higher.
+	for _, q := range queued {
+		for _, id := range q.ids {
+			if a, ok := held[[2]string{q.session, id}]; ok {
+				r.answers = append(r.answers, session.Retraction(a, q.by))
+			}
+		}
+	}
+	r.sum.AnswersRetracted += len(held)
+	return nil
 }
 
 // file parses one transcript file into st.
@@ -437,6 +536,9 @@ func truncateUTF8(s string, n int) string {
 func (r *run) flush(ctx context.Context, final bool) error {
 	if r.opts.DryRun != nil {
 		return nil
+	}
+	if err := r.takeBack(ctx, final); err != nil {
+		return err
 	}
 	n := r.opts.BatchSize
 	var err error

@@ -24,7 +24,11 @@ type Summary struct {
 	TruncatedByKind map[schema.TruncationKind]int `json:"truncated_by_kind"`
 	Answers         int                           `json:"answers"`
 	AnswersByRisk   map[schema.Risk]int           `json:"answers_by_risk"`
-	Compactions     int                           `json:"compactions"`
+	// AnswersRetracted counts answers an earlier write stored for messages
+	// these files show to call a tool, taken back by this run (see
+	// AnswerReader); they are not in Answers.
+	AnswersRetracted int `json:"answers_retracted"`
+	Compactions      int `json:"compactions"`
 
 	// SkippedLines counts unusable lines (and calls) by reason; Skipped
 	// lists them with file:line, up to Options.MaxSkipDetails.
@@ -113,6 +117,9 @@ func (s Summary) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "tool calls:   %d\n", s.ToolCalls)
 	fmt.Fprintf(&b, "truncated:    %d%s\n", s.Truncated, kindCounts(s.TruncatedByKind))
 	fmt.Fprintf(&b, "answers:      %d%s\n", s.Answers, riskCounts(s.AnswersByRisk))
+	if s.AnswersRetracted > 0 {
+		fmt.Fprintf(&b, "taken back:   %s stored earlier (their messages went on to call a tool)\n", plural(int64(s.AnswersRetracted), "answer"))
+	}
 	fmt.Fprintf(&b, "compactions:  %d\n", s.Compactions)
 	if s.ToolOutputsKept > 0 {
 		fmt.Fprintf(&b, "tool outputs: %d stored\n", s.ToolOutputsKept)

@@ -32,12 +32,17 @@ func TestSummaryWording(t *testing.T) {
 		t.Errorf("want the detection reason in the singular:\n%s", out)
 	}
 
-	one := Summary{Files: 1, Lines: 1, Sessions: 1, Turns: 1, SkippedLines: map[string]int{"bad_json": 1}}
+	if strings.Contains(out, "taken back") {
+		t.Errorf("nothing was taken back, and the summary says so:\n%s", out)
+	}
+
+	one := Summary{Files: 1, Lines: 1, Sessions: 1, Turns: 1, SkippedLines: map[string]int{"bad_json": 1}, AnswersRetracted: 1}
 	b.Reset()
 	if err := one.WriteText(&b); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"files:        1 (1 line, ", "sessions:     1 (1 turn)\n", "skipped:      1 line (bad_json 1)"} {
+	for _, want := range []string{"files:        1 (1 line, ", "sessions:     1 (1 turn)\n", "skipped:      1 line (bad_json 1)",
+		"taken back:   1 answer stored earlier (their messages went on to call a tool)\n"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("summary lacks %q:\n%s", want, b.String())
 		}

@@ -334,6 +334,13 @@ func (b *Builder) NotAnswer(id string) {
 	}
 }
 
+// NotAnswers returns the ids of the messages known not to be answers, in
+// no particular order: a caller that cannot tell whether an earlier
+// process stored one of them as an answer asks its store (ctxaudit ingest).
+func (b *Builder) NotAnswers() []string {
+	return slices.Collect(maps.Keys(b.notAnswers))
+}
+
 // Records returns copies of the calls and answers held, as added.
 func (b *Builder) Records() ([]schema.ToolCall, []schema.Answer) {
 	return b.calls.all(), slices.Clone(b.answers)
@@ -379,10 +386,10 @@ func Retractable(a schema.Answer) schema.Answer {
 	}
 }
 
-// retraction is the record that takes back answer a: the same message (and
+// Retraction is the record that takes back answer a: the same message (and
 // timestamp, so the same partition) marked retracted, ranked by the
 // analysis that took it back so that it replaces the answer's row.
-func retraction(a schema.Answer, by schema.Analysis) schema.Answer {
+func Retraction(a schema.Answer, by schema.Analysis) schema.Answer {
 	r := Retractable(a)
 	r.Risk, r.Absence, r.Verdict, r.Retracted, r.Analysis = schema.RiskNone, schema.AbsenceNone, RetractedVerdict, true, by
 	return r
@@ -419,7 +426,7 @@ func (b *Builder) Pending(meta schema.Session) Result {
 		return ok && prev == hashAnswer(&a)
 	})
 	for _, a := range res.Retracted {
-		res.Answers = append(res.Answers, retraction(a, res.Meta.Analysis))
+		res.Answers = append(res.Answers, Retraction(a, res.Meta.Analysis))
 	}
 	return res
 }

@@ -1,13 +1,18 @@
 package cli
 
 import (
+	"bytes"
 	"context"
+	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/ctxaudit/ctxaudit/collector/transcript/transcripttest"
 	"github.com/ctxaudit/ctxaudit/internal/chtest"
+	"github.com/ctxaudit/ctxaudit/schema"
 	"github.com/ctxaudit/ctxaudit/schema/chstore"
 )
 
@@ -113,5 +118,119 @@ func TestIngestDryRunJSONL(t *testing.T) {
 	}
 	if !strings.Contains(errOut, "tool calls:   41") {
 		t.Errorf("summary should go to stderr in jsonl mode: %q", errOut)
+	}
+}
+
+// TestIngestTakesBackAnAnswerAHalfWrittenFileStored: in the real 2.1.6
+// session, line 20 is the text block of msg_019SiiKuPg4TsXVmQ7fDS7Ln and
+// line 21 its tool_use block. Ingested while Claude Code had written only
+// up to line 20, the file ends with that text, which is stored as an
+// answer. Ingested again whole, the file shows the message called a tool:
+// the answer is taken back, and the store then reads as if the whole file
+// had been ingested once. Ingested once more, nothing is left to take back.
+// The same holds when both copies are read in one run.
+func TestIngestTakesBackAnAnswerAHalfWrittenFileStored(t *testing.T) {
+	const message = "msg_019SiiKuPg4TsXVmQ7fDS7Ln"
+	ctx := context.Background()
+	whole, err := os.ReadFile(filepath.Join(transcripttest.FixturesDir(t), "claude-code", "session-2.1.6-637ef6e7", mainSession+".jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(whole, []byte("\n"))
+	if !bytes.Contains(lines[19], []byte(message)) || !bytes.Contains(lines[20], []byte(`"type":"tool_use"`)) {
+		t.Fatalf("the fixture's lines 20 and 21 are not %s's text and tool_use", message)
+	}
+	half := bytes.Join(lines[:20], nil)
+
+	ingest := func(addr string, paths ...string) string {
+		t.Helper()
+		code, out, errOut := run(t, append([]string{"ingest", "--clickhouse", addr}, paths...)...)
+		if code != ExitOK {
+			t.Fatalf("ingest %v: exit %d\n%s\n%s", paths, code, out, errOut)
+		}
+		return out
+	}
+	answered := func(s *chstore.Store) bool {
+		t.Helper()
+		answers, err := s.Answers(ctx, mainSession)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.ContainsFunc(answers, func(a schema.Answer) bool { return a.MessageID == message })
+	}
+	const takenBack = "taken back:   1 answer stored earlier"
+
+	dir := t.TempDir()
+	path := filepath.Join(dir, mainSession+".jsonl")
+	if err := os.WriteFile(path, half, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addr := chtest.Address(t)
+	if out := ingest(addr, path); strings.Contains(out, "taken back") {
+		t.Errorf("the first ingest took something back:\n%s", out)
+	}
+	s := chtest.OpenStore(t, addr)
+	if !answered(s) {
+		t.Fatalf("ingested up to line 20, %s is not stored as an answer: the test shows nothing", message)
+	}
+	if err := os.WriteFile(path, whole, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out := ingest(addr, path); !strings.Contains(out, takenBack) {
+		t.Errorf("the whole file's summary lacks %q:\n%s", takenBack, out)
+	}
+	if answered(s) {
+		t.Errorf("ingested whole, %s is still stored as an answer", message)
+	}
+	if n := queryCount(t, s, "SELECT count() FROM DB.answers FINAL WHERE message_id = '"+message+"' AND retracted = 1"); n != 1 {
+		t.Errorf("%d retracted rows of %s, want 1", n, message)
+	}
+
+	// The store now reads as one ingest of the whole file does.
+	once := chtest.Address(t)
+	ingest(once, path)
+	fresh := chtest.OpenStore(t, once)
+	for what, read := range map[string]func(*chstore.Store) (any, error){
+		"answers":    func(s *chstore.Store) (any, error) { return s.Answers(ctx, mainSession) },
+		"tool calls": func(s *chstore.Store) (any, error) { return s.ToolCalls(ctx, mainSession) },
+		"session": func(s *chstore.Store) (any, error) {
+			sess, _, err := s.Session(ctx, mainSession)
+			return sess, err
+		},
+	} {
+		got, err := read(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := read(fresh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s after the half file and the whole differ from one ingest of the whole:\n got %+v\nwant %+v", what, got, want)
+		}
+	}
+	if out := ingest(addr, path); strings.Contains(out, "taken back") {
+		t.Errorf("ingested whole again, something was taken back again:\n%s", out)
+	}
+
+	// Both copies in one run, the half one read first: its answer waits for
+	// its batch when the whole one is read, or (batches of one row) is
+	// already stored.
+	both := t.TempDir()
+	if err := os.WriteFile(filepath.Join(both, "a-half.jsonl"), half, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(both, "b-whole.jsonl"), whole, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, flags := range [][]string{nil, {"--batch-size", "1"}} {
+		oneRun := chtest.Address(t)
+		if out := ingest(oneRun, append(flags, both)...); !strings.Contains(out, takenBack) {
+			t.Errorf("one run of both copies %v: the summary lacks %q:\n%s", flags, takenBack, out)
+		}
+		if answered(chtest.OpenStore(t, oneRun)) {
+			t.Errorf("one run of both copies %v: %s is stored as an answer", flags, message)
+		}
 	}
 }

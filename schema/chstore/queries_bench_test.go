@@ -2,6 +2,7 @@ package chstore_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/ctxaudit/ctxaudit/schema/chstore"
@@ -52,6 +53,24 @@ func BenchmarkSessionRead(b *testing.B) {
 	b.Run("answers", func(b *testing.B) {
 		for b.Loop() {
 			if _, err := s.SessionAnswers(ctx, sp); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	// What one batch of a re-ingest asks (ingest.AnswerReader): 1,000
+	// messages known not to be answers, 25 in each of 40 sessions — all but
+	// the target's stored as answers by nobody, as in a real transcript,
+	// where messages that called tools are most messages.
+	asked := map[string][]string{}
+	for k := range 40 {
+		id := chstoretest.SessionID(chstoretest.BenchOptions(b).Sessions()/2 - 20 + k)
+		for m := range 25 {
+			asked[id] = append(asked[id], fmt.Sprintf("msg_%d_%d", k, m))
+		}
+	}
+	b.Run("standing-answers", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := s.StandingAnswers(ctx, asked); err != nil {
 				b.Fatal(err)
 			}
 		}
