@@ -205,12 +205,16 @@ func percent(v float64) string {
 }
 
 // recorded summarises the session's stored counts, or, with no session row
-// stored yet, those of the records at hand.
+// stored yet or one that counts fewer records than are stored, those of the
+// records at hand.
 func recorded(pm *Postmortem) string {
 	s := &pm.Session
 	c := counts(s, worstOnlyMay(pm))
-	if !pm.SessionStored {
+	switch {
+	case !pm.SessionStored:
 		return c + " (no session row stored yet: counted from the records below)"
+	case pm.SessionRecounted:
+		return c + " (counted from the records below: the stored session row counts fewer, as a collector that dropped the session's buffer before its end wrote it)"
 	}
 	return c
 }

@@ -27,6 +27,14 @@ type Postmortem struct {
 	// yet (the collector writes it with the session's analysis): Session
 	// then summarises the records at hand (SessionFromRecords).
 	SessionStored bool `json:"session_stored"`
+	// SessionRecounted is true when the stored session row counts fewer
+	// calls or answers than the store holds for the whole session: a
+	// collector that dropped the session's buffer (max_sessions,
+	// max_calls_per_session) wrote the row of what it held first, and the
+	// later buffer's row, partial, ranks below it (docs/design.md §10.3).
+	// Session then counts every stored record instead, by the rules
+	// analysis counts by; its turns are at least the row's.
+	SessionRecounted bool `json:"session_recounted"`
 	// Answer is the message id the postmortem is scoped to (--answer), or
 	// empty for the whole session.
 	Answer string `json:"answer,omitempty"`
@@ -78,6 +86,9 @@ func Build(in Input) Postmortem {
 	}
 	if pm.ToolCalls == nil {
 		pm.ToolCalls = []schema.ToolCall{}
+	}
+	if in.SessionStored && in.AnswerID == "" && (len(in.Calls) > in.Session.ToolCalls || len(in.Answers) > in.Session.Answers) {
+		pm.Session, pm.SessionRecounted = analysis.Counts(in.Session, in.Calls, in.Answers), true
 	}
 	byID := make(map[string]*schema.ToolCall, len(in.Calls))
 	for i := range in.Calls {

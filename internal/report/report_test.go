@@ -707,3 +707,71 @@ func TestExactFollowUpIsKnownWhereACallIsUnordered(t *testing.T) {
 		t.Errorf("with one row stored without the mark the JSON gives %v, want exactly one null", got)
 	}
 }
+
+// A collector that dropped a session's buffer before its end (its call
+// limit, or max_sessions) wrote the session row of the calls it held
+// first; the later buffer's row is partial and ranks below it, so the
+// stored row counts fewer calls than are stored (docs/design.md §10.3).
+// A postmortem of the whole session counts the records instead, and says
+// so in every form; one scoped to an answer, or whose row counts at least
+// what is stored (calls pruned since), keeps the row.
+func TestStaleSessionRowIsRecounted(t *testing.T) {
+	stale := sample()
+	// The first buffer held toolu_bash and msg_high; toolu_sub, toolu_read
+	// and msg_chat came after it was dropped.
+	stale.Session.ToolCalls, stale.Session.TruncatedCalls, stale.Session.SilentCalls = 1, 1, 0
+	stale.Session.Answers, stale.Session.RiskyAnswers, stale.Session.Turns = 1, 1, schema.Known(1)
+	pm := Build(stale)
+	if !pm.SessionRecounted {
+		t.Fatal("a row counting 1 of 3 stored calls is not recounted")
+	}
+	// The row one analysis of every record writes, which counts the risky
+	// answers on uncertain inputs too.
+	want := sample().Session
+	want.RiskyAnswersUncertain = schema.Known(0)
+	if got := pm.Session; !reflect.DeepEqual(got, want) {
+		t.Errorf("recounted session\n got %+v\nwant %+v", got, want)
+	}
+	js, text, md, page := renderAll(t, &pm)
+	for name, out := range map[string]string{"text": text.String(), "markdown": md.String(), "html": page.String()} {
+		if !strings.Contains(out, "3 tool calls (2 truncated, 1 silently), 2 answers") || !strings.Contains(out, "the stored session row counts fewer") {
+			t.Errorf("%s: the recorded line does not give the records' counts and say why:\n%s", name, out)
+		}
+	}
+	var doc struct {
+		Recounted *bool `json:"session_recounted"`
+		Session   struct {
+			ToolCalls int `json:"tool_calls"`
+			Answers   int `json:"answers"`
+		} `json:"session"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Recounted == nil || !*doc.Recounted || doc.Session.ToolCalls != 3 || doc.Session.Answers != 2 {
+		t.Errorf("JSON: session_recounted %v, tool_calls %d, answers %d; want true, 3, 2", doc.Recounted, doc.Session.ToolCalls, doc.Session.Answers)
+	}
+
+	for name, in := range map[string]func() Input{
+		"scoped to an answer": func() Input {
+			in := stale
+			in.AnswerID = "msg_high"
+			return in
+		},
+		"calls pruned since": func() Input {
+			in := sample()
+			in.Calls = in.Calls[:1]
+			return in
+		},
+		"as counted": sample,
+	} {
+		in := in()
+		pm := Build(in)
+		if pm.SessionRecounted || !reflect.DeepEqual(pm.Session, in.Session) {
+			t.Errorf("%s: recounted %v, session %+v; want the stored row", name, pm.SessionRecounted, pm.Session)
+		}
+		if _, text, _, _ := renderAll(t, &pm); strings.Contains(text.String(), "counts fewer") {
+			t.Errorf("%s: the text says the row counts fewer", name)
+		}
+	}
+}
