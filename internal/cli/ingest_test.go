@@ -3,13 +3,17 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
+	"github.com/ctxaudit/ctxaudit/collector/ingest"
 	"github.com/ctxaudit/ctxaudit/collector/transcript/transcripttest"
 	"github.com/ctxaudit/ctxaudit/internal/chtest"
 	"github.com/ctxaudit/ctxaudit/schema"
@@ -189,26 +193,8 @@ func TestIngestTakesBackAnAnswerAHalfWrittenFileStored(t *testing.T) {
 	// The store now reads as one ingest of the whole file does.
 	once := chtest.Address(t)
 	ingest(once, path)
-	fresh := chtest.OpenStore(t, once)
-	for what, read := range map[string]func(*chstore.Store) (any, error){
-		"answers":    func(s *chstore.Store) (any, error) { return s.Answers(ctx, mainSession) },
-		"tool calls": func(s *chstore.Store) (any, error) { return s.ToolCalls(ctx, mainSession) },
-		"session": func(s *chstore.Store) (any, error) {
-			sess, _, err := s.Session(ctx, mainSession)
-			return sess, err
-		},
-	} {
-		got, err := read(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := read(fresh)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(got, want) {
-			t.Errorf("%s after the half file and the whole differ from one ingest of the whole:\n got %+v\nwant %+v", what, got, want)
-		}
+	if err := sameRowsOf(ctx, s, chtest.OpenStore(t, once), mainSession); err != nil {
+		t.Errorf("after the half file and the whole: %v", err)
 	}
 	if out := ingest(addr, path); strings.Contains(out, "taken back") {
 		t.Errorf("ingested whole again, something was taken back again:\n%s", out)
@@ -233,4 +219,124 @@ func TestIngestTakesBackAnAnswerAHalfWrittenFileStored(t *testing.T) {
 			t.Errorf("one run of both copies %v: %s is stored as an answer", flags, message)
 		}
 	}
+}
+
+// TestIngestEveryPrefixThenWholeStoresTheWhole: whatever line an ingest of
+// the real 2.1.6 session stopped at — between two lines, or inside one, as
+// the harness was writing it — ingesting the whole file afterwards leaves
+// the store reading exactly as one ingest of the whole file does: every
+// call, answer and session row. Each cut is its own copy of the session
+// (its own id), so three runs cover every cut: the wholes into one
+// database; the prefixes, then the wholes, into another.
+func TestIngestEveryPrefixThenWholeStoresTheWhole(t *testing.T) {
+	ctx := context.Background()
+	whole, err := os.ReadFile(filepath.Join(transcripttest.FixturesDir(t), "claude-code", "session-2.1.6-637ef6e7", mainSession+".jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(whole, []byte("\n"))
+	type cut struct {
+		id     string
+		prefix []byte
+	}
+	var cuts []cut
+	for k := 1; k < len(lines); k++ {
+		between := bytes.Join(lines[:k], nil)
+		inside := append(bytes.Clone(between), lines[k][:len(lines[k])/2]...)
+		cuts = append(cuts,
+			cut{fmt.Sprintf("%08d", 2*k) + mainSession[8:], between},
+			cut{fmt.Sprintf("%08d", 2*k+1) + mainSession[8:], inside})
+	}
+	dir := t.TempDir()
+	write := func(of func(cut) []byte) {
+		t.Helper()
+		for _, c := range cuts {
+			text := bytes.ReplaceAll(of(c), []byte(mainSession), []byte(c.id))
+			if err := os.WriteFile(filepath.Join(dir, c.id+".jsonl"), text, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	ingestInto := func(s *chstore.Store) ingest.Summary {
+		t.Helper()
+		sum, err := ingest.Run(ctx, []string{dir}, ingest.Options{}, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sum
+	}
+	answerIDs := func(s *chstore.Store, session string) map[string]bool {
+		t.Helper()
+		answers, err := s.Answers(ctx, session)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := map[string]bool{}
+		for _, a := range answers {
+			ids[a.MessageID] = true
+		}
+		return ids
+	}
+	inTwo, once := chtest.NewStore(t), chtest.NewStore(t)
+	write(func(cut) []byte { return whole })
+	ingestInto(once)
+	write(func(c cut) []byte { return c.prefix })
+	ingestInto(inTwo)
+	// A cut that ends with the text of a message that goes on to call a
+	// tool stores that text as an answer the whole file does not have.
+	stale := 0
+	for _, c := range cuts {
+		final := answerIDs(once, c.id)
+		for id := range answerIDs(inTwo, c.id) {
+			if !final[id] {
+				stale++
+			}
+		}
+	}
+	write(func(cut) []byte { return whole })
+	if sum := ingestInto(inTwo); stale == 0 || sum.AnswersRetracted != stale {
+		t.Errorf("%d answers taken back, want the %d the cuts stored that the whole file has not", sum.AnswersRetracted, stale)
+	}
+	t.Logf("%d cuts; %d stored an answer the whole file has not", len(cuts), stale)
+	// The reads wait on the server more than they work: four at a time.
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)) - 1; i < len(cuts); i = int(next.Add(1)) - 1 {
+				if err := sameRowsOf(ctx, inTwo, once, cuts[i].id); err != nil {
+					t.Errorf("cut %s (%d bytes) and then the whole: %v", cuts[i].id[:8], len(cuts[i].prefix), err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// sameRowsOf reports how session id's answers, tool calls and session row
+// as got reads them differ from want's.
+func sameRowsOf(ctx context.Context, got, want *chstore.Store, id string) error {
+	for what, read := range map[string]func(*chstore.Store) (any, error){
+		"answers":    func(s *chstore.Store) (any, error) { return s.Answers(ctx, id) },
+		"tool calls": func(s *chstore.Store) (any, error) { return s.ToolCalls(ctx, id) },
+		"session": func(s *chstore.Store) (any, error) {
+			sess, _, err := s.Session(ctx, id)
+			return sess, err
+		},
+	} {
+		g, err := read(got)
+		if err != nil {
+			return err
+		}
+		w, err := read(want)
+		if err != nil {
+			return err
+		}
+		if !reflect.DeepEqual(g, w) {
+			return fmt.Errorf("%s differ from one ingest of the whole:\n got %+v\nwant %+v", what, g, w)
+		}
+	}
+	return nil
 }
