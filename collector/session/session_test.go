@@ -3,6 +3,7 @@ package session
 import (
 	"maps"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -177,6 +178,13 @@ func TestAnswerOfAMessageThatCallsAToolIsRetracted(t *testing.T) {
 	b.AddAnswer(schema.Answer{SessionID: "s", MessageID: "m4", Timestamp: at.Add(5 * time.Second), Text: "Looking further."})
 	if res := b.Analyze(schema.Session{SessionID: "s"}); len(res.Retracted) != 1 || res.Retracted[0].MessageID != "m4" || res.Meta.Answers != 0 {
 		t.Errorf("NotAnswer: retracted %v, session answers %d", res.Retracted, res.Meta.Answers)
+	}
+	// The builder names every message known to be no answer, whether a call
+	// or the caller said so: ingest asks its store about them.
+	got := b.NotAnswers()
+	slices.Sort(got)
+	if want := []string{"m2", "m3", "m4"}; !slices.Equal(got, want) {
+		t.Errorf("NotAnswers() = %v, want %v", got, want)
 	}
 }
 
