@@ -216,16 +216,8 @@ type run struct {
 	// notAnswers are the messages of the sessions analysed since the last
 	// look-up that are known not to be answers, to be looked up in the
 	// store (takeBack); notAnswerIDs counts them.
-	notAnswers   []notAnswers
+	notAnswers   []session.NotAnswers
 	notAnswerIDs int
-}
-
-// notAnswers are one session's messages known not to be answers, and the
-// analysis that knew it: a retraction is ranked by it (session.Retraction).
-type notAnswers struct {
-	session string
-	ids     []string
-	by      schema.Analysis
 }
 
 // unitState gathers one session's records across its files.
@@ -296,7 +288,7 @@ func (r *run) noteNotAnswers(meta schema.Session, b *session.Builder) {
 	if len(ids) == 0 {
 		return
 	}
-	r.notAnswers = append(r.notAnswers, notAnswers{session: meta.SessionID, ids: ids, by: meta.Analysis})
+	r.notAnswers = append(r.notAnswers, session.NotAnswers{SessionID: meta.SessionID, MessageIDs: ids, By: meta.Analysis})
 	r.notAnswerIDs += len(ids)
 }
 
@@ -313,43 +305,31 @@ func (r *run) takeBack(ctx context.Context, final bool) error {
 	}
 	queued := r.notAnswers
 	r.notAnswers, r.notAnswerIDs = nil, 0
-	lookup := map[string][]string{}
-	asked := make(map[[2]string]bool, len(queued))
-	for _, q := range queued {
-		lookup[q.session] = append(lookup[q.session], q.ids...)
-		for _, id := range q.ids {
-			asked[[2]string{q.session, id}] = true
-		}
-	}
+	lookup := session.Lookup(queued)
 	standing, err := r.w.(AnswerReader).StandingAnswers(ctx, lookup)
 	if err != nil {
 		return fmt.Errorf("look up answers stored for messages that proved not to be answers: %w", err)
 	}
-	held := make(map[[2]string]schema.Answer, len(standing))
-	for _, a := range standing {
-		held[[2]string{a.SessionID, a.MessageID}] = a
-	}
 	// Answers of this run still waiting for their batch are not in the
 	// store yet.
-	for _, a := range r.answers {
-		if key := [2]string{a.SessionID, a.MessageID}; !a.Retracted && asked[key] {
-			held[key] = a
-		}
-	}
-	if len(held) == 0 {
-		return nil
-	}
-	// The same session read from two files in one run names its messages
-	// twice: each names them with its own analysis, and the store keeps the
-	// retraction of the one that ranks higher.
+	asked := map[[2]string]bool{}
 	for _, q := range queued {
-		for _, id := range q.ids {
-			if a, ok := held[[2]string{q.session, id}]; ok {
-				r.answers = append(r.answers, session.Retraction(a, q.by))
-			}
+		for _, id := range q.MessageIDs {
+			asked[[2]string{q.SessionID, id}] = true
 		}
 	}
-	r.sum.AnswersRetracted += len(held)
+	taken := map[[2]string]bool{}
+	for _, a := range standing {
+		taken[[2]string{a.SessionID, a.MessageID}] = true
+	}
+	for _, a := range r.answers {
+		if key := [2]string{a.SessionID, a.MessageID}; !a.Retracted && asked[key] && !taken[key] {
+			standing = append(standing, a)
+			taken[key] = true
+		}
+	}
+	r.answers = append(r.answers, session.Retractions(queued, standing)...)
+	r.sum.AnswersRetracted += len(taken)
 	return nil
 }
 

@@ -158,6 +158,11 @@ const (
 	AttrSessionRiskyAnswersUncertain = "ctxaudit.session.risky_answers_uncertain"
 	AttrSessionCompactions           = "ctxaudit.session.compactions"
 	AttrSessionMaxRisk               = "ctxaudit.session.max_risk"
+	// AttrSessionNotAnswers lists the message ids the emitter learned, since
+	// its last emission of the session, not to be answers (they called a
+	// tool): a store that holds one of them as an answer — written by a
+	// process or a path that did not know — takes it back. Absent when none.
+	AttrSessionNotAnswers = "ctxaudit.session.not_answers"
 )
 
 // Instrumentation scope names of ctxaudit's own components. They identify

@@ -186,7 +186,7 @@ func TestEmittedAttributesHaveDocumentedTypes(t *testing.T) {
 	unknown.CallID, unknown.FollowedUp, unknown.FollowUpUnknown = "c3", false, true
 	otelconv.AppendToolCall(spans, &unknown)
 	otelconv.AppendAnswer(spans, &answer)
-	otelconv.AppendSession(spans, &session)
+	otelconv.AppendAnalysedSession(spans, &session, []string{"msg3"}, nil, nil)
 	otelconv.MarkAnalysedUpstream(spans)
 	// A pass-through call span of a processor that holds the call.
 	held := ptrace.NewSpanSlice()

@@ -50,15 +50,20 @@ func AppendToolCall(spans ptrace.SpanSlice, c *schema.ToolCall) ptrace.Span {
 }
 
 // AppendAnalysedSession adds the spans of one analysed session: its
-// invoke_agent span (unless meta is nil), a span per call and one per answer,
+// invoke_agent span (unless meta is nil), with the messages learned not to
+// be answers (AttrSessionNotAnswers), a span per call and one per answer,
 // each marked AttrAnalysisUpstream — the emitter analysed the session, so no
 // processor downstream does it again. The ids derived from a session are
 // computed once for all its spans, and the mark is written with the other
 // attributes (marking the spans afterwards looked every one of them up again).
-func AppendAnalysedSession(spans ptrace.SpanSlice, meta *schema.Session, calls []schema.ToolCall, answers []schema.Answer) {
+func AppendAnalysedSession(spans ptrace.SpanSlice, meta *schema.Session, notAnswers []string, calls []schema.ToolCall, answers []schema.Answer) {
 	var ids sessionIDs
 	if meta != nil {
-		AppendSession(spans, meta).Attributes().PutBool(AttrAnalysisUpstream, true)
+		m := AppendSession(spans, meta).Attributes()
+		m.PutBool(AttrAnalysisUpstream, true)
+		if len(notAnswers) > 0 {
+			putStrings(m, AttrSessionNotAnswers, notAnswers)
+		}
 	}
 	for i := range calls {
 		appendToolCall(spans, &calls[i], &ids, true)

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/ctxaudit/ctxaudit/collector/forensics"
+	"github.com/ctxaudit/ctxaudit/collector/session"
 	"github.com/ctxaudit/ctxaudit/schema"
 )
 
@@ -608,12 +609,13 @@ func TestAnalysedSessionSpans(t *testing.T) {
 	meta := schema.Session{SessionID: "s-1", ToolCalls: 1}
 	answer := schema.Answer{SessionID: "s-1", MessageID: "msg_9", Risk: schema.RiskLow}
 	spans := ptrace.NewSpanSlice()
-	AppendAnalysedSession(spans, &meta, []schema.ToolCall{c, other}, []schema.Answer{answer})
+	notAnswers := []string{"msg_1", "msg_2"}
+	AppendAnalysedSession(spans, &meta, notAnswers, []schema.ToolCall{c, other}, []schema.Answer{answer})
 	if spans.Len() != 4 {
 		t.Fatalf("%d spans, want 4", spans.Len())
 	}
 	want := ptrace.NewSpanSlice()
-	AppendSession(want, &meta)
+	putStrings(AppendSession(want, &meta).Attributes(), AttrSessionNotAnswers, notAnswers)
 	AppendToolCall(want, &c)
 	AppendToolCall(want, &other)
 	AppendAnswer(want, &answer)
@@ -630,6 +632,20 @@ func TestAnalysedSessionSpans(t *testing.T) {
 	}
 	if sp := spans.At(2); sp.TraceID() != TraceID("s-2") || sp.ParentSpanID() != SpanID("s-2", "session", "s-2") {
 		t.Error("a call of another session got the first session's trace or parent id")
+	}
+	// The exporter reads the messages back with the session's analysis.
+	var rows Rows
+	for i := 0; i < spans.Len(); i++ {
+		rows.AddSpan(spans.At(i), pcommon.NewMap())
+	}
+	if got, want := rows.NotAnswers, []session.NotAnswers{{SessionID: "s-1", MessageIDs: notAnswers, By: meta.Analysis}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("rows.NotAnswers = %+v, want %+v", got, want)
+	}
+	// None learned, none written.
+	spans = ptrace.NewSpanSlice()
+	AppendAnalysedSession(spans, &meta, nil, nil, nil)
+	if _, ok := spans.At(0).Attributes().Get(AttrSessionNotAnswers); ok {
+		t.Error("a session span without messages learned not to be answers carries the attribute")
 	}
 }
 

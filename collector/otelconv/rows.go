@@ -4,6 +4,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/ctxaudit/ctxaudit/collector/session"
 	"github.com/ctxaudit/ctxaudit/schema"
 )
 
@@ -15,6 +16,10 @@ type Rows struct {
 	Sessions []schema.Session
 	Calls    []schema.ToolCall
 	Answers  []schema.Answer
+	// NotAnswers are the messages the sessions' emitters learned not to be
+	// answers (AttrSessionNotAnswers), with the analysis that learned it:
+	// an answer stored for one is to be taken back, ranked by it.
+	NotAnswers []session.NotAnswers
 	// Dropped counts records that name no session, call or message and
 	// cannot be stored.
 	Dropped int
@@ -64,6 +69,9 @@ func (r *Rows) AddSpan(sp ptrace.Span, res pcommon.Map) {
 			return
 		}
 		r.Sessions = append(r.Sessions, s)
+		if ids := stringSlice(attrs, AttrSessionNotAnswers); len(ids) > 0 {
+			r.NotAnswers = append(r.NotAnswers, session.NotAnswers{SessionID: s.SessionID, MessageIDs: ids, By: s.Analysis})
+		}
 	}
 }
 

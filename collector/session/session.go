@@ -49,6 +49,9 @@ type Builder struct {
 	// retracted are the answers returned by an earlier Result and dropped
 	// since, to be listed by the next one.
 	retracted []schema.Answer
+	// freshNotAnswers are the messages learned not to be answers since the
+	// last committed Result, to be listed by the next one.
+	freshNotAnswers []string
 	// spawnedTurn maps a sub-agent id to the turn of the Task/Agent call
 	// whose result names it (agentId).
 	spawnedTurn map[string]schema.Turn
@@ -318,6 +321,7 @@ func (b *Builder) NotAnswer(id string) {
 		return
 	}
 	b.notAnswers[id] = true
+	b.freshNotAnswers = append(b.freshNotAnswers, id)
 	i, ok := b.ansIdx[id]
 	if !ok {
 		return
@@ -371,6 +375,13 @@ type Result struct {
 	// (ids, timestamp, turn, text; not analysed): what was written for them
 	// must be taken back. Answers carries a retraction record for each.
 	Retracted []schema.Answer
+	// NotAnswers are the messages learned not to be answers since the last
+	// committed Result. Another writer — an earlier process without the
+	// builder's state, `ctxaudit ingest` of the file while it was being
+	// written — may have stored one as an answer, which only the store
+	// knows: a writer that can look them up takes those back
+	// (docs/design.md §5.1).
+	NotAnswers []string
 }
 
 // RetractedVerdict is the verdict of a retraction record.
@@ -414,7 +425,7 @@ func (b *Builder) Pending(meta schema.Session) Result {
 	as := analysis.Session{Meta: meta, Calls: calls, Answers: answers, Partial: b.Partial, NotAnswers: len(b.notAnswers)}
 	analysis.Analyze(&as)
 
-	res := Result{Meta: as.Meta, Retracted: slices.Clone(b.retracted)}
+	res := Result{Meta: as.Meta, Retracted: slices.Clone(b.retracted), NotAnswers: slices.Clone(b.freshNotAnswers)}
 	// calls and answers are this analysis's own copies: what was returned
 	// unchanged is taken out of them in place.
 	res.Calls = slices.DeleteFunc(as.Calls, func(c schema.ToolCall) bool {
@@ -439,6 +450,9 @@ func (b *Builder) Commit(res Result) Sent {
 	b.retracted = slices.DeleteFunc(b.retracted, func(a schema.Answer) bool {
 		return slices.ContainsFunc(res.Retracted, func(r schema.Answer) bool { return r.MessageID == a.MessageID })
 	})
+	// Messages are only ever added to freshNotAnswers, so those res listed
+	// are its first ones.
+	b.freshNotAnswers = slices.Delete(b.freshNotAnswers, 0, min(len(res.NotAnswers), len(b.freshNotAnswers)))
 	for i := range res.Calls {
 		c := &res.Calls[i]
 		s.Calls[c.CallID] = callPrint(c)
@@ -534,4 +548,48 @@ func MergeMeta(metas ...schema.Session) schema.Session {
 		transcript.MergeSession(&m, o)
 	}
 	return m
+}
+
+// NotAnswers are messages of one session known not to be answers (a
+// Result's NotAnswers), and the analysis that knew it: a writer whose store
+// may hold one of them as an answer — written by another path or an
+// earlier process that did not know — takes it back (Retractions).
+type NotAnswers struct {
+	SessionID  string
+	MessageIDs []string
+	By         schema.Analysis
+}
+
+// Lookup is the messages of learned by session id, as a store's look-up of
+// standing answers takes them.
+func Lookup(learned []NotAnswers) map[string][]string {
+	ids := make(map[string][]string, len(learned))
+	for _, n := range learned {
+		ids[n.SessionID] = append(ids[n.SessionID], n.MessageIDs...)
+	}
+	return ids
+}
+
+// Retractions are the records that take back standing — answers a store
+// holds for messages of learned — each ranked by the analysis that learned
+// its message was no answer. A message learned twice (the same session in
+// two batches, or from two paths) gets a retraction from each; the store
+// keeps the one of highest rank.
+func Retractions(learned []NotAnswers, standing []schema.Answer) []schema.Answer {
+	if len(standing) == 0 {
+		return nil
+	}
+	held := make(map[[2]string]schema.Answer, len(standing))
+	for _, a := range standing {
+		held[[2]string{a.SessionID, a.MessageID}] = a
+	}
+	var out []schema.Answer
+	for _, n := range learned {
+		for _, id := range n.MessageIDs {
+			if a, ok := held[[2]string{n.SessionID, id}]; ok {
+				out = append(out, Retraction(a, n.By))
+			}
+		}
+	}
+	return out
 }

@@ -302,3 +302,48 @@ func TestCallPrintCoversFollowThrough(t *testing.T) {
 		t.Error("fingerprint is not deterministic")
 	}
 }
+
+// A Result lists the messages learned not to be answers since the last
+// committed one: each once when its emission succeeds, again when it
+// failed (not committed), and one learned between Pending and Commit in the
+// next Result. Retractions pairs them with a store's standing answers.
+func TestResultListsNotAnswersLearnedSinceTheLastCommit(t *testing.T) {
+	at := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	b := New("s")
+	c1 := call("c1", at, false, `{"file_path":"/a.go"}`)
+	c1.MessageID = "m1"
+	b.AddCall(c1, "", true)
+	b.NotAnswer("m2")
+	meta := schema.Session{SessionID: "s"}
+	if res := b.Pending(meta); !slices.Equal(res.NotAnswers, []string{"m1", "m2"}) {
+		t.Fatalf("first result lists %v, want m1 m2", res.NotAnswers)
+	}
+	// The emission failed: not committed, listed again.
+	res := b.Pending(meta)
+	if !slices.Equal(res.NotAnswers, []string{"m1", "m2"}) {
+		t.Fatalf("after a failed emission: %v, want m1 m2 again", res.NotAnswers)
+	}
+	b.NotAnswer("m3") // between Pending and Commit
+	b.NotAnswer("m1") // known: not listed again
+	b.Commit(res)
+	if res := b.Analyze(meta); !slices.Equal(res.NotAnswers, []string{"m3"}) {
+		t.Fatalf("after the commit: %v, want m3 only", res.NotAnswers)
+	}
+	if res := b.Analyze(meta); len(res.NotAnswers) != 0 {
+		t.Fatalf("nothing learned since: %v", res.NotAnswers)
+	}
+
+	by := schema.Analysis{Done: true, Records: 4}
+	learned := []NotAnswers{{SessionID: "s", MessageIDs: []string{"m1", "m3"}, By: by}}
+	standing := []schema.Answer{
+		{SessionID: "s", MessageID: "m3", Timestamp: at, Text: "Looking.", Risk: schema.RiskLow},
+		{SessionID: "other", MessageID: "m1", Timestamp: at}, // not of the session that learned it
+	}
+	if got := Lookup(learned); !reflect.DeepEqual(got, map[string][]string{"s": {"m1", "m3"}}) {
+		t.Errorf("Lookup = %v", got)
+	}
+	got := Retractions(learned, standing)
+	if len(got) != 1 || got[0].MessageID != "m3" || !got[0].Retracted || got[0].Analysis != by || got[0].Text != "" || !got[0].Timestamp.Equal(at) {
+		t.Errorf("Retractions = %+v, want m3's, ranked by the learner, without its text", got)
+	}
+}

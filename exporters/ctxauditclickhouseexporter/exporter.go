@@ -22,6 +22,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/ctxaudit/ctxaudit/collector/otelconv"
+	"github.com/ctxaudit/ctxaudit/collector/session"
 	"github.com/ctxaudit/ctxaudit/exporters/ctxauditclickhouseexporter/internal/metadata"
 	"github.com/ctxaudit/ctxaudit/schema"
 	"github.com/ctxaudit/ctxaudit/schema/chstore"
@@ -257,6 +258,9 @@ func (e *chExporter) write(ctx context.Context, r *otelconv.Rows) error {
 	if err != nil {
 		return permanentIfHopeless(fmt.Errorf("ctxaudit_clickhouse: %w", err))
 	}
+	if err := e.takeBack(ctx, s, r); err != nil {
+		return permanentIfHopeless(fmt.Errorf("ctxaudit_clickhouse: %w", err))
+	}
 	// Sessions first, answers last: a partly written push that is retried
 	// rewrites the same ids, which the tables collapse.
 	steps := []struct {
@@ -290,6 +294,33 @@ func (e *chExporter) write(ctx context.Context, r *otelconv.Rows) error {
 		}
 		e.rowsWritten.Add(ctx, int64(written), metric.WithAttributes(attribute.String("table", st.table)))
 	}
+	return nil
+}
+
+// takeBack adds to r's answers the retraction of every answer the store
+// holds for a message r's sessions learned not to be one
+// (otelconv.AttrSessionNotAnswers): one an earlier process that did not
+// know, or `ctxaudit ingest` of the file while it was being written, stored
+// (docs/design.md §5.1). One look-up for the whole push; none when no
+// session of it learned any.
+func (e *chExporter) takeBack(ctx context.Context, s *chstore.Store, r *otelconv.Rows) error {
+	if len(r.NotAnswers) == 0 {
+		return nil
+	}
+	standing, err := s.StandingAnswers(ctx, session.Lookup(r.NotAnswers))
+	if err != nil {
+		return fmt.Errorf("look up answers stored for messages that proved not to be answers: %w", err)
+	}
+	if len(standing) == 0 {
+		return nil
+	}
+	r.Answers = append(r.Answers, session.Retractions(r.NotAnswers, standing)...)
+	messages := make([]string, len(standing))
+	for i := range standing {
+		messages[i] = standing[i].SessionID + "/" + standing[i].MessageID
+	}
+	e.logger.Warn("Answers stored earlier were not answers: their messages went on to call a tool; taking them back",
+		zap.Strings("messages", messages))
 	return nil
 }
 

@@ -51,7 +51,7 @@ func FuzzSpanPathWritesTheSameRows(f *testing.F) {
 		td := ptrace.NewTraces()
 		rs := td.ResourceSpans().AppendEmpty()
 		otelconv.PutEmitterResource(rs.Resource().Attributes(), otelconv.ServiceProcessor, "v0")
-		otelconv.AppendAnalysedSession(rs.ScopeSpans().AppendEmpty().Spans(), &meta, spanCalls, spanAnswers)
+		otelconv.AppendAnalysedSession(rs.ScopeSpans().AppendEmpty().Spans(), &meta, nil, spanCalls, spanAnswers)
 
 		hop, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(mustMarshal(t, td))
 		if err != nil {

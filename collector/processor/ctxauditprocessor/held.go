@@ -834,7 +834,7 @@ func (p *tracesProcessor) emit(ctx context.Context, bufs []*sessionBuffer, retir
 			continue
 		}
 		p.tel.sessionsAnalysed.Add(ctx, 1)
-		otelconv.AppendAnalysedSession(spans, &e.res.Meta, e.res.Calls, e.res.Answers)
+		otelconv.AppendAnalysedSession(spans, &e.res.Meta, e.res.NotAnswers, e.res.Calls, e.res.Answers)
 	}
 	// No redaction pass here: every record was redacted as it was held
 	// (addCall, addAnswer), and the analysis only reads them.

@@ -33,10 +33,11 @@ type batch struct {
 }
 
 type sessionSpans struct {
-	source  schema.Harness
-	meta    *schema.Session
-	calls   []schema.ToolCall
-	answers []schema.Answer
+	source     schema.Harness
+	meta       *schema.Session
+	notAnswers []string
+	calls      []schema.ToolCall
+	answers    []schema.Answer
 }
 
 func newBatch() *batch {
@@ -72,6 +73,7 @@ func (b *batch) addAnalysis(id string, r session.Result, withSession bool) {
 		ss.meta = &m
 		b.spans++
 	}
+	ss.notAnswers = append(ss.notAnswers, r.NotAnswers...)
 	ss.calls = append(ss.calls, r.Calls...)
 	ss.answers = append(ss.answers, r.Answers...)
 	b.spans += len(r.Calls) + len(r.Answers)
@@ -95,7 +97,7 @@ func (b *batch) traces(version string) ptrace.Traces {
 		spans := scope.Spans()
 		spans.EnsureCapacity(len(ss.calls) + len(ss.answers) + 1)
 		// The receiver analyses its sessions itself, calls as read included.
-		otelconv.AppendAnalysedSession(spans, ss.meta, ss.calls, ss.answers)
+		otelconv.AppendAnalysedSession(spans, ss.meta, ss.notAnswers, ss.calls, ss.answers)
 	}
 	return td
 }
