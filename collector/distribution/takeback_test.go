@@ -26,16 +26,9 @@ import (
 // session span, and the exporter takes the stored answer back. The answers
 // then read as one ingest of the whole file stores them.
 func TestCollectorTakesBackAnAnswerIngestStored(t *testing.T) {
-	const session, message = "637ef6e7-e740-4503-8ff8-5780d7c0918f", "msg_019SiiKuPg4TsXVmQ7fDS7Ln"
+	const session, message = transcripttest.Session216, transcripttest.CutAnswer
 	ctx := context.Background()
-	whole, err := os.ReadFile(filepath.Join(transcripttest.FixturesDir(t), "claude-code", "session-2.1.6-637ef6e7", session+".jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := bytes.SplitAfter(whole, []byte("\n"))
-	if !bytes.Contains(lines[19], []byte(message)) || !bytes.Contains(lines[20], []byte(`"type":"tool_use"`)) {
-		t.Fatalf("the fixture's lines 20 and 21 are not %s's text and tool_use", message)
-	}
+	whole, lines := transcripttest.Session216MainThread(t)
 	watched := t.TempDir()
 	path := filepath.Join(watched, session+".jsonl")
 	ingest := func(addr string) {

@@ -134,16 +134,9 @@ func TestIngestDryRunJSONL(t *testing.T) {
 // had been ingested once. Ingested once more, nothing is left to take back.
 // The same holds when both copies are read in one run.
 func TestIngestTakesBackAnAnswerAHalfWrittenFileStored(t *testing.T) {
-	const message = "msg_019SiiKuPg4TsXVmQ7fDS7Ln"
+	const message = transcripttest.CutAnswer
 	ctx := context.Background()
-	whole, err := os.ReadFile(filepath.Join(transcripttest.FixturesDir(t), "claude-code", "session-2.1.6-637ef6e7", mainSession+".jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := bytes.SplitAfter(whole, []byte("\n"))
-	if !bytes.Contains(lines[19], []byte(message)) || !bytes.Contains(lines[20], []byte(`"type":"tool_use"`)) {
-		t.Fatalf("the fixture's lines 20 and 21 are not %s's text and tool_use", message)
-	}
+	whole, lines := transcripttest.Session216MainThread(t)
 	half := bytes.Join(lines[:20], nil)
 
 	ingest := func(addr string, paths ...string) string {
@@ -230,11 +223,7 @@ func TestIngestTakesBackAnAnswerAHalfWrittenFileStored(t *testing.T) {
 // database; the prefixes, then the wholes, into another.
 func TestIngestEveryPrefixThenWholeStoresTheWhole(t *testing.T) {
 	ctx := context.Background()
-	whole, err := os.ReadFile(filepath.Join(transcripttest.FixturesDir(t), "claude-code", "session-2.1.6-637ef6e7", mainSession+".jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := bytes.SplitAfter(whole, []byte("\n"))
+	whole, lines := transcripttest.Session216MainThread(t)
 	type cut struct {
 		id     string
 		prefix []byte

@@ -4,6 +4,7 @@
 package transcripttest
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"os"
@@ -171,4 +172,31 @@ func CheckUnmeasured(tb testing.TB, c schema.ToolCall, want schema.TruncationKin
 	if c.Kind != want || c.Truncated {
 		tb.Errorf("%s: kind %s, truncated %v; want %s, not truncated", c.CallID, c.Kind, c.Truncated, want)
 	}
+}
+
+// Session216 is the id of the real Claude Code 2.1.6 session in the
+// fixtures (claude-code/session-2.1.6-637ef6e7), and its main thread's
+// file name without .jsonl.
+const Session216 = "637ef6e7-e740-4503-8ff8-5780d7c0918f"
+
+// CutAnswer is the message of Session216 whose text block is line 20 of the
+// main thread and whose tool_use block is line 21: cut after line 20, the
+// file ends with text that reads as an answer, which line 21 shows was not.
+const CutAnswer = "msg_019SiiKuPg4TsXVmQ7fDS7Ln"
+
+// Session216MainThread returns the main thread of Session216, whole, and
+// its lines (each with its newline). It fails the test when lines 20 and 21
+// are not CutAnswer's text and tool_use, which the tests of taking an
+// answer back rely on.
+func Session216MainThread(tb testing.TB) (whole []byte, lines [][]byte) {
+	tb.Helper()
+	whole, err := os.ReadFile(filepath.Join(FixturesDir(tb), "claude-code", "session-2.1.6-637ef6e7", Session216+".jsonl"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	lines = bytes.SplitAfter(whole, []byte("\n"))
+	if len(lines) < 21 || !bytes.Contains(lines[19], []byte(CutAnswer)) || !bytes.Contains(lines[20], []byte(`"type":"tool_use"`)) {
+		tb.Fatalf("the fixture's lines 20 and 21 are not %s's text and tool_use", CutAnswer)
+	}
+	return whole, lines
 }
