@@ -274,18 +274,15 @@ func (r *run) unit(ctx context.Context, u unit) error {
 	r.sessions = append(r.sessions, res.Meta)
 	r.calls = append(r.calls, res.Calls...)
 	r.answers = append(r.answers, res.Answers...)
-	r.noteNotAnswers(res.Meta, st.b)
+	r.noteNotAnswers(res.Meta, res.NotAnswers)
 	return r.flush(ctx, false)
 }
 
 // noteNotAnswers queues the messages of session meta known not to be
-// answers (b's) for takeBack, when the Writer can look them up.
-func (r *run) noteNotAnswers(meta schema.Session, b *session.Builder) {
-	if _, ok := r.w.(AnswerReader); !ok {
-		return
-	}
-	ids := b.NotAnswers()
-	if len(ids) == 0 {
+// answers (its one Result's NotAnswers: all of them) for takeBack, when the
+// Writer can look them up.
+func (r *run) noteNotAnswers(meta schema.Session, ids []string) {
+	if _, ok := r.w.(AnswerReader); !ok || len(ids) == 0 {
 		return
 	}
 	r.notAnswers = append(r.notAnswers, session.NotAnswers{SessionID: meta.SessionID, MessageIDs: ids, By: meta.Analysis})

@@ -338,13 +338,6 @@ func (b *Builder) NotAnswer(id string) {
 	}
 }
 
-// NotAnswers returns the ids of the messages known not to be answers, in
-// no particular order: a caller that cannot tell whether an earlier
-// process stored one of them as an answer asks its store (ctxaudit ingest).
-func (b *Builder) NotAnswers() []string {
-	return slices.Collect(maps.Keys(b.notAnswers))
-}
-
 // Records returns copies of the calls and answers held, as added.
 func (b *Builder) Records() ([]schema.ToolCall, []schema.Answer) {
 	return b.calls.all(), slices.Clone(b.answers)
