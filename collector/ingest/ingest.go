@@ -308,24 +308,18 @@ func (r *run) takeBack(ctx context.Context, final bool) error {
 		return fmt.Errorf("look up answers stored for messages that proved not to be answers: %w", err)
 	}
 	// Answers of this run still waiting for their batch are not in the
-	// store yet.
-	asked := map[[2]string]bool{}
-	for _, q := range queued {
-		for _, id := range q.MessageIDs {
-			asked[[2]string{q.SessionID, id}] = true
+	// store yet; Retractions takes back only those of messages queued.
+	for _, a := range r.answers {
+		if !a.Retracted {
+			standing = append(standing, a)
 		}
 	}
-	taken := map[[2]string]bool{}
-	for _, a := range standing {
+	retractions := session.Retractions(queued, standing)
+	taken := make(map[[2]string]bool, len(retractions))
+	for _, a := range retractions {
 		taken[[2]string{a.SessionID, a.MessageID}] = true
 	}
-	for _, a := range r.answers {
-		if key := [2]string{a.SessionID, a.MessageID}; !a.Retracted && asked[key] && !taken[key] {
-			standing = append(standing, a)
-			taken[key] = true
-		}
-	}
-	r.answers = append(r.answers, session.Retractions(queued, standing)...)
+	r.answers = append(r.answers, retractions...)
 	r.sum.AnswersRetracted += len(taken)
 	return nil
 }
