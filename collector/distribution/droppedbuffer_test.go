@@ -5,6 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -97,4 +101,141 @@ service:
 	if text := postmortem("text"); !strings.Contains(text, "4 tool calls (3 truncated") || !strings.Contains(text, "the stored session row counts fewer") {
 		t.Errorf("text: the recorded line does not count the stored records and say why:\n%s", text)
 	}
+}
+
+// TestDroppedSessionGoesOnWhole: with storage, a session the processor
+// drops past max_sessions keeps its records on disk (parked); when it goes
+// on, they are read back and the session is analysed whole. The example
+// session, interrupted after two calls by another session that drops it,
+// is stored as the same session sent in one go is: `ctxaudit sessions`
+// lists both with 4 calls, 3 truncated, 1 answer, and the same risk, and
+// its postmortem needs no recount.
+func TestDroppedSessionGoesOnWhole(t *testing.T) {
+	addr := chtest.Address(t)
+	port, metrics := collectortest.FreePort(t), collectortest.FreePort(t)
+	collectortest.Start(t, distribution.Settings("test"), fmt.Sprintf(`
+extensions:
+  file_storage: {directory: %q}
+receivers:
+  otlp:
+    protocols:
+      grpc: {endpoint: "127.0.0.1:%d"}
+processors:
+  ctxaudit: {session_idle: 300ms, max_sessions: 1, storage: file_storage}
+exporters:
+  ctxaudit_clickhouse:
+    endpoint: %s
+    retry_on_failure: {initial_interval: 100ms, max_interval: 1s}
+service:
+  extensions: [file_storage]
+  pipelines:
+    traces: {receivers: [otlp], processors: [ctxaudit], exporters: [ctxaudit_clickhouse]}
+  telemetry:
+    metrics:
+      readers:
+        - pull: {exporter: {prometheus: {host: 127.0.0.1, port: %d}}}
+`, t.TempDir(), port, addr, metrics))
+
+	ctx := context.Background()
+	exp, err := otlptracegrpc.New(ctx, otlptracegrpc.WithEndpoint(fmt.Sprintf("127.0.0.1:%d", port)), otlptracegrpc.WithInsecure())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	defer func() { _ = tp.Shutdown(ctx) }()
+	start := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	const dropped, whole = "dropped-and-resumed", "sent-in-one-go"
+	s := agentsim.Scenario(dropped)
+	head, rest := s, s
+	head.Calls, head.Answer = s.Calls[:2], ""
+	rest.Calls = s.Calls[2:]
+	agentsim.EmitTraces(ctx, tp, head, start)
+	agentsim.EmitTraces(ctx, tp, agentsim.Scenario(whole), start.Add(time.Hour)) // drops the first
+	collectortest.WaitFor(t, "the dropped session parked", 30*time.Second, func() (bool, string) {
+		n := metricValue(t, metrics, "ctxaudit_processor_calls_parked")
+		return n == 2, fmt.Sprintf("%v calls parked", n)
+	})
+	agentsim.EmitTraces(ctx, tp, rest, start.Add(2*time.Second))                     // its calls 3 and 4 keep their times
+	agentsim.EmitTraces(ctx, tp, agentsim.Scenario("third"), start.Add(2*time.Hour)) // drops it again
+
+	st := chtest.OpenStore(t, addr)
+	collectortest.WaitFor(t, "both sessions whole", 30*time.Second, func() (bool, string) {
+		got := collectortest.Scalar(t, st, "SELECT toString(groupArray(tool_calls)) FROM (SELECT tool_calls FROM DB.sessions FINAL WHERE session_id IN (?, ?))", dropped, whole)
+		return got == "[4,4]", "session rows count " + got
+	})
+	if n := metricValue(t, metrics, "ctxaudit_processor_sessions_resumed"); n != 1 {
+		t.Errorf("sessions_resumed %v; want 1", n)
+	}
+
+	var out, errOut bytes.Buffer
+	if code := cli.Run(ctx, []string{"sessions", "--clickhouse", addr, "--format", "json"}, &out, &errOut); code != cli.ExitOK {
+		t.Fatalf("sessions: exit %d: %s", code, errOut.String())
+	}
+	var listed []map[string]any
+	if err := json.Unmarshal(out.Bytes(), &listed); err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]map[string]any{}
+	for _, r := range listed {
+		id := r["session_id"].(string)
+		// What differs by construction: the id and the times.
+		delete(r, "session_id")
+		delete(r, "started_at")
+		delete(r, "ended_at")
+		rows[id] = r
+	}
+	if rows[dropped] == nil || !reflect.DeepEqual(rows[dropped], rows[whole]) {
+		t.Errorf("sessions lists the dropped session as\n%v\nand the one sent in one go as\n%v", rows[dropped], rows[whole])
+	}
+	if r := rows[dropped]; r == nil || r["tool_calls"] != 4.0 || r["truncated_calls"] != 3.0 || r["answers"] != 1.0 {
+		t.Errorf("the dropped session is listed as %v; want 4 calls, 3 truncated, 1 answer", r)
+	}
+	out.Reset()
+	if code := cli.Run(ctx, []string{"postmortem", "--clickhouse", addr, "--session", dropped, "--format", "json"}, &out, &errOut); code != cli.ExitOK {
+		t.Fatalf("postmortem: exit %d: %s", code, errOut.String())
+	}
+	var pm struct {
+		Recounted bool `json:"session_recounted"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &pm); err != nil || pm.Recounted {
+		t.Errorf("postmortem recounted the session (%v, %v); its row should count every call", pm.Recounted, err)
+	}
+}
+
+// metricValue is the sum of a collector metric's series on its Prometheus
+// endpoint (-1: not exported yet).
+func metricValue(t *testing.T, port int, name string) float64 {
+	t.Helper()
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+	if err != nil {
+		return -1
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return -1
+	}
+	sum, found := 0.0, false
+	for line := range strings.Lines(string(body)) {
+		fields := strings.Fields(line)
+		if len(fields) < 2 || strings.HasPrefix(line, "#") {
+			continue
+		}
+		series := fields[0]
+		if i := strings.IndexByte(series, '{'); i >= 0 {
+			series = series[:i]
+		}
+		if strings.TrimPrefix(strings.TrimSuffix(series, "_total"), "otelcol_") != name {
+			continue
+		}
+		v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
+		if err != nil {
+			t.Fatalf("metric line %q: %v", line, err)
+		}
+		sum, found = sum+v, true
+	}
+	if !found {
+		return -1
+	}
+	return sum
 }

@@ -25,7 +25,16 @@ type Config struct {
 	SessionIdle time.Duration `mapstructure:"session_idle"`
 	// MaxSessions bounds the sessions held in memory; beyond it the least
 	// recently active one is analysed early and dropped (and counted).
+	// With storage its records stay there (see MaxParkedCalls), so that a
+	// session that goes on is held again whole.
 	MaxSessions int `mapstructure:"max_sessions"`
+	// MaxParkedCalls bounds the calls of sessions dropped past max_sessions
+	// whose records stay in storage after their analysis was written
+	// (parked): a parked session that goes on is read back and analysed
+	// whole, as if it had never been dropped. Beyond it the oldest parked
+	// session's records are deleted, and if it goes on its new buffer lacks
+	// its start. 0 parks nothing. Needs storage.
+	MaxParkedCalls int `mapstructure:"max_parked_calls"`
 	// MaxCallsPerSession bounds one session's buffered calls; a session that
 	// reaches it is analysed early and its buffer starts again.
 	MaxCallsPerSession int `mapstructure:"max_calls_per_session"`
@@ -86,6 +95,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxWaitingCalls <= 0 {
 		errs = append(errs, errors.New("max_waiting_calls: must be positive"))
+	}
+	if c.MaxParkedCalls < 0 {
+		errs = append(errs, errors.New("max_parked_calls: must not be negative (0 parks nothing)"))
 	}
 	if err := c.Redact.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("redact: %w", err))

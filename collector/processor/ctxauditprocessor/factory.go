@@ -40,6 +40,7 @@ func createDefaultConfig() component.Config {
 		MaxSessions:        1000,
 		MaxCallsPerSession: 10000,
 		MaxWaitingCalls:    20000,
+		MaxParkedCalls:     1000000,
 	}
 }
 

@@ -59,9 +59,13 @@ type sessionBuffer struct {
 	incs        []uint64
 	emittedIncs []uint64
 	sent        session.Sent
-	// retired: dropped from the held set; its keys go once it is emitted,
-	// and an emission of it still under way must not write them again.
+	// retired: dropped from the held set; its keys go once it is emitted
+	// (or stay, parked), and an emission of it still under way must not
+	// write them again.
 	retired bool
+	// evicted: dropped past max_sessions (not max_calls_per_session), so
+	// its keys may be parked once it is emitted.
+	evicted bool
 	// waitingCalls are the calls it counts in the processor's waiting,
 	// from when it was dropped until it is emitted.
 	waitingCalls int
@@ -238,44 +242,15 @@ func (p *tracesProcessor) reload(ctx context.Context) error {
 	for _, id := range l.dropped {
 		p.dropped.add(id)
 	}
+	for _, pb := range l.parked {
+		// A parked session is a dropped one (its dropped key was written
+		// when it was dropped).
+		p.dropped.add(pb.id)
+		p.pendingOps = append(p.pendingOps, p.parkBuffer(pb)...)
+	}
 	calls := 0
 	for _, lb := range l.buffers {
-		b := newSessionBuffer(lb.meta.SessionID, lb.meta.Source, lb.meta.Partial, lb.gen)
-		b.metaStored, b.hasBase = true, lb.base != nil
-		// What was emitted first, then the records (session.Builder.Restore).
-		b.b.Restore(lb.meta.Sent)
-		seqs, incs := lb.sortedIncs()
-		for i, r := range append([]*storedRecords{lb.base}, incs...) {
-			if r == nil {
-				continue
-			}
-			for _, c := range r.Calls {
-				if c != nil { // a null in a damaged key
-					b.addCall(c)
-				}
-			}
-			for _, a := range r.Answers {
-				b.addAnswer(a)
-			}
-			if r.At.After(b.lastSeen) {
-				b.lastSeen = r.At
-			}
-			if i == 0 {
-				continue
-			}
-			// An increment up to the meta's Emitted was covered by an
-			// emission; one after it was not emitted yet.
-			if seq := seqs[i-1]; seq <= lb.meta.Emitted {
-				b.emittedIncs = append(b.emittedIncs, seq)
-				continue
-			}
-			b.incs = append(b.incs, seqs[i-1])
-			if b.pendingSince.IsZero() || r.At.Before(b.pendingSince) {
-				b.pendingSince = r.At
-			}
-		}
-		b.sent.Merge(lb.meta.Sent)
-		b.dirty = len(b.incs) > 0
+		b := restoreBuffer(lb)
 		calls += b.b.Calls()
 		if el, ok := p.sessions[b.id]; ok {
 			// An older buffer of the same session (its buffer started again
@@ -294,6 +269,49 @@ func (p *tracesProcessor) reload(ctx context.Context) error {
 		p.logger.Info("Reloaded held sessions from storage", zap.Int("sessions", len(p.sessions)+len(p.retry)), zap.Int("calls", calls))
 	}
 	return nil
+}
+
+// restoreBuffer rebuilds a buffer from what storage holds of it: its
+// records and what was emitted of them, dirty if it received records since
+// its last emission.
+func restoreBuffer(lb *loadedBuffer) *sessionBuffer {
+	b := newSessionBuffer(lb.meta.SessionID, lb.meta.Source, lb.meta.Partial, lb.gen)
+	b.metaStored, b.hasBase = true, lb.base != nil
+	// What was emitted first, then the records (session.Builder.Restore).
+	b.b.Restore(lb.meta.Sent)
+	seqs, incs := lb.sortedIncs()
+	for i, r := range append([]*storedRecords{lb.base}, incs...) {
+		if r == nil {
+			continue
+		}
+		for _, c := range r.Calls {
+			if c != nil { // a null in a damaged key
+				b.addCall(c)
+			}
+		}
+		for _, a := range r.Answers {
+			b.addAnswer(a)
+		}
+		if r.At.After(b.lastSeen) {
+			b.lastSeen = r.At
+		}
+		if i == 0 {
+			continue
+		}
+		// An increment up to the meta's Emitted was covered by an
+		// emission; one after it was not emitted yet.
+		if seq := seqs[i-1]; seq <= lb.meta.Emitted {
+			b.emittedIncs = append(b.emittedIncs, seq)
+			continue
+		}
+		b.incs = append(b.incs, seqs[i-1])
+		if b.pendingSince.IsZero() || r.At.Before(b.pendingSince) {
+			b.pendingSince = r.At
+		}
+	}
+	b.sent.Merge(lb.meta.Sent)
+	b.dirty = len(b.incs) > 0
+	return b
 }
 
 // shutdown analyses what is still held, so a stopping collector does not
@@ -474,19 +492,25 @@ func (p *tracesProcessor) wroteDropped(bufs []*sessionBuffer) {
 	p.written = make(chan struct{})
 }
 
-// buffer returns the session's buffer, creating it (and evicting the least
-// recently active session when full). Called with p.mu held.
-func (p *tracesProcessor) buffer(id string, source schema.Harness) (*sessionBuffer, []*sessionBuffer) {
+// buffer returns the session's buffer, creating it — or reading it back
+// from storage if it was parked — and evicting the least recently active
+// session when full. Called with p.mu held.
+func (p *tracesProcessor) buffer(ctx context.Context, id string, source schema.Harness) (*sessionBuffer, []*sessionBuffer) {
 	if el, ok := p.sessions[id]; ok {
 		p.lru.MoveToFront(el)
 		return el.Value.(*sessionBuffer), nil
 	}
 	var evicted []*sessionBuffer
 	for p.lru.Len() >= p.cfg.MaxSessions {
-		evicted = append(evicted, p.drop(p.lru.Back()))
+		b := p.drop(p.lru.Back())
+		b.evicted = true
+		evicted = append(evicted, b)
 	}
 	p.seq++
-	b := newSessionBuffer(id, source, p.dropped.has(id), p.seq)
+	b := p.resume(ctx, id)
+	if b == nil {
+		b = newSessionBuffer(id, source, p.dropped.has(id), p.seq)
+	}
 	p.sessions[id] = p.lru.PushFront(b)
 	p.tel.sessionsHeld.Add(context.Background(), 1)
 	return b, evicted
@@ -510,6 +534,9 @@ func (p *tracesProcessor) drop(el *list.Element) *sessionBuffer {
 	}
 	if ok {
 		p.pendingOps = append(p.pendingOps, storage.DeleteOperation(droppedPrefix+forgot))
+		if pb, parked := p.parked.take(forgot); parked {
+			p.pendingOps = append(p.pendingOps, p.unpark(pb)...)
+		}
 	}
 	p.pendingOps = append(p.pendingOps, storage.SetOperation(droppedPrefix+b.id, []byte{}))
 	return b
@@ -519,20 +546,20 @@ func (p *tracesProcessor) drop(el *list.Element) *sessionBuffer {
 // storage: no secret past this point); it returns the buffer that holds it
 // (nil: not held), the call's encoding as held, and the buffers dropped to
 // make room.
-func (p *tracesProcessor) addCall(c *schema.ToolCall) (*sessionBuffer, []byte, []*sessionBuffer) {
+func (p *tracesProcessor) addCall(ctx context.Context, c *schema.ToolCall) (*sessionBuffer, []byte, []*sessionBuffer) {
 	if c.SessionID == "" {
 		return nil, nil, nil
 	}
 	p.secret.Record(c)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	b, evicted := p.buffer(c.SessionID, c.Source)
+	b, evicted := p.buffer(ctx, c.SessionID, c.Source)
 	if !b.b.HasCall(c.CallID) && b.b.Calls() >= p.cfg.MaxCallsPerSession {
 		// Analyse what we have and start the session's buffer again: bounded
 		// memory wins over whole-session analysis for runaway sessions.
 		evicted = append(evicted, p.drop(p.sessions[c.SessionID]))
 		var more []*sessionBuffer
-		b, more = p.buffer(c.SessionID, c.Source)
+		b, more = p.buffer(ctx, c.SessionID, c.Source)
 		evicted = append(evicted, more...)
 	}
 	enc := b.addCall(c)
@@ -541,12 +568,12 @@ func (p *tracesProcessor) addCall(c *schema.ToolCall) (*sessionBuffer, []byte, [
 }
 
 // addAnswer holds *pa, redacted in place, as addCall does.
-func (p *tracesProcessor) addAnswer(pa *schema.Answer) (*sessionBuffer, []*sessionBuffer) {
+func (p *tracesProcessor) addAnswer(ctx context.Context, pa *schema.Answer) (*sessionBuffer, []*sessionBuffer) {
 	p.secret.Record(pa)
 	a := *pa
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	b, evicted := p.buffer(a.SessionID, a.Source)
+	b, evicted := p.buffer(ctx, a.SessionID, a.Source)
 	b.addAnswer(a)
 	b.touch(p.now())
 	return b, evicted
@@ -876,7 +903,12 @@ func (p *tracesProcessor) emitted(ctx context.Context, parts []emitted, retire b
 			continue
 		}
 		if retire {
-			ops = append(ops, deleteBuffer(b.gen, slices.Concat(b.emittedIncs, e.incs, b.incs), b.hasBase)...)
+			all := slices.Concat(b.emittedIncs, e.incs, b.incs)
+			if park, ok := p.park(b, all); ok {
+				ops = append(ops, park...)
+			} else {
+				ops = append(ops, deleteBuffer(b.gen, all, b.hasBase)...)
+			}
 			continue
 		}
 		if !e.analysed || b.retired {
@@ -909,6 +941,15 @@ func (b *sessionBuffer) storedMeta() storedMeta {
 		m.Emitted = max(m.Emitted, s)
 	}
 	return m
+}
+
+// remove forgets id.
+func (r *recentSet) remove(id string) {
+	if !r.has(id) {
+		return
+	}
+	delete(r.ids, id)
+	r.order = slices.DeleteFunc(r.order, func(x string) bool { return x == id })
 }
 
 // recentSet remembers up to n ids, forgetting the oldest first.

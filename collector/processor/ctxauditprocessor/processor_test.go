@@ -46,7 +46,7 @@ func TestConfig(t *testing.T) {
 	}{
 		{id: component.NewID(metadata.Type), want: createDefaultConfig().(*Config)},
 		{id: component.NewIDWithName(metadata.Type, "custom"), want: &Config{DefaultSource: "codex", AnalyzeSessions: true,
-			SessionIdle: 5 * time.Second, MaxSessions: 10, MaxCallsPerSession: 100, MaxWaitingCalls: 500, MaxHold: time.Minute, ForwardHeldSpans: true, Storage: &fileStorage,
+			SessionIdle: 5 * time.Second, MaxSessions: 10, MaxCallsPerSession: 100, MaxWaitingCalls: 500, MaxParkedCalls: 2000, MaxHold: time.Minute, ForwardHeldSpans: true, Storage: &fileStorage,
 			Redact: redact.Config{Patterns: []redact.Pattern{{Name: "acme_key", Regex: `acme_(?P<secret>[a-z0-9]{12})`, Keywords: []string{"acme_"}}}}}},
 		{id: component.NewIDWithName(metadata.Type, "bad"), wantErr: "default_source: unknown harness aider"},
 	} {
@@ -61,8 +61,9 @@ func TestConfig(t *testing.T) {
 			}
 			err = confmap.Validate(cfg)
 			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "session_idle") {
-					t.Fatalf("Validate = %v; want errors naming default_source and session_idle", err)
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "session_idle") ||
+					!strings.Contains(err.Error(), "max_parked_calls") {
+					t.Fatalf("Validate = %v; want errors naming default_source, session_idle and max_parked_calls", err)
 				}
 				return
 			}

@@ -1,10 +1,13 @@
 package ctxauditprocessor
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -33,6 +36,11 @@ import (
 //	                      held when the buffer was last emitted
 //	dropped/<session id>  a session whose buffer was dropped (see recentSet)
 //
+// A buffer dropped past max_sessions keeps its keys once emitted, its meta
+// marked parked (parked.go), until its session goes on — it is read back
+// and held again — or it is forgotten (max_parked_calls, or the dropped
+// set forgets its session).
+//
 // A request's records are written in one Batch before the request is
 // answered, so an acknowledged call is on disk. An emission writes only the
 // meta — the fingerprints and the last increment it covered — so a restart
@@ -60,6 +68,10 @@ type storedMeta struct {
 	// Emitted is the last increment (seq) an emission covered: later ones
 	// hold records not emitted yet.
 	Emitted uint64 `json:"emitted,omitempty"`
+	// Parked: the buffer was dropped past max_sessions and emitted whole;
+	// its keys wait for its session to go on. Calls is how many it holds.
+	Parked bool `json:"parked,omitempty"`
+	Calls  int  `json:"calls,omitempty"`
 }
 
 // heldStore reads and writes those keys. Without a storage extension it is
@@ -228,23 +240,37 @@ type loadedBuffer struct {
 // loaded is everything read back at start.
 type loaded struct {
 	buffers []*loadedBuffer // oldest generation first
+	parked  []parkedBuffer  // oldest generation first
 	dropped []string
 	maxSeq  uint64
 }
 
-// load reads every held buffer. A key that cannot be decoded is reported
-// and skipped (the rest still loads); a storage error fails the start.
+// load reads every held buffer, and where the parked ones are (their
+// records are read if their session goes on). A key that cannot be decoded
+// is reported and skipped (the rest still loads); a storage error fails the
+// start.
 func (s *heldStore) load(ctx context.Context, warn func(key string, err error)) (*loaded, error) {
 	out := &loaded{}
 	if s == nil {
 		return out, nil
 	}
 	bufs := map[uint64]*loadedBuffer{}
+	// Records are decoded once the walk has found every meta: a parked
+	// buffer's are not decoded at all. Walked values are valid only during
+	// the walk, so they are copied — but not those of a buffer whose meta
+	// said parked already (it comes first in file_storage's key order):
+	// a parked buffer is where most of a large storage is.
+	type rawRecords struct {
+		base []byte
+		incs map[uint64][]byte
+	}
+	raws := map[uint64]*rawRecords{}
 	buf := func(gen uint64) *loadedBuffer {
 		b, ok := bufs[gen]
 		if !ok {
 			b = &loadedBuffer{gen: gen, incs: map[uint64]*storedRecords{}}
 			bufs[gen] = b
+			raws[gen] = &rawRecords{incs: map[uint64][]byte{}}
 		}
 		return b
 	}
@@ -273,27 +299,20 @@ func (s *heldStore) load(ctx context.Context, warn func(key string, err error)) 
 			}
 			buf(gen).meta = &m
 		case len(parts) == 2 && parts[1] == "base":
-			var r storedRecords
-			if err := decodeValue(value, &r); err != nil {
-				warn(key, err)
-				return nil, nil
-			}
-			r.readTurns()
-			buf(gen).base = &r
+			buf(gen)
+			raws[gen].base = bytes.Clone(value)
 		case len(parts) == 3 && parts[1] == "r":
 			seq, err := strconv.ParseUint(parts[2], 10, 64)
 			if err != nil {
 				warn(key, err)
 				return nil, nil
 			}
-			var r storedRecords
-			if err := decodeValue(value, &r); err != nil {
-				warn(key, err)
-				return nil, nil
-			}
-			r.readTurns()
 			out.maxSeq = max(out.maxSeq, seq)
-			buf(gen).incs[seq] = &r
+			if b := buf(gen); b.meta != nil && b.meta.Parked {
+				raws[gen].incs[seq] = nil
+			} else {
+				raws[gen].incs[seq] = bytes.Clone(value)
+			}
 		default:
 			warn(key, errors.New("unknown key"))
 		}
@@ -309,10 +328,63 @@ func (s *heldStore) load(ctx context.Context, warn func(key string, err error)) 
 			warn(metaKey(b.gen), errors.New("records without their session; ignored"))
 			continue
 		}
+		raw := raws[b.gen]
+		if pb, ok := parkedOf(b, raw.incs, raw.base != nil); ok {
+			out.parked = append(out.parked, pb)
+			continue
+		} else if b.meta.Parked {
+			// Records after its last emission (see parkedOf), whose
+			// values the walk did not keep: read it whole.
+			lb, err := s.read(ctx, parkedBuffer{id: b.meta.SessionID, gen: b.gen, incs: slices.Sorted(maps.Keys(raw.incs)), hasBase: raw.base != nil})
+			if err != nil {
+				warn(metaKey(b.gen), err)
+				continue
+			}
+			out.buffers = append(out.buffers, lb)
+			continue
+		}
+		if raw.base != nil {
+			var r storedRecords
+			if err := decodeValue(raw.base, &r); err != nil {
+				warn(baseKey(b.gen), err)
+			} else {
+				r.readTurns()
+				b.base = &r
+			}
+		}
+		for seq, v := range raw.incs {
+			var r storedRecords
+			if err := decodeValue(v, &r); err != nil {
+				warn(incKey(b.gen, seq), err)
+				continue
+			}
+			r.readTurns()
+			b.incs[seq] = &r
+		}
 		out.buffers = append(out.buffers, b)
 	}
 	sort.Slice(out.buffers, func(i, j int) bool { return out.buffers[i].gen < out.buffers[j].gen })
+	sort.Slice(out.parked, func(i, j int) bool { return out.parked[i].gen < out.parked[j].gen })
 	return out, nil
+}
+
+// parkedOf is where a loaded buffer marked parked keeps its records. A
+// buffer with records after its last emission is not parked, whatever its
+// meta says (a resumed session whose meta was not rewritten yet): it is
+// held again, so that those records get their rows.
+func parkedOf(b *loadedBuffer, incs map[uint64][]byte, hasBase bool) (parkedBuffer, bool) {
+	if !b.meta.Parked {
+		return parkedBuffer{}, false
+	}
+	pb := parkedBuffer{id: b.meta.SessionID, gen: b.gen, hasBase: hasBase, calls: b.meta.Calls}
+	for seq := range incs {
+		if seq > b.meta.Emitted {
+			return parkedBuffer{}, false
+		}
+		pb.incs = append(pb.incs, seq)
+	}
+	slices.Sort(pb.incs)
+	return pb, true
 }
 
 // sortedIncs returns a loaded buffer's increments in the order written.

@@ -18,6 +18,8 @@ type telemetry struct {
 	toolCalls        metric.Int64Counter
 	sessionsAnalysed metric.Int64Counter
 	sessionsEvicted  metric.Int64Counter
+	sessionsResumed  metric.Int64Counter
+	callsParked      metric.Int64UpDownCounter
 	sessionsHeld     metric.Int64UpDownCounter
 	callsWaiting     metric.Int64UpDownCounter
 	requestsRefused  metric.Int64Counter
@@ -33,6 +35,8 @@ func newTelemetry(set processor.Settings) (*telemetry, error) {
 		toolCalls:        b.CtxauditProcessorToolCalls,
 		sessionsAnalysed: b.CtxauditProcessorSessionsAnalysed,
 		sessionsEvicted:  b.CtxauditProcessorSessionsEvicted,
+		sessionsResumed:  b.CtxauditProcessorSessionsResumed,
+		callsParked:      b.CtxauditProcessorCallsParked,
 		sessionsHeld:     b.CtxauditProcessorSessionsHeld,
 		callsWaiting:     b.CtxauditProcessorCallsWaiting,
 		requestsRefused:  b.CtxauditProcessorRequestsRefused,

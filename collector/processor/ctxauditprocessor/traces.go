@@ -60,6 +60,9 @@ type tracesProcessor struct {
 	// past max_calls_per_session): a buffer started again for one of them
 	// does not hold the session from its start, and says so.
 	dropped *recentSet
+	// parked are the dropped sessions (past max_sessions) whose records
+	// stay in storage, to be read back if they go on (see park).
+	parked *parkedSet
 	// seq numbers buffers and stored increments; pendingOps are storage
 	// writes for the next batch (the dropped set).
 	seq        uint64
@@ -88,6 +91,7 @@ func newTracesProcessor(set processor.Settings, cfg *Config, next consumer.Trace
 		version: set.BuildInfo.Version, id: set.ID,
 		sessions: map[string]*list.Element{}, lru: list.New(),
 		dropped:  newRecentSet(max(8*cfg.MaxSessions, 1024)),
+		parked:   newParkedSet(),
 		wake:     make(chan struct{}, 1),
 		written:  make(chan struct{}),
 		dropWait: defaultDropWait,
@@ -188,7 +192,7 @@ func (p *tracesProcessor) processSpan(ctx context.Context, res pcommon.Map, sp p
 			c = otelconv.ToolCallWithVerdict(attrs, res, t, verdict, harness)
 		}
 		c.IsError = c.IsError || failed
-		held, evicted := p.holdCall(&c, sp, add)
+		held, evicted := p.holdCall(ctx, &c, sp, add)
 		goesOn := !held || p.cfg.ForwardHeldSpans
 		if verdict != nil && goesOn {
 			otelconv.PutVerdict(attrs, verdict, harness)
@@ -200,7 +204,7 @@ func (p *tracesProcessor) processSpan(ctx context.Context, res pcommon.Map, sp p
 	case otelconv.OperationChat:
 		if track {
 			if a, ok := answerFromChatSpan(sp); ok {
-				b, evicted := p.addAnswer(&a)
+				b, evicted := p.addAnswer(ctx, &a)
 				add.answer(b, a)
 				return true, evicted
 			}
@@ -212,7 +216,7 @@ func (p *tracesProcessor) processSpan(ctx context.Context, res pcommon.Map, sp p
 // holdCall holds the call c of span sp for session analysis, recording it in
 // add; it reports whether it did (a call without a session is not held) and
 // the buffers dropped to make room.
-func (p *tracesProcessor) holdCall(c *schema.ToolCall, sp ptrace.Span, add *added) (bool, []*sessionBuffer) {
+func (p *tracesProcessor) holdCall(ctx context.Context, c *schema.ToolCall, sp ptrace.Span, add *added) (bool, []*sessionBuffer) {
 	if c.SessionID == "" {
 		return false, nil
 	}
@@ -221,7 +225,7 @@ func (p *tracesProcessor) holdCall(c *schema.ToolCall, sp ptrace.Span, add *adde
 	if rec.CallID == "" {
 		rec.CallID = sp.SpanID().String()
 	}
-	b, enc, evicted := p.addCall(rec)
+	b, enc, evicted := p.addCall(ctx, rec)
 	if b == nil {
 		return false, evicted
 	}

@@ -17,6 +17,8 @@ func Meter(settings component.TelemetrySettings) metric.Meter {
 // TelemetryBuilder holds every instrument metadata.yaml declares.
 type TelemetryBuilder struct {
 	meter metric.Meter
+	// CtxauditProcessorCallsParked: Calls of sessions dropped past max_sessions kept in storage in case the session goes on (bounded by max_parked_calls).
+	CtxauditProcessorCallsParked metric.Int64UpDownCounter
 	// CtxauditProcessorCallsWaiting: Calls of sessions analysed early that wait in memory for their rows to be written (bounded by max_waiting_calls).
 	CtxauditProcessorCallsWaiting metric.Int64UpDownCounter
 	// CtxauditProcessorRedactions: Secrets replaced in span and log strings before they were passed on.
@@ -29,6 +31,8 @@ type TelemetryBuilder struct {
 	CtxauditProcessorSessionsEvicted metric.Int64Counter
 	// CtxauditProcessorSessionsHeld: Sessions currently buffered for analysis.
 	CtxauditProcessorSessionsHeld metric.Int64UpDownCounter
+	// CtxauditProcessorSessionsResumed: Sessions dropped past max_sessions that went on and were read back from storage, to be analysed whole.
+	CtxauditProcessorSessionsResumed metric.Int64Counter
 	// CtxauditProcessorToolCalls: Tool results run through truncation forensics, by truncation kind.
 	CtxauditProcessorToolCalls metric.Int64Counter
 }
@@ -38,6 +42,12 @@ type TelemetryBuilder struct {
 func NewTelemetryBuilder(settings component.TelemetrySettings) (*TelemetryBuilder, error) {
 	builder := TelemetryBuilder{meter: Meter(settings)}
 	var err, errs error
+	builder.CtxauditProcessorCallsParked, err = builder.meter.Int64UpDownCounter(
+		"ctxaudit_processor_calls_parked",
+		metric.WithDescription("Calls of sessions dropped past max_sessions kept in storage in case the session goes on (bounded by max_parked_calls)"),
+		metric.WithUnit("{call}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.CtxauditProcessorCallsWaiting, err = builder.meter.Int64UpDownCounter(
 		"ctxaudit_processor_calls_waiting",
 		metric.WithDescription("Calls of sessions analysed early that wait in memory for their rows to be written (bounded by max_waiting_calls)"),
@@ -71,6 +81,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings) (*TelemetryBuilde
 	builder.CtxauditProcessorSessionsHeld, err = builder.meter.Int64UpDownCounter(
 		"ctxaudit_processor_sessions_held",
 		metric.WithDescription("Sessions currently buffered for analysis"),
+		metric.WithUnit("{session}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.CtxauditProcessorSessionsResumed, err = builder.meter.Int64Counter(
+		"ctxaudit_processor_sessions_resumed",
+		metric.WithDescription("Sessions dropped past max_sessions that went on and were read back from storage, to be analysed whole"),
 		metric.WithUnit("{session}"),
 	)
 	errs = errors.Join(errs, err)

@@ -1,0 +1,341 @@
+package ctxauditprocessor
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/ctxaudit/ctxaudit/collector/otelconv"
+	"github.com/ctxaudit/ctxaudit/schema"
+	"github.com/ctxaudit/ctxaudit/schema/chstore"
+)
+
+// readSpan is a Claude Code Read of /srv/app/config.md (5,000 lines) as a
+// harness that reports its own figures sends it: lines first..last.
+func readSpan(spans ptrace.SpanSlice, session, id string, first, last int, at time.Time) {
+	sp := spans.AppendEmpty()
+	sp.SetName("execute_tool Read")
+	sp.SetTraceID(otelconv.TraceID(session))
+	sp.SetSpanID(otelconv.SpanID(session, "call", id))
+	sp.SetStartTimestamp(pcommonTS(at))
+	sp.SetEndTimestamp(pcommonTS(at))
+	a := sp.Attributes()
+	a.PutStr(otelconv.AttrOperationName, otelconv.OperationExecuteTool)
+	a.PutStr(otelconv.AttrToolName, "Read")
+	a.PutStr(otelconv.AttrToolCallID, id)
+	a.PutStr(otelconv.AttrConversationID, session)
+	a.PutStr(otelconv.AttrSource, "claude_code")
+	a.PutInt(otelconv.AttrTurn, 0)
+	a.PutStr(otelconv.AttrToolCallArguments, fmt.Sprintf(`{"file_path":"/srv/app/config.md","offset":%d,"limit":%d}`, first, last-first+1))
+	cut := last < 5000
+	a.PutInt("ctxaudit.output.original.lines", 5000)
+	a.PutInt("ctxaudit.output.context.lines", int64(last-first+1))
+	a.PutBool("ctxaudit.output.truncated", cut)
+	kind, strategy := "none", "none"
+	if cut {
+		kind, strategy = "explicit", "paginated"
+	}
+	a.PutStr("ctxaudit.output.truncation.kind", kind)
+	a.PutStr("ctxaudit.output.strategy", strategy)
+	a.PutInt("ctxaudit.output.shown.start", int64(first))
+	a.PutInt("ctxaudit.output.shown.end", int64(last))
+	a.PutStr("ctxaudit.output.shown.unit", "lines")
+	a.PutInt("ctxaudit.output.total", 5000)
+}
+
+// requests of the dropped-session scenario: the session reads the first
+// 2,000 lines of a file (cut); another session comes, which with
+// max_sessions 1 drops the first; the first goes on, reads the rest of the
+// file — following its cut read up — and answers.
+func droppedScenario(session, other string) (first, between, then ptrace.Traces) {
+	at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+	first = ptrace.NewTraces()
+	spans := first.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+	readSpan(spans, session, "r1", 1, 2000, at)
+	between = ptrace.NewTraces()
+	shellSpan(between.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans(), other, "o1", codexCut, at.Add(time.Second))
+	then = ptrace.NewTraces()
+	spans = then.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+	readSpan(spans, session, "r2", 2001, 5000, at.Add(2*time.Second))
+	chatSpan(spans, session, "The timeout is set on line 4,200.", at.Add(3*time.Second))
+	spans.At(spans.Len()-1).Attributes().PutInt(otelconv.AttrTurn, 0)
+	return first, between, then
+}
+
+// kept is what the tables keep of emitted rows: per id the row of highest
+// rank (chstore.Rank), the later of equals.
+type kept struct {
+	calls   map[string]schema.ToolCall
+	answers map[string]schema.Answer
+	session map[string]schema.Session
+}
+
+func keptOf(sink *consumertest.TracesSink) kept {
+	k := kept{calls: map[string]schema.ToolCall{}, answers: map[string]schema.Answer{}, session: map[string]schema.Session{}}
+	for _, td := range sink.AllTraces() {
+		var rows otelconv.Rows
+		otelconv.EachSpan(td, func(res pcommon.Map, _ string, sp ptrace.Span) { rows.AddSpan(sp, res) })
+		for _, c := range rows.Calls {
+			if old, ok := k.calls[c.SessionID+"/"+c.CallID]; !ok || rank(&c) >= rank(&old) {
+				k.calls[c.SessionID+"/"+c.CallID] = c
+			}
+		}
+		for _, a := range rows.Answers {
+			if old, ok := k.answers[a.SessionID+"/"+a.MessageID]; !ok || rank(&a) >= rank(&old) {
+				k.answers[a.SessionID+"/"+a.MessageID] = a
+			}
+		}
+		for _, s := range rows.Sessions {
+			if old, ok := k.session[s.SessionID]; !ok || rank(&s) >= rank(&old) {
+				k.session[s.SessionID] = s
+			}
+		}
+	}
+	return k
+}
+
+func rank(row any) uint64 {
+	r, ok := chstore.Rank(row)
+	if !ok {
+		panic(fmt.Sprintf("no rank for %T", row))
+	}
+	return r
+}
+
+// waitDroppedWritten waits until every dropped buffer's emission was
+// accepted (and, when it is to be, the buffer parked).
+func waitDroppedWritten(t *testing.T, p *tracesProcessor) {
+	t.Helper()
+	waitUntil(t, "the dropped buffers' emission", func() bool {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return len(p.retry) == 0 && p.waiting == 0
+	})
+}
+
+// droppedRun runs the scenario through a processor on storage in dir, with
+// a restart between the drop and the session going on when restart is set.
+func droppedRun(t *testing.T, cfg *Config, restart bool) (kept, *tracesProcessor) {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	sink := new(consumertest.TracesSink)
+	p, ext := startOnStorage(t, dir, cfg, sink)
+	first, between, then := droppedScenario("s", "o")
+	for _, td := range []ptrace.Traces{first, between} {
+		if _, err := process(ctx, p, td); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitDroppedWritten(t, p)
+	if restart {
+		crash(t, p, ext)
+		p, ext = startOnStorage(t, dir, cfg, sink)
+	}
+	if _, err := process(ctx, p, then); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := ext.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return keptOf(sink), p
+}
+
+// TestDroppedSessionGoesOnWhole: a session dropped past max_sessions that
+// goes on is read back from storage and analysed whole, so what is kept of
+// it is what a processor that never dropped it keeps — the cut read
+// followed up, the session row counting both calls and the answer, every
+// row ranked as a complete analysis — also across a restart in between.
+// With parking off (max_parked_calls: 0) it is not, which shows what the
+// comparison checks.
+func TestDroppedSessionGoesOnWhole(t *testing.T) {
+	base := createDefaultConfig().(*Config)
+	base.SessionIdle = time.Hour
+	base.Storage = &fileStorage
+	// A dropped buffer fills an emission: it is emitted as it is dropped.
+	base.MaxWaitingCalls = 1
+
+	whole := *base
+	want, _ := droppedRun(t, &whole, false)
+	r1 := want.calls["s/r1"]
+	if !r1.Truncated || !r1.FollowedUp {
+		t.Fatalf("never dropped: r1 %+v; want cut and followed up (the scenario shows nothing)", r1)
+	}
+	if s := want.session["s"]; s.ToolCalls != 2 || s.Answers != 1 || s.Analysis.Partial {
+		t.Fatalf("never dropped: session %+v; want 2 calls, 1 answer, a complete analysis", s)
+	}
+
+	dropping := *base
+	dropping.MaxSessions = 1
+	for _, restart := range []bool{false, true} {
+		t.Run(fmt.Sprintf("restart=%v", restart), func(t *testing.T) {
+			got, p := droppedRun(t, &dropping, restart)
+			for _, k := range []string{"s/r1", "s/r2"} {
+				if !reflect.DeepEqual(got.calls[k], want.calls[k]) {
+					t.Errorf("call %s kept\n%+v\nnever dropped:\n%+v", k, got.calls[k], want.calls[k])
+				}
+			}
+			if !reflect.DeepEqual(got.answers, want.answers) {
+				t.Errorf("answers kept\n%+v\nnever dropped:\n%+v", got.answers, want.answers)
+			}
+			if !reflect.DeepEqual(got.session["s"], want.session["s"]) {
+				t.Errorf("session kept\n%+v\nnever dropped:\n%+v", got.session["s"], want.session["s"])
+			}
+			// "o", dropped when "s" went on, stays parked; "s" was read
+			// back and is held, dropped no more.
+			if _, ok := p.parked.by["o"]; !ok || len(p.parked.by) != 1 || p.parked.calls != 1 || p.dropped.has("s") {
+				t.Errorf("after the run %d sessions with %d calls parked (o among them: %v), s dropped %v; want o alone, 1 call, s not dropped",
+					len(p.parked.by), p.parked.calls, ok, p.dropped.has("s"))
+			}
+		})
+	}
+
+	t.Run("parking off", func(t *testing.T) {
+		off := dropping
+		off.MaxParkedCalls = 0
+		got, _ := droppedRun(t, &off, false)
+		if c := got.calls["s/r1"]; c.FollowedUp {
+			t.Errorf("without parking r1 is followed up: %+v; the comparison above shows nothing", c)
+		}
+		if s := got.session["s"]; s.ToolCalls != 1 {
+			t.Errorf("without parking the session row counts %d calls; want the first buffer's 1", s.ToolCalls)
+		}
+	})
+}
+
+// TestParkedCallsAreBounded: beyond max_parked_calls the oldest parked
+// session's keys are deleted; if it goes on, its new buffer is marked
+// partial, while one still parked is read back whole.
+func TestParkedCallsAreBounded(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	cfg := createDefaultConfig().(*Config)
+	cfg.SessionIdle = time.Hour
+	cfg.Storage = &fileStorage
+	cfg.MaxWaitingCalls = 1
+	cfg.MaxSessions = 1
+	cfg.MaxParkedCalls = 3
+	sink := new(consumertest.TracesSink)
+	p, ext := startOnStorage(t, dir, cfg, sink)
+	at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+	send := func(sid string, from, n int) {
+		t.Helper()
+		if _, err := process(ctx, p, sessionSpans(sid, from, n, at)); err != nil {
+			t.Fatal(err)
+		}
+		waitDroppedWritten(t, p)
+	}
+	send("a", 0, 2) // a: 2 calls and an answer
+	send("b", 0, 2) // drops a: parked, 2 calls
+	send("c", 0, 1) // drops b: 4 calls parked, over 3: a goes
+	p.mu.Lock()
+	_, aParked := p.parked.by["a"]
+	_, bParked := p.parked.by["b"]
+	calls := p.parked.calls
+	p.mu.Unlock()
+	if aParked || !bParked || calls != 2 {
+		t.Fatalf("parked: a %v, b %v, %d calls; want b alone, 2 calls", aParked, bParked, calls)
+	}
+	l, err := p.store.load(ctx, func(k string, err error) { t.Errorf("%s: %v", k, err) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored []string
+	for _, pb := range l.parked {
+		stored = append(stored, pb.id)
+	}
+	if len(l.buffers) != 1 || l.buffers[0].meta.SessionID != "c" || !reflect.DeepEqual(stored, []string{"b"}) {
+		t.Errorf("storage holds buffers %d (want c's alone) and parked %v (want [b])", len(l.buffers), stored)
+	}
+
+	send("a", 2, 1) // a goes on without its start
+	send("b", 2, 1) // b goes on whole
+	if err := p.shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := ext.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	k := keptOf(sink)
+	if a := k.session["a"]; a.ToolCalls != 2 || a.Analysis.Partial {
+		t.Errorf("a: kept session row %d calls, partial %v; want the first buffer's complete row (2 calls) above the partial one", a.ToolCalls, a.Analysis.Partial)
+	}
+	if b := k.session["b"]; b.ToolCalls != 3 || b.Answers != 2 || b.Analysis.Partial {
+		t.Errorf("b: kept session row %d calls, %d answers, partial %v; want 3, 2, complete", b.ToolCalls, b.Answers, b.Analysis.Partial)
+	}
+}
+
+// TestParkedMetaWithLaterRecordsIsReloaded: a parked session that went on
+// has its meta rewritten (no longer parked) in the batch of the request
+// that brought its next record. Should storage hold a record after the
+// last emission while the meta still says parked — a batch that failed
+// half-way, or a storage written by hand — the next start holds the
+// buffer again, with that record, and writes its row: an acknowledged call
+// is never left parked unwritten.
+func TestParkedMetaWithLaterRecordsIsReloaded(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	cfg := createDefaultConfig().(*Config)
+	cfg.SessionIdle = time.Hour
+	cfg.Storage = &fileStorage
+	cfg.MaxWaitingCalls = 1
+	cfg.MaxSessions = 1
+	p, ext := startOnStorage(t, dir, cfg, new(consumertest.TracesSink))
+	at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+	for _, sid := range []string{"a", "b"} { // b drops a: parked
+		if _, err := process(ctx, p, sessionSpans(sid, 0, 2, at)); err != nil {
+			t.Fatal(err)
+		}
+		waitDroppedWritten(t, p)
+	}
+	p.mu.Lock()
+	pb, ok := p.parked.by["a"]
+	seq := p.seq + 1
+	p.mu.Unlock()
+	if !ok {
+		t.Fatal("a is not parked")
+	}
+	late := &schema.ToolCall{SessionID: "a", CallID: "a-late", Tool: "shell_command", Source: schema.HarnessCodex,
+		Timestamp: at.Add(time.Minute), Turn: schema.KnownTurn(0)}
+	v, err := encodeValue(storedRecords{At: at.Add(time.Minute), Calls: []*schema.ToolCall{late}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.store.write(ctx, []*storage.Operation{storage.SetOperation(incKey(pb.Value.(parkedBuffer).gen, seq), v)}); err != nil {
+		t.Fatal(err)
+	}
+	crash(t, p, ext)
+
+	sink := new(consumertest.TracesSink)
+	p, ext = startOnStorage(t, dir, cfg, sink)
+	p.mu.Lock()
+	_, parked := p.parked.by["a"]
+	_, held := p.sessions["a"]
+	p.mu.Unlock()
+	if parked || !held {
+		t.Fatalf("after the restart a is parked %v, held %v; want held", parked, held)
+	}
+	if err := p.shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := ext.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	k := keptOf(sink)
+	if _, ok := k.calls["a/a-late"]; !ok {
+		t.Error("the record after the last emission got no row")
+	}
+	if s := k.session["a"]; s.ToolCalls != 3 || s.Analysis.Partial {
+		t.Errorf("a's session row: %d calls, partial %v; want 3, complete", s.ToolCalls, s.Analysis.Partial)
+	}
+}
