@@ -414,6 +414,15 @@ func (b *Builder) Analyze(meta schema.Session) Result {
 func (b *Builder) Pending(meta schema.Session) Result {
 	calls, answers := b.calls.all(), slices.Clone(b.answers)
 	transcript.Assemble(calls, answers, b.placement())
+	// An answer whose record named no harness (a chat span without
+	// ctxaudit.source) is the session's: filled here, at analysis, it is
+	// the same whether the answer came before the session's first call or
+	// after, and whether the session was held all along or read back.
+	for i := range answers {
+		if answers[i].Source == "" {
+			answers[i].Source = meta.Source
+		}
+	}
 
 	as := analysis.Session{Meta: meta, Calls: calls, Answers: answers, Partial: b.Partial, NotAnswers: len(b.notAnswers)}
 	analysis.Analyze(&as)

@@ -340,3 +340,21 @@ func TestResultListsNotAnswersLearnedSinceTheLastCommit(t *testing.T) {
 		t.Errorf("Retractions = %+v, want m3's, ranked by the learner, without its text", got)
 	}
 }
+
+// An answer whose record names no harness is the session's, whenever it
+// came: before the session's first call (when the holder did not know the
+// harness yet) or after. One that names its own keeps it.
+func TestAnswerWithoutSourceIsTheSessions(t *testing.T) {
+	at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+	b := New("s")
+	b.AddAnswer(schema.Answer{SessionID: "s", MessageID: "early", Timestamp: at, Text: "First."})
+	b.HoldCall(new(call("c1", at.Add(time.Second), false, `{"file_path":"/a"}`)))
+	b.AddAnswer(schema.Answer{SessionID: "s", MessageID: "own", Timestamp: at.Add(2 * time.Second), Text: "Second.", Source: schema.HarnessPi})
+	got := map[string]schema.Harness{}
+	for _, a := range b.Analyze(schema.Session{SessionID: "s", Source: schema.HarnessClaudeCode}).Answers {
+		got[a.MessageID] = a.Source
+	}
+	if want := map[string]schema.Harness{"early": schema.HarnessClaudeCode, "own": schema.HarnessPi}; !maps.Equal(got, want) {
+		t.Errorf("answers' harnesses %v; want %v", got, want)
+	}
+}

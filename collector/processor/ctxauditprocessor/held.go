@@ -107,10 +107,7 @@ func (b *sessionBuffer) addCall(c *schema.ToolCall) []byte {
 }
 
 func (b *sessionBuffer) addAnswer(a schema.Answer) {
-	if a.Source == "" {
-		a.Source = b.source
-	}
-	b.b.AddAnswer(a)
+	b.b.AddAnswer(a) // a Source it lacks is the session's, filled by the analysis
 	b.span(a.Timestamp)
 }
 
