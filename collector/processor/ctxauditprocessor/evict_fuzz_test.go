@@ -11,10 +11,8 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/extension"
 	"go.opentelemetry.io/collector/pdata/ptrace"
-	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/ctxaudit/ctxaudit/collector/otelconv"
-	"github.com/ctxaudit/ctxaudit/collector/processor/ctxauditprocessor/internal/metadata"
 )
 
 // FuzzEvictionStoresTheUnevictedRows draws a few sessions — Reads of one
@@ -179,18 +177,9 @@ func parkingConfig(maxSessions int) *Config {
 // startParking is startOnStorage with dropped buffers emitted without
 // waiting for more (a buffer of answers alone holds no calls, and would
 // wait dropWait).
-func startParking(t *testing.T, dir string, cfg *Config, next consumer.Traces) (*tracesProcessor, extension.Extension) {
+func startParking(t testing.TB, dir string, cfg *Config, next consumer.Traces) (*tracesProcessor, extension.Extension) {
 	t.Helper()
-	host, ext := newFileStorage(t, dir)
-	p, err := newTracesProcessor(processortest.NewNopSettings(metadata.Type), cfg, next)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.dropWait = time.Millisecond
-	if err := p.start(context.Background(), host); err != nil {
-		t.Fatal(err)
-	}
-	return p, ext
+	return startOnStorage(t, dir, cfg, next, func(p *tracesProcessor) { p.dropWait = time.Millisecond })
 }
 
 // stop shuts a processor and its storage down, as a graceful stop does.

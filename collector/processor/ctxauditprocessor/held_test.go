@@ -685,13 +685,17 @@ func TestHeldCallOfAnEarlierVersionKeepsTurnZero(t *testing.T) {
 }
 
 // startOnStorage starts a processor keeping what it holds in a file_storage
-// on dir, as a collector process would.
-func startOnStorage(t *testing.T, dir string, cfg *Config, next consumer.Traces) (*tracesProcessor, extension.Extension) {
+// on dir, as a collector process would; opts set what the configuration
+// does not before it starts.
+func startOnStorage(t testing.TB, dir string, cfg *Config, next consumer.Traces, opts ...func(*tracesProcessor)) (*tracesProcessor, extension.Extension) {
 	t.Helper()
 	host, ext := newFileStorage(t, dir)
 	p, err := newTracesProcessor(processortest.NewNopSettings(metadata.Type), cfg, next)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, o := range opts {
+		o(p)
 	}
 	if err := p.start(context.Background(), host); err != nil {
 		t.Fatal(err)

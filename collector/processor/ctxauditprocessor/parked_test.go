@@ -20,18 +20,7 @@ import (
 // readSpan is a Claude Code Read of /srv/app/config.md (5,000 lines) as a
 // harness that reports its own figures sends it: lines first..last.
 func readSpan(spans ptrace.SpanSlice, session, id string, first, last int, at time.Time) {
-	sp := spans.AppendEmpty()
-	sp.SetName("execute_tool Read")
-	sp.SetTraceID(otelconv.TraceID(session))
-	sp.SetSpanID(otelconv.SpanID(session, "call", id))
-	sp.SetStartTimestamp(pcommonTS(at))
-	sp.SetEndTimestamp(pcommonTS(at))
-	a := sp.Attributes()
-	a.PutStr(otelconv.AttrOperationName, otelconv.OperationExecuteTool)
-	a.PutStr(otelconv.AttrToolName, "Read")
-	a.PutStr(otelconv.AttrToolCallID, id)
-	a.PutStr(otelconv.AttrConversationID, session)
-	a.PutStr(otelconv.AttrSource, "claude_code")
+	a := callSpan(spans, session, id, "Read", "claude_code", at)
 	a.PutInt(otelconv.AttrTurn, 0)
 	a.PutStr(otelconv.AttrToolCallArguments, fmt.Sprintf(`{"file_path":"/srv/app/config.md","offset":%d,"limit":%d}`, first, last-first+1))
 	cut := last < 5000
@@ -127,7 +116,7 @@ func droppedRun(t *testing.T, cfg *Config, restart bool) (kept, *tracesProcessor
 	ctx := context.Background()
 	dir := t.TempDir()
 	sink := new(consumertest.TracesSink)
-	p, ext := startOnStorage(t, dir, cfg, sink)
+	p, ext := startParking(t, dir, cfg, sink)
 	first, between, then := droppedScenario("s", "o")
 	for _, td := range []ptrace.Traces{first, between} {
 		if _, err := process(ctx, p, td); err != nil {
@@ -137,17 +126,12 @@ func droppedRun(t *testing.T, cfg *Config, restart bool) (kept, *tracesProcessor
 	waitDroppedWritten(t, p)
 	if restart {
 		crash(t, p, ext)
-		p, ext = startOnStorage(t, dir, cfg, sink)
+		p, ext = startParking(t, dir, cfg, sink)
 	}
 	if _, err := process(ctx, p, then); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.shutdown(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := ext.Shutdown(ctx); err != nil {
-		t.Fatal(err)
-	}
+	stop(t, p, ext)
 	return keptOf(sink), p
 }
 
@@ -159,13 +143,7 @@ func droppedRun(t *testing.T, cfg *Config, restart bool) (kept, *tracesProcessor
 // With parking off (max_parked_calls: 0) it is not, which shows what the
 // comparison checks.
 func TestDroppedSessionGoesOnWhole(t *testing.T) {
-	base := createDefaultConfig().(*Config)
-	base.SessionIdle = time.Hour
-	base.Storage = &fileStorage
-	// A dropped buffer fills an emission: it is emitted as it is dropped.
-	base.MaxWaitingCalls = 1
-
-	whole := *base
+	whole := *parkingConfig(1000)
 	want, _ := droppedRun(t, &whole, false)
 	r1 := want.calls["s/r1"]
 	if !r1.Truncated || !r1.FollowedUp {
@@ -175,8 +153,7 @@ func TestDroppedSessionGoesOnWhole(t *testing.T) {
 		t.Fatalf("never dropped: session %+v; want 2 calls, 1 answer, a complete analysis", s)
 	}
 
-	dropping := *base
-	dropping.MaxSessions = 1
+	dropping := *parkingConfig(1)
 	for _, restart := range []bool{false, true} {
 		t.Run(fmt.Sprintf("restart=%v", restart), func(t *testing.T) {
 			got, p := droppedRun(t, &dropping, restart)
@@ -219,14 +196,10 @@ func TestDroppedSessionGoesOnWhole(t *testing.T) {
 func TestParkedCallsAreBounded(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	cfg := createDefaultConfig().(*Config)
-	cfg.SessionIdle = time.Hour
-	cfg.Storage = &fileStorage
-	cfg.MaxWaitingCalls = 1
-	cfg.MaxSessions = 1
+	cfg := parkingConfig(1)
 	cfg.MaxParkedCalls = 3
 	sink := new(consumertest.TracesSink)
-	p, ext := startOnStorage(t, dir, cfg, sink)
+	p, ext := startParking(t, dir, cfg, sink)
 	at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
 	send := func(sid string, from, n int) {
 		t.Helper()
@@ -285,12 +258,8 @@ func TestParkedCallsAreBounded(t *testing.T) {
 func TestParkedMetaWithLaterRecordsIsReloaded(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	cfg := createDefaultConfig().(*Config)
-	cfg.SessionIdle = time.Hour
-	cfg.Storage = &fileStorage
-	cfg.MaxWaitingCalls = 1
-	cfg.MaxSessions = 1
-	p, ext := startOnStorage(t, dir, cfg, new(consumertest.TracesSink))
+	cfg := parkingConfig(1)
+	p, ext := startParking(t, dir, cfg, new(consumertest.TracesSink))
 	at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
 	for _, sid := range []string{"a", "b"} { // b drops a: parked
 		if _, err := process(ctx, p, sessionSpans(sid, 0, 2, at)); err != nil {
@@ -317,7 +286,7 @@ func TestParkedMetaWithLaterRecordsIsReloaded(t *testing.T) {
 	crash(t, p, ext)
 
 	sink := new(consumertest.TracesSink)
-	p, ext = startOnStorage(t, dir, cfg, sink)
+	p, ext = startParking(t, dir, cfg, sink)
 	p.mu.Lock()
 	_, parked := p.parked.by["a"]
 	_, held := p.sessions["a"]
@@ -337,5 +306,49 @@ func TestParkedMetaWithLaterRecordsIsReloaded(t *testing.T) {
 	}
 	if s := k.session["a"]; s.ToolCalls != 3 || s.Analysis.Partial {
 		t.Errorf("a's session row: %d calls, partial %v; want 3, complete", s.ToolCalls, s.Analysis.Partial)
+	}
+}
+
+// BenchmarkResumeParked is what a request that brings a parked session's
+// next record does under the processor's lock: read the session's keys back
+// from file_storage and rebuild its buffer. Sessions of the benchmark's
+// shell calls, written as requests of 10 calls.
+func BenchmarkResumeParked(b *testing.B) {
+	for _, calls := range []int{50, 1000} {
+		b.Run(fmt.Sprintf("calls=%d", calls), func(b *testing.B) {
+			ctx := context.Background()
+			p, ext := startParking(b, b.TempDir(), parkingConfig(1), new(consumertest.TracesSink))
+			at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+			for from := 0; from < calls; from += 10 {
+				if _, err := process(ctx, p, sessionSpans("a", from, 10, at)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if _, err := process(ctx, p, sessionSpans("b", 0, 1, at)); err != nil {
+				b.Fatal(err)
+			}
+			for {
+				p.mu.Lock()
+				el, ok := p.parked.by["a"]
+				p.mu.Unlock()
+				if ok {
+					pb := el.Value.(parkedBuffer)
+					b.ResetTimer()
+					for b.Loop() {
+						lb, err := p.store.read(ctx, pb)
+						if err != nil {
+							b.Fatal(err)
+						}
+						if got := restoreBuffer(lb).b.Calls(); got != calls {
+							b.Fatalf("read back %d calls; want %d", got, calls)
+						}
+					}
+					break
+				}
+				time.Sleep(time.Millisecond)
+			}
+			b.StopTimer()
+			crash(b, p, ext)
+		})
 	}
 }

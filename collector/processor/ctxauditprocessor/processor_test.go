@@ -80,19 +80,25 @@ func TestConfig(t *testing.T) {
 // shellSpan is an execute_tool span that carries only the tool's result text,
 // as a harness instrumented with plain GenAI conventions reports it.
 func shellSpan(spans ptrace.SpanSlice, session, id, result string, at time.Time) {
+	callSpan(spans, session, id, "shell_command", "codex", at).PutStr(otelconv.AttrToolCallResult, result)
+}
+
+// callSpan is an execute_tool span of a call, with no result yet: its
+// attributes.
+func callSpan(spans ptrace.SpanSlice, session, id, tool, source string, at time.Time) pcommon.Map {
 	sp := spans.AppendEmpty()
-	sp.SetName("execute_tool shell_command")
+	sp.SetName("execute_tool " + tool)
 	sp.SetTraceID(otelconv.TraceID(session))
 	sp.SetSpanID(otelconv.SpanID(session, "call", id))
 	sp.SetStartTimestamp(pcommonTS(at))
 	sp.SetEndTimestamp(pcommonTS(at))
 	a := sp.Attributes()
 	a.PutStr(otelconv.AttrOperationName, otelconv.OperationExecuteTool)
-	a.PutStr(otelconv.AttrToolName, "shell_command")
+	a.PutStr(otelconv.AttrToolName, tool)
 	a.PutStr(otelconv.AttrToolCallID, id)
 	a.PutStr(otelconv.AttrConversationID, session)
-	a.PutStr(otelconv.AttrSource, "codex")
-	a.PutStr(otelconv.AttrToolCallResult, result)
+	a.PutStr(otelconv.AttrSource, source)
+	return a
 }
 
 func chatSpan(spans ptrace.SpanSlice, session, text string, at time.Time) {

@@ -234,7 +234,7 @@ type storageHost struct {
 
 func (h storageHost) GetExtensions() map[component.ID]component.Component { return h.exts }
 
-func newFileStorage(t *testing.T, dir string) (storageHost, extension.Extension) {
+func newFileStorage(t testing.TB, dir string) (storageHost, extension.Extension) {
 	t.Helper()
 	f := filestorage.NewFactory()
 	cfg := f.CreateDefaultConfig().(*filestorage.Config)
@@ -252,7 +252,7 @@ func newFileStorage(t *testing.T, dir string) (storageHost, extension.Extension)
 
 // crash ends a processor as kill -9 would: no flush, no final write; only
 // the storage file is released, so the next process can open it.
-func crash(t *testing.T, p *tracesProcessor, ext extension.Extension) {
+func crash(t testing.TB, p *tracesProcessor, ext extension.Extension) {
 	t.Helper()
 	close(p.stop)
 	p.cancelLoop()
