@@ -48,6 +48,12 @@ type Session struct {
 	// leaves one answer fewer and no call more, and without them the later
 	// analysis, which knows more, would rank below the earlier one.
 	NotAnswers int
+	// Continues says the session went on past these records, and no later
+	// analysis will see them beside what came after (a bounded buffer that
+	// was dropped as the session grew past it): a cut call none of them
+	// followed up may be followed up after them, so whether it was is not
+	// known (FollowUpUnknown), rather than known not.
+	Continues bool
 }
 
 // Analyze fills the follow-through fields of s.Calls (FollowedUp,
@@ -225,6 +231,13 @@ func analyze(s *Session, infos []callInfo) {
 		// it: not known, rather than not, where it would have continued
 		// the cut call (docs/design.md §4.12).
 		markFollowUpsUnknown(calls, infos)
+	}
+	if s.Continues {
+		for i := range calls {
+			if c := &calls[i]; !c.FollowedUp && Truncated(c) {
+				c.FollowUpUnknown = true
+			}
+		}
 	}
 	for j := range answers {
 		answers[j].Verdict = verdict(&answers[j], claims[j], lookup, known)

@@ -468,3 +468,30 @@ func FuzzFollowUpUnknownMatchesPlacements(f *testing.F) {
 		}
 	})
 }
+
+// A session that goes on past the records analysed (a buffer dropped as it
+// grew) leaves every cut call none of them followed up unknown, not "not
+// followed up": the rest of the session may follow it up. A cut call they
+// did follow up stays followed up; a whole one is not judged.
+func TestContinuingSessionLeavesFollowUpsUnknown(t *testing.T) {
+	calls := []schema.ToolCall{
+		call("c1", "Read", `{"file_path":"/repo/a.go"}`, 1, cut(schema.KindExplicit, schema.StrategyPaginated, schema.UnitLines, 1, 2000, 5000)),
+		call("c2", "Read", `{"file_path":"/repo/a.go","offset":2001,"limit":3000}`, 2, partial(schema.UnitLines, 2001, 5000, 5000)),
+		call("c3", "Read", `{"file_path":"/repo/b.go"}`, 3, cut(schema.KindExplicit, schema.StrategyPaginated, schema.UnitLines, 1, 2000, 5000)),
+		call("c4", "Read", `{"file_path":"/repo/c.go"}`, 4),
+	}
+	for _, continues := range []bool{false, true} {
+		s := Session{Meta: schema.Session{SessionID: "s1"}, Calls: slices.Clone(calls), Continues: continues}
+		Analyze(&s)
+		c1, c3, c4 := s.Calls[0], s.Calls[2], s.Calls[3]
+		if !c1.FollowedUp || c1.FollowUpUnknown {
+			t.Errorf("continues %v: c1 followed up %v, unknown %v; want followed up", continues, c1.FollowedUp, c1.FollowUpUnknown)
+		}
+		if c3.FollowedUp || c3.FollowUpUnknown != continues {
+			t.Errorf("continues %v: c3 followed up %v, unknown %v; want not followed up, unknown %v", continues, c3.FollowedUp, c3.FollowUpUnknown, continues)
+		}
+		if c4.FollowUpUnknown {
+			t.Errorf("continues %v: the whole c4 has an unknown follow-up", continues)
+		}
+	}
+}

@@ -74,6 +74,9 @@ type Builder struct {
 	// Partial marks a builder that does not hold the session from its first
 	// record (see schema.Analysis.Partial).
 	Partial bool
+	// Continues marks a builder dropped as its session went on past it (see
+	// analysis.Session.Continues).
+	Continues bool
 }
 
 // New starts the session id.
@@ -424,7 +427,8 @@ func (b *Builder) Pending(meta schema.Session) Result {
 		}
 	}
 
-	as := analysis.Session{Meta: meta, Calls: calls, Answers: answers, Partial: b.Partial, NotAnswers: len(b.notAnswers)}
+	as := analysis.Session{Meta: meta, Calls: calls, Answers: answers, Partial: b.Partial, NotAnswers: len(b.notAnswers),
+		Continues: b.Continues}
 	analysis.Analyze(&as)
 
 	res := Result{Meta: as.Meta, Retracted: slices.Clone(b.retracted), NotAnswers: slices.Clone(b.freshNotAnswers)}

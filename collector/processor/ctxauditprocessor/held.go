@@ -251,9 +251,10 @@ func (p *tracesProcessor) reload(ctx context.Context) error {
 		calls += b.b.Calls()
 		if el, ok := p.sessions[b.id]; ok {
 			// An older buffer of the same session (its buffer started again
-			// before the restart): it is emitted and dropped first.
+			// before the restart): it is emitted and dropped first. The
+			// session went on past it (Continues).
 			old := el.Value.(*sessionBuffer)
-			old.retired = true
+			old.retired, old.b.Continues = true, true
 			p.lru.Remove(el)
 			delete(p.sessions, old.id)
 			p.tel.sessionsHeld.Add(ctx, -1)
@@ -553,8 +554,13 @@ func (p *tracesProcessor) addCall(ctx context.Context, c *schema.ToolCall) (*ses
 	b, evicted := p.buffer(ctx, c.SessionID, c.Source)
 	if !b.b.HasCall(c.CallID) && b.b.Calls() >= p.cfg.MaxCallsPerSession {
 		// Analyse what we have and start the session's buffer again: bounded
-		// memory wins over whole-session analysis for runaway sessions.
-		evicted = append(evicted, p.drop(p.sessions[c.SessionID]))
+		// memory wins over whole-session analysis for runaway sessions. The
+		// session goes on past the dropped buffer, whose analysis is never
+		// redone: a cut call it holds that none of its calls followed up
+		// may be followed up in the next buffer, so that is not known.
+		full := p.drop(p.sessions[c.SessionID])
+		full.b.Continues = true
+		evicted = append(evicted, full)
 		var more []*sessionBuffer
 		b, more = p.buffer(ctx, c.SessionID, c.Source)
 		evicted = append(evicted, more...)

@@ -248,7 +248,8 @@ func TestRestartedBufferSurvivesACrash(t *testing.T) {
 	})
 	crash(t, p, ext)
 
-	second := &refusing{callRows: newCallRows(nil)}
+	sink := new(consumertest.TracesSink)
+	second := &refusing{callRows: newCallRows(sink)}
 	p, ext = start(second)
 	if err := p.shutdown(ctx); err != nil {
 		t.Fatal(err)
@@ -260,6 +261,22 @@ func TestRestartedBufferSurvivesACrash(t *testing.T) {
 		if id := fmt.Sprintf("runaway-c%03d", i); second.rows[id] != 1 {
 			t.Errorf("call %s written %d times after the restart; want 1", id, second.rows[id])
 		}
+	}
+	// The session went on past the old buffer: its cut calls none of its
+	// calls followed up may have been followed up later, which no analysis
+	// sees, so that is not known.
+	judged := 0
+	for i := range 4 {
+		c := keptOf(sink).calls[fmt.Sprintf("runaway/runaway-c%03d", i)]
+		if c.Truncated && !c.FollowedUp {
+			judged++
+			if !c.FollowUpUnknown {
+				t.Errorf("%s of the old buffer: a known \"not followed up\"; want unknown", c.CallID)
+			}
+		}
+	}
+	if judged == 0 {
+		t.Error("no cut call of the old buffer left not followed up: the check above checked nothing")
 	}
 }
 

@@ -352,3 +352,35 @@ func BenchmarkResumeParked(b *testing.B) {
 		})
 	}
 }
+
+// TestBufferDroppedPastMaxCallsLeavesFollowUpsUnknown: a buffer dropped
+// past max_calls_per_session is dropped because its session goes on, and
+// its analysis is never redone with what comes after. A cut read in it
+// that the next buffer follows up is stored with its follow-up unknown
+// (followed_up NULL), not as a known "not followed up"; the same read
+// closing a session is known not followed up.
+func TestBufferDroppedPastMaxCallsLeavesFollowUpsUnknown(t *testing.T) {
+	ctx := context.Background()
+	for _, goesOn := range []bool{false, true} {
+		cfg := parkingConfig(1000)
+		cfg.MaxCallsPerSession = 1
+		sink := new(consumertest.TracesSink)
+		p, ext := startParking(t, t.TempDir(), cfg, sink)
+		first, _, then := droppedScenario("s", "o")
+		if _, err := process(ctx, p, first); err != nil {
+			t.Fatal(err)
+		}
+		if goesOn {
+			if _, err := process(ctx, p, then); err != nil {
+				t.Fatal(err)
+			}
+			waitDroppedWritten(t, p)
+		}
+		stop(t, p, ext)
+		r1 := keptOf(sink).calls["s/r1"]
+		if !r1.Truncated || r1.FollowedUp || r1.FollowUpUnknown != goesOn || !r1.FollowUpExact {
+			t.Errorf("session goes on %v: r1 truncated %v, followed up %v, unknown %v, exact %v; want cut, not followed up, unknown %v, exact",
+				goesOn, r1.Truncated, r1.FollowedUp, r1.FollowUpUnknown, r1.FollowUpExact, goesOn)
+		}
+	}
+}
