@@ -946,15 +946,6 @@ func (b *sessionBuffer) storedMeta() storedMeta {
 	return m
 }
 
-// remove forgets id.
-func (r *recentSet) remove(id string) {
-	if !r.has(id) {
-		return
-	}
-	delete(r.ids, id)
-	r.order = slices.DeleteFunc(r.order, func(x string) bool { return x == id })
-}
-
 // recentSet remembers up to n ids, forgetting the oldest first.
 type recentSet struct {
 	n     int
@@ -979,4 +970,13 @@ func (r *recentSet) add(id string) (forgot string, ok bool) {
 	r.ids[id] = struct{}{}
 	r.order = append(r.order, id)
 	return forgot, ok
+}
+
+// remove forgets id.
+func (r *recentSet) remove(id string) {
+	if !r.has(id) {
+		return
+	}
+	delete(r.ids, id)
+	r.order = slices.DeleteFunc(r.order, func(x string) bool { return x == id })
 }

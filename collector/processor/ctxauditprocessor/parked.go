@@ -3,7 +3,6 @@ package ctxauditprocessor
 import (
 	"container/list"
 	"context"
-	"errors"
 	"fmt"
 
 	"go.opentelemetry.io/collector/extension/xextension/storage"
@@ -90,9 +89,6 @@ func (p *tracesProcessor) park(b *sessionBuffer, incs []uint64) ([]*storage.Oper
 	if _, held := p.sessions[b.id]; held {
 		return nil, false
 	}
-	if _, parked := p.parked.by[b.id]; parked {
-		return nil, false
-	}
 	b.emittedIncs, b.incs = incs, nil
 	m := b.storedMeta()
 	m.Parked, m.Calls = true, b.b.Calls()
@@ -143,7 +139,15 @@ func (p *tracesProcessor) resume(ctx context.Context, id string) *sessionBuffer 
 		return nil
 	}
 	p.tel.callsParked.Add(ctx, -int64(pb.calls))
+	// Held again, its meta no longer parked: rewritten with the request's
+	// records, in the same batch.
 	lb, err := p.store.read(ctx, pb)
+	var meta *storage.Operation
+	if err == nil {
+		held := *lb.meta
+		held.Parked, held.Calls = false, 0
+		meta, err = setValue(metaKey(pb.gen), held)
+	}
 	if err != nil {
 		p.logger.Warn("A session dropped past max_sessions went on, but its records could not be read back from storage; its new buffer lacks the session's start",
 			zap.String("session", id), zap.Error(err))
@@ -151,16 +155,7 @@ func (p *tracesProcessor) resume(ctx context.Context, id string) *sessionBuffer 
 		return nil
 	}
 	b := restoreBuffer(lb)
-	// Held again: no longer dropped, nor parked on disk. The meta is
-	// rewritten with the request's records, in the same batch.
 	p.dropped.remove(id)
-	meta, err := setValue(metaKey(b.gen), b.storedMeta())
-	if err != nil {
-		p.logger.Warn("Could not resume a dropped session; its new buffer lacks the session's start", zap.String("session", id), zap.Error(err))
-		p.dropped.add(id)
-		p.pendingOps = append(p.pendingOps, deleteBuffer(pb.gen, pb.incs, pb.hasBase)...)
-		return nil
-	}
 	p.pendingOps = append(p.pendingOps, storage.DeleteOperation(droppedPrefix+id), meta)
 	p.tel.sessionsResumed.Add(ctx, 1)
 	return b
@@ -207,13 +202,10 @@ func (s *heldStore) read(ctx context.Context, pb parkedBuffer) (*loadedBuffer, e
 	return lb, nil
 }
 
-// errMissingKey: a parked buffer's key is not in storage.
-var errMissingKey = errors.New("missing")
-
 // decodeStored decodes the value a Get operation read into v.
 func decodeStored(op *storage.Operation, v any) error {
 	if op.Value == nil {
-		return fmt.Errorf("storage: %s: %w", op.Key, errMissingKey)
+		return fmt.Errorf("storage: %s: missing", op.Key)
 	}
 	if err := decodeValue(op.Value, v); err != nil {
 		return fmt.Errorf("storage: %s: %w", op.Key, err)
