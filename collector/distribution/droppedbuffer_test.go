@@ -30,7 +30,7 @@ import (
 // buffer's — it counts 2 of the example session's 4 calls and none of its
 // answer — because the partial buffer's row ranks below it. `ctxaudit
 // postmortem` of the whole session counts the stored records instead, and
-// says so.
+// says so; `ctxaudit sessions` lists it recounted.
 func TestPostmortemCountsPastADroppedBuffer(t *testing.T) {
 	addr := chtest.Address(t)
 	port := collectortest.FreePort(t)
@@ -100,6 +100,26 @@ service:
 	}
 	if text := postmortem("text"); !strings.Contains(text, "4 tool calls (3 truncated") || !strings.Contains(text, "the stored session row counts fewer") {
 		t.Errorf("text: the recorded line does not count the stored records and say why:\n%s", text)
+	}
+
+	// sessions lists it recounted too.
+	var out, errOut bytes.Buffer
+	if code := cli.Run(ctx, []string{"sessions", "--clickhouse", addr, "--format", "json"}, &out, &errOut); code != cli.ExitOK {
+		t.Fatalf("sessions: exit %d: %s", code, errOut.String())
+	}
+	var listed []struct {
+		SessionID      string `json:"session_id"`
+		ToolCalls      int    `json:"tool_calls"`
+		TruncatedCalls int    `json:"truncated_calls"`
+		Answers        int    `json:"answers"`
+		Recounted      bool   `json:"recounted"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &listed); err != nil {
+		t.Fatal(err)
+	}
+	if len(listed) != 1 || listed[0].SessionID != session || !listed[0].Recounted || listed[0].ToolCalls != 4 ||
+		listed[0].TruncatedCalls != 3 || listed[0].Answers != 1 {
+		t.Errorf("sessions lists %+v; want %s recounted: 4 calls (3 truncated), 1 answer", listed, session)
 	}
 }
 

@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -13,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ctxaudit/ctxaudit/collector/transcript"
+	"github.com/ctxaudit/ctxaudit/internal/report"
 	"github.com/ctxaudit/ctxaudit/schema"
 	"github.com/ctxaudit/ctxaudit/schema/chstore"
 )
@@ -49,8 +52,12 @@ hides sessions, a note on stderr says so.`,
 			}
 			ctx := cmd.Context()
 			// list returns the sessions matching a filter, from the files or
-			// from ClickHouse.
-			var list func(chstore.SessionFilter) ([]schema.Session, error)
+			// from ClickHouse; recount makes the rows of those shown count
+			// what is stored of them.
+			var (
+				list    func(chstore.SessionFilter) ([]schema.Session, error)
+				recount = func(sessions []schema.Session) ([]listedSession, error) { return listed(sessions), nil }
+			)
 			if len(paths) > 0 {
 				m, err := loadFiles(ctx, paths, fileOptions{maxLineBytes: a.v.GetInt("max-line-bytes")}, cmd.ErrOrStderr())
 				if err != nil {
@@ -67,6 +74,7 @@ hides sessions, a note on stderr says so.`,
 					return err
 				}
 				list = func(f chstore.SessionFilter) ([]schema.Session, error) { return s.ListSessions(ctx, f) }
+				recount = func(sessions []schema.Session) ([]listedSession, error) { return recountSessions(ctx, s, sessions, f) }
 			}
 			// One more than the limit tells whether the limit hid any.
 			more := f
@@ -84,10 +92,18 @@ hides sessions, a note on stderr says so.`,
 			} else if note != "" {
 				fmt.Fprintf(cmd.ErrOrStderr(), "ctxaudit: %s\n", note)
 			}
-			if format == formatJSON {
-				return writeSessionsJSON(cmd.OutOrStdout(), sessions)
+			shown, err := recount(sessions)
+			if err != nil {
+				return err
 			}
-			return writeSessionsTable(cmd.OutOrStdout(), sessions, f)
+			if format == formatJSON {
+				return writeSessionsJSON(cmd.OutOrStdout(), shown)
+			}
+			if n := recountedCount(shown); n > 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "ctxaudit: %s marked * counted from the stored calls and answers, which the stored session row undercounts (a collector dropped part of the session's buffer before its end)\n",
+					plural(n, "session"))
+			}
+			return writeSessionsTable(cmd.OutOrStdout(), shown, f)
 		},
 	}
 	f := cmd.Flags()
@@ -211,9 +227,122 @@ func harnessNames() string {
 	return strings.Join(names, ", ")
 }
 
-func writeSessionsJSON(w io.Writer, sessions []schema.Session) error {
+// listedSession is a session as sessions shows it: its stored row, or,
+// when that counts fewer calls or answers than are stored, the row
+// recounted from the records (report.Recount).
+type listedSession struct {
+	schema.Session
+	Recounted bool
+}
+
+// MarshalJSON is the session's object with "recounted" added.
+func (l listedSession) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(l.Session)
+	if err != nil || len(b) < 2 || b[len(b)-1] != '}' {
+		return b, err
+	}
+	b = append(b[:len(b)-1], `,"recounted":`...)
+	return append(strconv.AppendBool(b, l.Recounted), '}'), nil
+}
+
+// listed shows the sessions as their rows.
+func listed(sessions []schema.Session) []listedSession {
+	out := make([]listedSession, len(sessions))
+	for i, s := range sessions {
+		out[i] = listedSession{Session: s}
+	}
+	return out
+}
+
+// recountSessions shows each session as its row, unless the store holds
+// more of its calls or answers than the row counts: a collector that
+// dropped the session's buffer before its end wrote the row of what it
+// held first, and the later buffer's row ranks below it (docs/design.md
+// §10.3). Such a session is read whole and recounted as its postmortem
+// recounts it. One query counts what is stored of every session shown;
+// only those undercounted are read. A recount can only add records, and so
+// move a session later or make it riskier — the list is sorted again — but
+// a --risk filter is applied again in case the stored answers grade it
+// lower than its row did.
+func recountSessions(ctx context.Context, s *chstore.Store, sessions []schema.Session, f chstore.SessionFilter) ([]listedSession, error) {
+	out := listed(sessions)
+	if len(sessions) == 0 {
+		return out, nil
+	}
+	ids := make([]string, len(sessions))
+	var since time.Time // the earliest start; zero (no bound) if one is unknown
+	bounded := true
+	for i, sess := range sessions {
+		ids[i] = sess.SessionID
+		if !schema.TimeKnown(sess.StartedAt) {
+			bounded = false
+		} else if since.IsZero() || sess.StartedAt.Before(since) {
+			since = sess.StartedAt
+		}
+	}
+	if !bounded {
+		since = time.Time{}
+	}
+	stored, err := s.StoredRecordCounts(ctx, ids, since)
+	if err != nil {
+		return nil, err
+	}
+	kept := out[:0]
+	for _, l := range out {
+		if n := stored[l.SessionID]; n.Calls > l.ToolCalls || n.Answers > l.Answers {
+			if l, err = recountSession(ctx, s, l.Session); err != nil {
+				return nil, err
+			}
+			if f.MinRisk != "" && l.MaxRisk.Severity() < f.MinRisk.Severity() {
+				continue
+			}
+		}
+		kept = append(kept, l)
+	}
+	sort.SliceStable(kept, func(i, j int) bool {
+		a, b := lastActive(kept[i].Session), lastActive(kept[j].Session)
+		return a.After(b)
+	})
+	return kept, nil
+}
+
+// recountSession reads a session's calls and answers and recounts its row.
+func recountSession(ctx context.Context, s *chstore.Store, row schema.Session) (listedSession, error) {
+	sp, err := s.SessionSpan(ctx, row.SessionID)
+	if err != nil {
+		return listedSession{}, err
+	}
+	var (
+		calls   []schema.ToolCall
+		answers []schema.Answer
+	)
+	err = concurrently(ctx,
+		func(ctx context.Context) (err error) { answers, err = s.SessionAnswers(ctx, sp); return err },
+		func(ctx context.Context) (err error) {
+			calls, err = s.SessionToolCalls(ctx, sp, chstore.CallFilter{})
+			return err
+		},
+	)
+	if err != nil {
+		return listedSession{}, err
+	}
+	sess, recounted := report.Recount(row, calls, answers)
+	return listedSession{Session: sess, Recounted: recounted}, nil
+}
+
+func recountedCount(sessions []listedSession) int {
+	n := 0
+	for _, s := range sessions {
+		if s.Recounted {
+			n++
+		}
+	}
+	return n
+}
+
+func writeSessionsJSON(w io.Writer, sessions []listedSession) error {
 	if sessions == nil {
-		sessions = []schema.Session{}
+		sessions = []listedSession{}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
@@ -224,7 +353,7 @@ func writeSessionsJSON(w io.Writer, sessions []schema.Session) error {
 	return nil
 }
 
-func writeSessionsTable(w io.Writer, sessions []schema.Session, f chstore.SessionFilter) error {
+func writeSessionsTable(w io.Writer, sessions []listedSession, f chstore.SessionFilter) error {
 	if len(sessions) == 0 {
 		what := "no sessions"
 		if !f.ActiveSince.IsZero() {
@@ -245,7 +374,7 @@ func writeSessionsTable(w io.Writer, sessions []schema.Session, f chstore.Sessio
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "LAST ACTIVE (UTC)\tSESSION\tSOURCE\tTURNS\tCALLS\tTRUNCATED\tSILENT\tANSWERS\tRISKY\tMAX RISK\tPROJECT")
 	for _, s := range sessions {
-		last := lastActive(s)
+		last := lastActive(s.Session)
 		turns := "?" // unknown: the calls' source did not say their turns
 		if s.Turns.Known {
 			turns = s.Turns.String()
@@ -254,9 +383,13 @@ func writeSessionsTable(w io.Writer, sessions []schema.Session, f chstore.Sessio
 		if schema.TimeKnown(last) {
 			when = last.UTC().Format("2006-01-02 15:04")
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n",
-			when, s.SessionID, s.Source, turns, s.ToolCalls, s.TruncatedCalls,
-			s.SilentCalls, s.Answers, riskyText(s), s.MaxRisk, orDash(firstNonEmpty(s.Cwd, s.Project)))
+		calls := strconv.Itoa(s.ToolCalls)
+		if s.Recounted {
+			calls += "*" // counted from the records: the note on stderr says why
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\n",
+			when, s.SessionID, s.Source, turns, calls, s.TruncatedCalls,
+			s.SilentCalls, s.Answers, riskyText(s.Session), s.MaxRisk, orDash(firstNonEmpty(s.Cwd, s.Project)))
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write sessions: %w", err)

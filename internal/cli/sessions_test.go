@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ctxaudit/ctxaudit/collector/analysis"
+	"github.com/ctxaudit/ctxaudit/internal/chtest"
 	"github.com/ctxaudit/ctxaudit/schema"
 	"github.com/ctxaudit/ctxaudit/schema/chstore"
 )
@@ -119,7 +122,7 @@ func TestSessionsTableSaysUnknownTime(t *testing.T) {
 		{SessionID: "timed", StartedAt: time.Date(2026, 1, 15, 10, 0, 0, 0, time.UTC), EndedAt: time.Date(2026, 1, 15, 10, 5, 0, 0, time.UTC)},
 		{SessionID: "untimed", StartedAt: time.Unix(0, 0).UTC(), EndedAt: time.Unix(0, 0).UTC()},
 	}
-	if err := writeSessionsTable(&b, sessions, chstore.SessionFilter{}); err != nil {
+	if err := writeSessionsTable(&b, listed(sessions), chstore.SessionFilter{}); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
@@ -139,7 +142,7 @@ func TestSessionsTableSaysRiskyAnswersOnUncertainInputs(t *testing.T) {
 		{SessionID: "none-may", Source: schema.HarnessClaudeCode, StartedAt: at, EndedAt: at, Answers: 4, RiskyAnswers: 3, RiskyAnswersUncertain: schema.Known(0), MaxRisk: schema.RiskHigh},
 		{SessionID: "not-counted", Source: schema.HarnessClaudeCode, StartedAt: at, EndedAt: at, Answers: 4, RiskyAnswers: 3, MaxRisk: schema.RiskHigh},
 	}
-	if err := writeSessionsTable(&b, sessions, chstore.SessionFilter{}); err != nil {
+	if err := writeSessionsTable(&b, listed(sessions), chstore.SessionFilter{}); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]string{"some-may": "3 (2 may)", "none-may": "3", "not-counted": "3"}
@@ -151,5 +154,102 @@ func TestSessionsTableSaysRiskyAnswersOnUncertainInputs(t *testing.T) {
 		if got := strings.Join(f[9:len(f)-2], " "); got != want[id] {
 			t.Errorf("%s: RISKY %q, want %q in:\n%s", id, got, want[id], b.String())
 		}
+	}
+}
+
+// A collector that dropped a session's buffer before its end (its call
+// limit, or an eviction it could not park) stored the row of the calls it
+// held first, and the later buffer's partial row ranks below it
+// (docs/design.md §10.3): the stored row counts 2 of the session's 4 calls
+// and none of its answer, and ends where the first buffer ended. sessions
+// shows it recounted from the stored records — as its postmortem does —
+// ordered by the recounted end, marked in the table and in the JSON; a
+// session whose row counts what is stored is shown as its row.
+func TestSessionsRecountsAnUndercountingRow(t *testing.T) {
+	ctx := context.Background()
+	addr := chtest.Address(t)
+	s := chtest.OpenStore(t, addr)
+	if _, err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
+	call := func(session, id string, at time.Duration, kind schema.TruncationKind) schema.ToolCall {
+		c := schema.ToolCall{SessionID: session, CallID: id, Tool: "Read", Timestamp: t0.Add(at), Source: schema.HarnessClaudeCode,
+			Turn: schema.KnownTurn(0), Analysis: schema.Analysis{Done: true, Records: 5}}
+		c.Kind, c.Truncated = kind, kind != schema.KindNone
+		return c
+	}
+	split := []schema.ToolCall{
+		call("split", "toolu_1", 0, schema.KindExplicit), call("split", "toolu_2", time.Minute, schema.KindNone),
+		call("split", "toolu_3", 2*time.Minute, schema.KindSilent), call("split", "toolu_4", 3*time.Minute, schema.KindNone),
+	}
+	answer := schema.Answer{SessionID: "split", MessageID: "msg_1", Timestamp: t0.Add(4*time.Minute + 300*time.Millisecond), Turn: schema.KnownTurn(0),
+		Source: schema.HarnessClaudeCode, Risk: schema.RiskHigh, Verdict: "rests on a cut read", Analysis: schema.Analysis{Done: true, Records: 5}}
+	meta := schema.Session{SessionID: "split", Source: schema.HarnessClaudeCode, Cwd: "/srv/app", StartedAt: t0, Turns: schema.Known(1)}
+	first := analysis.Counts(meta, split[:2], nil)
+	first.EndedAt, first.Analysis = t0.Add(time.Minute), schema.Analysis{Done: true, Records: 2}
+	later := analysis.Counts(meta, split[2:], []schema.Answer{answer})
+	later.StartedAt, later.EndedAt, later.Analysis = t0.Add(2*time.Minute), answer.Timestamp, schema.Analysis{Done: true, Partial: true, Records: 3}
+	// A session whose row counts its one call, active after the split
+	// session's first buffer and before its answer.
+	whole := []schema.ToolCall{call("whole", "toolu_w", 2*time.Minute, schema.KindNone)}
+	wholeRow := analysis.Counts(schema.Session{SessionID: "whole", Source: schema.HarnessCodex, StartedAt: t0.Add(2 * time.Minute)}, whole, nil)
+	wholeRow.EndedAt, wholeRow.Analysis = t0.Add(150*time.Second), schema.Analysis{Done: true, Records: 1}
+	for _, err := range []error{
+		s.WriteToolCalls(ctx, append(split, whole...)), s.WriteAnswers(ctx, []schema.Answer{answer}),
+		s.WriteSessions(ctx, []schema.Session{first, wholeRow}), s.WriteSessions(ctx, []schema.Session{later}),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if row, _, err := s.SessionRow(ctx, "split"); err != nil || row.ToolCalls != 2 || row.Answers != 0 {
+		t.Fatalf("stored row: %d calls, %d answers (%v); want the first buffer's 2 and 0: the test shows nothing", row.ToolCalls, row.Answers, err)
+	}
+
+	code, out, errOut := run(t, "sessions", "--clickhouse", addr, "--format", "json")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var got []struct {
+		SessionID      string    `json:"session_id"`
+		ToolCalls      int       `json:"tool_calls"`
+		TruncatedCalls int       `json:"truncated_calls"`
+		SilentCalls    int       `json:"silent_calls"`
+		Answers        int       `json:"answers"`
+		RiskyAnswers   int       `json:"risky_answers"`
+		MaxRisk        string    `json:"max_risk"`
+		StartedAt      time.Time `json:"started_at"`
+		EndedAt        time.Time `json:"ended_at"`
+		Recounted      *bool     `json:"recounted"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("decode: %v\n%s", err, out)
+	}
+	if len(got) != 2 || got[0].SessionID != "split" || got[1].SessionID != "whole" {
+		t.Fatalf("listed %+v; want split (last active at its answer) before whole", got)
+	}
+	sp := got[0]
+	if sp.Recounted == nil || !*sp.Recounted || sp.ToolCalls != 4 || sp.TruncatedCalls != 2 || sp.SilentCalls != 1 ||
+		sp.Answers != 1 || sp.RiskyAnswers != 1 || sp.MaxRisk != "high" {
+		t.Errorf("split: %+v; want recounted, 4 calls (2 truncated, 1 silently), 1 risky answer, high", sp)
+	}
+	if !sp.StartedAt.Equal(t0) || !sp.EndedAt.Equal(t0.Add(4*time.Minute)) {
+		t.Errorf("split spans %s–%s; want %s–%s (its answer's time in whole seconds)", sp.StartedAt, sp.EndedAt, t0, t0.Add(4*time.Minute))
+	}
+	if w := got[1]; w.Recounted == nil || *w.Recounted || w.ToolCalls != 1 {
+		t.Errorf("whole: %+v; want its row, not recounted", w)
+	}
+
+	code, out, errOut = run(t, "sessions", "--clickhouse", addr)
+	if code != ExitOK {
+		t.Fatalf("table: exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[1], "split") || !strings.Contains(lines[1], " 4* ") || strings.Contains(lines[2], "*") {
+		t.Errorf("table does not mark the recounted calls:\n%s", out)
+	}
+	if !strings.Contains(errOut, "1 session marked * counted from the stored calls and answers") {
+		t.Errorf("stderr does not say why: %q", errOut)
 	}
 }

@@ -87,8 +87,8 @@ func Build(in Input) Postmortem {
 	if pm.ToolCalls == nil {
 		pm.ToolCalls = []schema.ToolCall{}
 	}
-	if in.SessionStored && in.AnswerID == "" && (len(in.Calls) > in.Session.ToolCalls || len(in.Answers) > in.Session.Answers) {
-		pm.Session, pm.SessionRecounted = analysis.Counts(in.Session, in.Calls, in.Answers), true
+	if in.SessionStored && in.AnswerID == "" {
+		pm.Session, pm.SessionRecounted = Recount(in.Session, in.Calls, in.Answers)
 	}
 	byID := make(map[string]*schema.ToolCall, len(in.Calls))
 	for i := range in.Calls {

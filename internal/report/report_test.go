@@ -712,8 +712,8 @@ func TestExactFollowUpIsKnownWhereACallIsUnordered(t *testing.T) {
 // limit, or max_sessions) wrote the session row of the calls it held
 // first; the later buffer's row is partial and ranks below it, so the
 // stored row counts fewer calls than are stored (docs/design.md §10.3).
-// A postmortem of the whole session counts the records instead, and says
-// so in every form; one scoped to an answer, or whose row counts at least
+// A postmortem of the whole session counts the records instead (and spans
+// their times), and says so in every form; one scoped to an answer, or whose row counts at least
 // what is stored (calls pruned since), keeps the row.
 func TestStaleSessionRowIsRecounted(t *testing.T) {
 	stale := sample()
@@ -721,6 +721,9 @@ func TestStaleSessionRowIsRecounted(t *testing.T) {
 	// and msg_chat came after it was dropped.
 	stale.Session.ToolCalls, stale.Session.TruncatedCalls, stale.Session.SilentCalls = 1, 1, 0
 	stale.Session.Answers, stale.Session.RiskyAnswers, stale.Session.Turns = 1, 1, schema.Known(1)
+	// Its row ends with msg_high, the last record it held; the recount
+	// widens it to msg_chat's time.
+	stale.Session.EndedAt = t0.Add(40 * time.Second)
 	pm := Build(stale)
 	if !pm.SessionRecounted {
 		t.Fatal("a row counting 1 of 3 stored calls is not recounted")

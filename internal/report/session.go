@@ -15,31 +15,61 @@ import (
 // had (a transcript counts turns without calls, and --answer reads one).
 func SessionFromRecords(id string, calls []schema.ToolCall, answers []schema.Answer) schema.Session {
 	s := schema.Session{SessionID: id}
-	widen := func(t time.Time) {
-		if !schema.TimeKnown(t) {
-			return // no time: it widens nothing
+	for _, c := range calls {
+		if s.Source == "" {
+			s.Source, s.HarnessVersion, s.Model = c.Source, c.HarnessVersion, c.Model
+			s.Project, s.Cwd, s.GitBranch, s.SourceFile = c.Project, c.Cwd, c.GitBranch, c.SourceFile
 		}
-		if s.StartedAt.IsZero() || t.Before(s.StartedAt) {
+	}
+	for _, a := range answers {
+		if s.Source == "" {
+			s.Source, s.Model = a.Source, a.Model
+		}
+	}
+	widen(&s, calls, answers)
+	s = analysis.Counts(s, calls, answers)
+	s.Turns = schema.Unknown
+	return s
+}
+
+// Recount is a whole session's stored row made to count the session's
+// stored records when it counts fewer calls or answers than are stored: a
+// collector that dropped the session's buffer before its end wrote the row
+// of what it held first, and the later buffer's row ranks below it
+// (docs/design.md §10.3). The recount counts by the rules session analysis
+// counts by (its turns at least the row's) and widens the row's time span
+// to the records', which run past the first buffer's end, in whole seconds as
+// a row holds it. recounted says
+// whether it did; a row counting at least what is stored (records pruned
+// since) is kept as it is.
+func Recount(row schema.Session, calls []schema.ToolCall, answers []schema.Answer) (s schema.Session, recounted bool) {
+	if len(calls) <= row.ToolCalls && len(answers) <= row.Answers {
+		return row, false
+	}
+	s = analysis.Counts(row, calls, answers)
+	widen(&s, calls, answers)
+	s.StartedAt, s.EndedAt = s.StartedAt.Truncate(time.Second), s.EndedAt.Truncate(time.Second)
+	return s, true
+}
+
+// widen stretches s's time span over the records' times; a record without
+// a time widens nothing.
+func widen(s *schema.Session, calls []schema.ToolCall, answers []schema.Answer) {
+	at := func(t time.Time) {
+		if !schema.TimeKnown(t) {
+			return
+		}
+		if !schema.TimeKnown(s.StartedAt) || t.Before(s.StartedAt) {
 			s.StartedAt = t
 		}
 		if t.After(s.EndedAt) {
 			s.EndedAt = t
 		}
 	}
-	for _, c := range calls {
-		if s.Source == "" {
-			s.Source, s.HarnessVersion, s.Model = c.Source, c.HarnessVersion, c.Model
-			s.Project, s.Cwd, s.GitBranch, s.SourceFile = c.Project, c.Cwd, c.GitBranch, c.SourceFile
-		}
-		widen(c.Timestamp)
+	for i := range calls {
+		at(calls[i].Timestamp)
 	}
-	for _, a := range answers {
-		if s.Source == "" {
-			s.Source, s.Model = a.Source, a.Model
-		}
-		widen(a.Timestamp)
+	for i := range answers {
+		at(answers[i].Timestamp)
 	}
-	s = analysis.Counts(s, calls, answers)
-	s.Turns = schema.Unknown
-	return s
 }

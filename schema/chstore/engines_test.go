@@ -427,3 +427,65 @@ func TestSetRetentionOnBothEngines(t *testing.T) {
 		t.Errorf("after retention: %+v, want only the recent call", calls)
 	}
 }
+
+// StoredRecordCounts counts each call and answer once whatever its
+// versions, leaves out an answer taken back, keeps calls without a time
+// whatever the bound, and skips records before the bound — the same on
+// both engines, and equal to what the sessions' reads return.
+func TestStoredRecordCountsOnBothEngines(t *testing.T) {
+	ctx := context.Background()
+	en := both(t)
+	d := loadCross(t, en)
+	at := time.Date(2026, 1, 20, 9, 0, 0, 0, time.UTC)
+	const extra = "sess-recount"
+	calls := []schema.ToolCall{fullCall("toolu_r1", at), fullCall("toolu_r2", at.Add(time.Second)), fullCall("toolu_untimed", time.Time{}),
+		fullCall("toolu_early", at.Add(-30*24*time.Hour))}
+	answers := []schema.Answer{fullAnswer(extra, "msg_r1", at.Add(2*time.Second), schema.RiskHigh), fullAnswer(extra, "msg_r2", at.Add(3*time.Second), schema.RiskLow)}
+	for i := range calls {
+		calls[i].SessionID = extra
+	}
+	back := answers[1]
+	back.Retracted, back.Verdict, back.Analysis.Records = true, "taken back", back.Analysis.Records+5
+	en.each(t, func(s *chstore.Store) error {
+		for _, w := range []func() error{
+			func() error { return s.WriteToolCalls(ctx, calls) },
+			func() error { return s.WriteToolCalls(ctx, calls[:2]) }, // a second version of two
+			func() error { return s.WriteAnswers(ctx, answers) },
+			func() error { return s.WriteAnswers(ctx, []schema.Answer{back}) },
+		} {
+			if err := w(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	ids := append(append([]string(nil), d.sessions...), extra, "no-such-session")
+	all := same(t, en, "StoredRecordCounts", func(s *chstore.Store) (map[string]chstore.RecordCounts, error) {
+		return s.StoredRecordCounts(ctx, ids, time.Time{})
+	})
+	for _, id := range ids {
+		calls, err := en.classic.ToolCalls(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		answers, err := en.classic.Answers(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := (chstore.RecordCounts{Calls: len(calls), Answers: len(answers)}); all[id] != want {
+			t.Errorf("%s: counted %+v, the reads return %+v", id, all[id], want)
+		}
+	}
+	if got := all[extra]; got != (chstore.RecordCounts{Calls: 4, Answers: 1}) {
+		t.Errorf("%s: %+v, want 4 calls and 1 answer (the other taken back)", extra, got)
+	}
+	if _, ok := all["no-such-session"]; ok || len(all) != len(d.sessions)+1 {
+		t.Errorf("counts for %d sessions (%v); want one per stored session", len(all), all)
+	}
+	since := same(t, en, "StoredRecordCounts since", func(s *chstore.Store) (map[string]chstore.RecordCounts, error) {
+		return s.StoredRecordCounts(ctx, []string{extra}, at.Add(-time.Hour))
+	})
+	if got := since[extra]; got != (chstore.RecordCounts{Calls: 3, Answers: 1}) {
+		t.Errorf("since %s: %+v, want 3 calls (not the one a month before, the untimed one kept) and 1 answer", at.Add(-time.Hour), got)
+	}
+}

@@ -511,6 +511,66 @@ func (s *Store) ListSessions(ctx context.Context, f SessionFilter) ([]schema.Ses
 	return out, nil
 }
 
+// RecordCounts is how many calls and answers the store holds of a session,
+// each counted once whatever its versions; a message whose latest version
+// is a retraction is no answer.
+type RecordCounts struct {
+	Calls, Answers int
+}
+
+// StoredRecordCounts counts the stored calls and answers of each of the
+// sessions (those with none are absent from the result): `ctxaudit
+// sessions` compares them with the sessions' rows to find a row that counts
+// fewer (docs/design.md §10.3). Only records at or after since count, and
+// those without a time; since, the earliest start of the sessions asked
+// about, lets ClickHouse skip the days before it — a lookup by session_id
+// alone reads a granule per part of the whole table.
+func (s *Store) StoredRecordCounts(ctx context.Context, sessionIDs []string, since time.Time) (map[string]RecordCounts, error) {
+	out := make(map[string]RecordCounts, len(sessionIDs))
+	// Unknown times are stored as the epoch, in the first partition.
+	const scope = " WHERE session_id IN ? AND (ts >= toDateTime(?) OR ts < toDateTime(86400))"
+	query := "SELECT 'calls', session_id, uniqExact(call_id) FROM " + s.table("tool_calls") + scope + " GROUP BY session_id" +
+		" UNION ALL SELECT 'answers', session_id, countIf(retracted = 0) FROM (SELECT session_id, argMax(retracted, version) AS retracted FROM " +
+		s.table("answers") + scope + " GROUP BY session_id, message_id) GROUP BY session_id"
+	from := max(since.Unix(), 0)
+	for start := 0; start < len(sessionIDs); start += maxIDsPerQuery {
+		chunk := sessionIDs[start:min(start+maxIDsPerQuery, len(sessionIDs))]
+		set := make([]any, len(chunk))
+		for i, id := range chunk {
+			set[i] = id
+		}
+		ids := clickhouse.GroupSet{Value: set}
+		rows, err := s.conn.Query(ctx, query, ids, from, ids, from)
+		if err != nil {
+			return nil, fmt.Errorf("count stored records of %d sessions: %w", len(chunk), err)
+		}
+		err = func() error {
+			defer rows.Close()
+			for rows.Next() {
+				var (
+					what, id string
+					n        uint64
+				)
+				if err := rows.Scan(&what, &id, &n); err != nil {
+					return err
+				}
+				c := out[id]
+				if what == "calls" {
+					c.Calls = int(n)
+				} else {
+					c.Answers = int(n)
+				}
+				out[id] = c
+			}
+			return rows.Err()
+		}()
+		if err != nil {
+			return nil, fmt.Errorf("count stored records of %d sessions: %w", len(chunk), err)
+		}
+	}
+	return out, nil
+}
+
 // TextMatch is what SearchToolOutputs found in one stored output text.
 type TextMatch struct {
 	// Contains: the stored text holds the needle.

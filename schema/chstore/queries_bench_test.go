@@ -75,6 +75,39 @@ func BenchmarkSessionRead(b *testing.B) {
 			}
 		}
 	})
+	// `ctxaudit sessions`: the 100 most recently active sessions, then
+	// what is stored of each of them (StoredRecordCounts, bounded by the
+	// earliest start among them), which finds a row that undercounts.
+	listed, err := s.ListSessions(ctx, chstore.SessionFilter{Limit: 100})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("list-sessions", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := s.ListSessions(ctx, chstore.SessionFilter{Limit: 100}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	ids := make([]string, len(listed))
+	since := listed[0].StartedAt
+	for i, l := range listed {
+		ids[i] = l.SessionID
+		if l.StartedAt.Before(since) {
+			since = l.StartedAt
+		}
+	}
+	b.Run("list-stored-counts", func(b *testing.B) {
+		for b.Loop() {
+			n, err := s.StoredRecordCounts(ctx, ids, since)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(n) != len(ids) {
+				b.Fatalf("counted %d sessions, want %d", len(n), len(ids))
+			}
+		}
+	})
 	b.Run("session-row", func(b *testing.B) {
 		for b.Loop() {
 			if _, _, err := s.SessionRow(ctx, session); err != nil {
