@@ -236,13 +236,28 @@ func (p *tracesProcessor) reload(ctx context.Context) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.seq = max(p.seq, l.maxSeq)
+	// The dropped set is bounded (8 × max_sessions, at least 1,024),
+	// which may be smaller than the previous process's: the sessions it
+	// cannot hold are forgotten as drop forgets them, their keys deleted,
+	// plain dropped sessions (added first) before parked ones. A parked
+	// session is a dropped one (its dropped key was written when it was
+	// dropped).
+	parked := make(map[string]bool, len(l.parked))
+	for _, pb := range l.parked {
+		parked[pb.id] = true
+	}
+	remember := func(id string) {
+		if forgot, ok := p.dropped.add(id); ok {
+			p.pendingOps = append(p.pendingOps, p.forgetDropped(forgot)...)
+		}
+	}
 	for _, id := range l.dropped {
-		p.dropped.add(id)
+		if !parked[id] {
+			remember(id)
+		}
 	}
 	for _, pb := range l.parked {
-		// A parked session is a dropped one (its dropped key was written
-		// when it was dropped).
-		p.dropped.add(pb.id)
+		remember(pb.id)
 		p.pendingOps = append(p.pendingOps, p.parkBuffer(pb)...)
 	}
 	calls := 0
@@ -531,13 +546,22 @@ func (p *tracesProcessor) drop(el *list.Element) *sessionBuffer {
 		return b
 	}
 	if ok {
-		p.pendingOps = append(p.pendingOps, storage.DeleteOperation(droppedPrefix+forgot))
-		if pb, parked := p.parked.take(forgot); parked {
-			p.pendingOps = append(p.pendingOps, p.unpark(pb)...)
-		}
+		p.pendingOps = append(p.pendingOps, p.forgetDropped(forgot)...)
 	}
 	p.pendingOps = append(p.pendingOps, storage.SetOperation(droppedPrefix+b.id, []byte{}))
 	return b
+}
+
+// forgetDropped is the storage operations that forget a session the
+// dropped set no longer holds: its dropped key, and its parked buffer's
+// keys if it is parked (if it goes on, its buffer starts without its
+// start). Called with p.mu held.
+func (p *tracesProcessor) forgetDropped(id string) []*storage.Operation {
+	ops := []*storage.Operation{storage.DeleteOperation(droppedPrefix + id)}
+	if pb, parked := p.parked.take(id); parked {
+		ops = append(ops, p.unpark(pb)...)
+	}
+	return ops
 }
 
 // addCall holds *c, redacted in place (held, and possibly kept in

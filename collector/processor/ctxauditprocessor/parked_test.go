@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -382,5 +383,81 @@ func TestBufferDroppedPastMaxCallsLeavesFollowUpsUnknown(t *testing.T) {
 			t.Errorf("session goes on %v: r1 truncated %v, followed up %v, unknown %v, exact %v; want cut, not followed up, unknown %v, exact",
 				goesOn, r1.Truncated, r1.FollowedUp, r1.FollowUpUnknown, r1.FollowUpExact, goesOn)
 		}
+	}
+}
+
+// TestRestartWithFewerDroppedForgetsTheOldest: the dropped set is bounded
+// (8 × max_sessions, at least 1,024), so a restart with a smaller bound
+// than the previous process's finds more dropped sessions in storage than
+// it can remember. It forgets the oldest, as drop does — their dropped
+// keys deleted, a parked one's records too — instead of leaving their keys
+// in storage that no bound covers; a forgotten session that goes on starts
+// again partial, a remembered one resumes whole.
+func TestRestartWithFewerDroppedForgetsTheOldest(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	cfg := parkingConfig(1)
+	sink := new(consumertest.TracesSink)
+	p, ext := startParking(t, dir, cfg, sink)
+	at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+	ids := []string{"s0", "s1", "s2", "s3", "s4", "s5"}
+	for _, sid := range ids { // each drops the one before: s0–s4 parked
+		if _, err := process(ctx, p, sessionSpans(sid, 0, 2, at)); err != nil {
+			t.Fatal(err)
+		}
+		waitDroppedWritten(t, p)
+	}
+	crash(t, p, ext)
+
+	const bound = 3
+	p, ext = startOnStorage(t, dir, cfg, sink, func(p *tracesProcessor) {
+		p.dropWait = time.Millisecond
+		p.dropped = newRecentSet(bound)
+	})
+	p.mu.Lock()
+	var parked []string
+	for _, sid := range ids {
+		if _, ok := p.parked.by[sid]; ok {
+			parked = append(parked, sid)
+			if !p.dropped.has(sid) {
+				t.Errorf("%s is parked but not among the dropped sessions", sid)
+			}
+		}
+	}
+	p.mu.Unlock()
+	if want := []string{"s2", "s3", "s4"}; !reflect.DeepEqual(parked, want) {
+		t.Fatalf("parked after the restart: %v; want the %d newest, %v", parked, bound, want)
+	}
+	// A request of the held session writes what the restart forgot.
+	if _, err := process(ctx, p, sessionSpans("s5", 2, 1, at.Add(time.Minute))); err != nil {
+		t.Fatal(err)
+	}
+	l, err := p.store.load(ctx, func(k string, err error) { t.Errorf("%s: %v", k, err) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored []string
+	for _, pb := range l.parked {
+		stored = append(stored, pb.id)
+	}
+	slices.Sort(l.dropped)
+	if !reflect.DeepEqual(stored, parked) || !reflect.DeepEqual(l.dropped, parked) {
+		t.Errorf("storage: parked %v, dropped keys %v; want both %v", stored, l.dropped, parked)
+	}
+	// s0 goes on: forgotten, its buffer starts again partial. s4 goes on:
+	// resumed whole.
+	for _, sid := range []string{"s0", "s4"} {
+		if _, err := process(ctx, p, sessionSpans(sid, 2, 1, at.Add(2*time.Minute))); err != nil {
+			t.Fatal(err)
+		}
+		waitDroppedWritten(t, p)
+	}
+	stop(t, p, ext)
+	k := keptOf(sink)
+	if s := k.session["s0"]; s.ToolCalls != 2 || s.Analysis.Partial {
+		t.Errorf("s0: kept row %d calls, partial %v; want its first buffer's complete row (2 calls) above the partial one", s.ToolCalls, s.Analysis.Partial)
+	}
+	if s := k.session["s4"]; s.ToolCalls != 3 || s.Analysis.Partial {
+		t.Errorf("s4: kept row %d calls, partial %v; want 3 calls, complete", s.ToolCalls, s.Analysis.Partial)
 	}
 }
