@@ -43,11 +43,7 @@ func BenchmarkPanels(b *testing.B) {
 	days := envInt(b, "CTXAUDIT_BENCH_DAYS", 30)
 	rangeDays := envInt(b, "CTXAUDIT_BENCH_RANGE", 7)
 	ctx := context.Background()
-	addr := chtest.Address(b)
-	store := chtest.OpenStore(b, addr)
-	if _, err := store.Migrate(ctx); err != nil {
-		b.Fatal(err)
-	}
+	addr, store := chtest.NewDatabase(b)
 	now := time.Now().UTC().Truncate(time.Second)
 	start := time.Now()
 	generate(b, ctx, store.Conn(), store.Database(), rows, days, now)

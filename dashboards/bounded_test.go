@@ -129,12 +129,7 @@ func recentSilentCalls(now time.Time, hours int) []schema.ToolCall {
 // after the latest day was re-written so its snapshot is stale — and the
 // bound moves back past the hours it cannot count.
 func TestBoundedPanelsEqualExactQueries(t *testing.T) {
-	ctx := context.Background()
-	addr := chtest.Address(t)
-	store := chtest.OpenStore(t, addr)
-	if _, err := store.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	addr, store := chtest.NewDatabase(t)
 	testBoundedPanels(t, store, grafanaConn(t, addr))
 }
 

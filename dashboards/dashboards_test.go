@@ -813,11 +813,7 @@ func resolveVariables(t testing.TB, ctx context.Context, conn driver.Conn, d *gr
 
 func TestQueriesOnClickHouse(t *testing.T) {
 	ctx := context.Background()
-	addr := chtest.Address(t)
-	store := chtest.OpenStore(t, addr)
-	if _, err := store.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	addr, store := chtest.NewDatabase(t)
 	fx := loadFixture(t, ctx, store)
 	// Snapshot the rollups, so that the panels' counts below come from them
 	// (rollup_test.go compares them with the exact queries in every state).

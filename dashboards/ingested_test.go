@@ -31,11 +31,7 @@ const ingestedRiskySession = "55555555-0005-4005-8005-000000000005"
 // query over their time range, with every variable at All.
 func TestQueriesOnIngestedSessions(t *testing.T) {
 	ctx := context.Background()
-	addr := chtest.Address(t)
-	store := chtest.OpenStore(t, addr)
-	if _, err := store.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	addr, store := chtest.NewDatabase(t)
 	paths := []string{transcripttest.FixturesDir(t), transcripttest.ExamplesDir(t)}
 	if _, err := ingest.Run(ctx, paths, ingest.Options{}, store); err != nil {
 		t.Fatal(err)

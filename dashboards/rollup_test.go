@@ -115,11 +115,7 @@ func TestRollupPanelsReadTheCurrentGeneration(t *testing.T) {
 
 func TestRollupPanelsEqualExactQueries(t *testing.T) {
 	ctx := context.Background()
-	addr := chtest.Address(t)
-	store := chtest.OpenStore(t, addr)
-	if _, err := store.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	addr, store := chtest.NewDatabase(t)
 	now := time.Now().UTC().Truncate(time.Hour)
 	fx := loadFixtureAt(t, ctx, store, now)
 	conn := grafanaConn(t, addr)

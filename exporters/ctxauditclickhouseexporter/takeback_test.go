@@ -24,11 +24,7 @@ import (
 // answer for, or an answer of another session, is left alone.
 func TestNotAnswersTakeBackStoredAnswers(t *testing.T) {
 	ctx := context.Background()
-	addr := chtest.Address(t)
-	s := chtest.OpenStore(t, addr)
-	if _, err := s.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	addr, s := chtest.NewDatabase(t)
 	at := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	early := schema.Analysis{Done: true, Records: 3}
 	stale := schema.Answer{SessionID: "tb-1", MessageID: "m-narration", Timestamp: at, Text: "Let me look at b.go.",

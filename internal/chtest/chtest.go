@@ -138,11 +138,20 @@ func Address(t testing.TB) string {
 // NewStore opens a store on a fresh database and migrates it.
 func NewStore(t testing.TB) *chstore.Store {
 	t.Helper()
-	s := OpenStore(t, Address(t))
+	_, s := NewDatabase(t)
+	return s
+}
+
+// NewDatabase is NewStore with the database's address, for a test that
+// also hands it to a command or a collector.
+func NewDatabase(t testing.TB) (string, *chstore.Store) {
+	t.Helper()
+	addr := Address(t)
+	s := OpenStore(t, addr)
 	if _, err := s.Migrate(context.Background()); err != nil {
 		t.Fatalf("chtest: migrate: %v", err)
 	}
-	return s
+	return addr, s
 }
 
 // OpenStore opens a store on addr and closes it at cleanup.

@@ -29,11 +29,7 @@ func TestPostmortemOfA100kCallSession(t *testing.T) {
 		t.Skip("fills 700,000 rows")
 	}
 	ctx := context.Background()
-	addr := chtest.Address(t)
-	s := chtest.OpenStore(t, addr)
-	if _, err := s.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	addr, s := chtest.NewDatabase(t)
 	day := time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC)
 	noise := chstoretest.Options{Calls: 500_000, Start: day}
 	big := chstoretest.Options{Calls: 100_000, CallsPerSession: 100_000, FirstSession: 1_000_000, Start: day.Add(6 * time.Hour), CallGap: time.Second}

@@ -167,11 +167,7 @@ func TestSessionsTableSaysRiskyAnswersOnUncertainInputs(t *testing.T) {
 // session whose row counts what is stored is shown as its row.
 func TestSessionsRecountsAnUndercountingRow(t *testing.T) {
 	ctx := context.Background()
-	addr := chtest.Address(t)
-	s := chtest.OpenStore(t, addr)
-	if _, err := s.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	addr, s := chtest.NewDatabase(t)
 	t0 := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
 	call := func(session, id string, at time.Duration, kind schema.TruncationKind) schema.ToolCall {
 		c := schema.ToolCall{SessionID: session, CallID: id, Tool: "Read", Timestamp: t0.Add(at), Source: schema.HarnessClaudeCode,

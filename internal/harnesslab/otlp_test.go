@@ -44,11 +44,7 @@ func TestClaudeCodeOTLPAgreesWithTranscript(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			addr := chtest.Address(t)
-			store := chtest.OpenStore(t, addr)
-			if _, err := store.Migrate(ctx); err != nil {
-				t.Fatal(err)
-			}
+			addr, store := chtest.NewDatabase(t)
 			ef := ctxauditclickhouseexporter.NewFactory()
 			ecfg := ef.CreateDefaultConfig().(*ctxauditclickhouseexporter.Config)
 			ecfg.Endpoint = addr

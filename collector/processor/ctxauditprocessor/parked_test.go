@@ -99,6 +99,21 @@ func rank(row any) uint64 {
 	return r
 }
 
+// loadStored is what a start would load from p's storage, and the ids of
+// the parked sessions in it, oldest first.
+func loadStored(t *testing.T, p *tracesProcessor) (*loaded, []string) {
+	t.Helper()
+	l, err := p.store.load(context.Background(), func(k string, err error) { t.Errorf("%s: %v", k, err) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parked []string
+	for _, pb := range l.parked {
+		parked = append(parked, pb.id)
+	}
+	return l, parked
+}
+
 // waitDroppedWritten waits until every dropped buffer's emission was
 // accepted (and, when it is to be, the buffer parked).
 func waitDroppedWritten(t *testing.T, p *tracesProcessor) {
@@ -220,14 +235,7 @@ func TestParkedCallsAreBounded(t *testing.T) {
 	if aParked || !bParked || calls != 2 {
 		t.Fatalf("parked: a %v, b %v, %d calls; want b alone, 2 calls", aParked, bParked, calls)
 	}
-	l, err := p.store.load(ctx, func(k string, err error) { t.Errorf("%s: %v", k, err) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stored []string
-	for _, pb := range l.parked {
-		stored = append(stored, pb.id)
-	}
+	l, stored := loadStored(t, p)
 	if len(l.buffers) != 1 || l.buffers[0].meta.SessionID != "c" || !reflect.DeepEqual(stored, []string{"b"}) {
 		t.Errorf("storage holds buffers %d (want c's alone) and parked %v (want [b])", len(l.buffers), stored)
 	}
@@ -432,14 +440,7 @@ func TestRestartWithFewerDroppedForgetsTheOldest(t *testing.T) {
 	if _, err := process(ctx, p, sessionSpans("s5", 2, 1, at.Add(time.Minute))); err != nil {
 		t.Fatal(err)
 	}
-	l, err := p.store.load(ctx, func(k string, err error) { t.Errorf("%s: %v", k, err) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stored []string
-	for _, pb := range l.parked {
-		stored = append(stored, pb.id)
-	}
+	l, stored := loadStored(t, p)
 	slices.Sort(l.dropped)
 	if !reflect.DeepEqual(stored, parked) || !reflect.DeepEqual(l.dropped, parked) {
 		t.Errorf("storage: parked %v, dropped keys %v; want both %v", stored, l.dropped, parked)
