@@ -118,7 +118,9 @@ bench:
 ##   BENCH_FLAGS='-rounds=4 -compare /path/to/other/ctxaudit' runs a second
 ##   build beside this one in every round and compares the two;
 ##   BENCH_FLAGS='-profile /tmp/prof' writes each collector's CPU and
-##   allocation profiles there (go tool pprof bin/ctxaudit FILE).
+##   allocation profiles there (go tool pprof bin/ctxaudit FILE);
+##   BENCH_FLAGS=-halves sends every conversation in two halves, all first
+##   halves first: the sessions the processor dropped go on (resumed).
 BENCH_SPANS ?= 200000
 BENCH_FLAGS ?=
 bench-collector: build

@@ -158,6 +158,12 @@ func TestRunEndToEnd(t *testing.T) {
 	if d.RowsLowerBound {
 		t.Error("default: the row count is only a lower bound")
 	}
+	// Read from each collector's metrics endpoint: ten sessions fit in
+	// max_sessions, so none was dropped to be resumed; the floor has no
+	// ctxaudit processor to say.
+	if d.SessionsResumed != 0 || rep.Floor.SessionsResumed != -1 {
+		t.Errorf("sessions resumed: default %d, floor %d; want 0 and -1 (none reported)", d.SessionsResumed, rep.Floor.SessionsResumed)
+	}
 	if d.MemLimitMiB <= 0 || d.GoMemLimit != ExampleGoMemLimit || d.GoGC != ExampleGoGC || rep.Floor.MemLimitMiB != 0 || rep.Floor.GoGC != "" {
 		t.Errorf("default: limit_mib %d, GOMEMLIMIT %q, GOGC %q; floor limit_mib %d, GOGC %q; want the example's limiter, %s and %s, none on the floor",
 			d.MemLimitMiB, d.GoMemLimit, d.GoGC, rep.Floor.MemLimitMiB, rep.Floor.GoGC, ExampleGoMemLimit, ExampleGoGC)

@@ -55,6 +55,10 @@ type Options struct {
 	// Clients is how many SDK clients the load generator sends from at
 	// once (0: DefaultClients).
 	Clients int
+	// Halves sends every conversation in two halves, all first halves
+	// first (LoadOptions.Halves): each session goes on after thousands of
+	// others, so the default pipeline drops and resumes most of them.
+	Halves  bool
 	WorkDir string        // state dirs and config overlays go here
 	Timeout time.Duration // bound on each pipeline's load plus drain
 	// GoMemLimit is GOMEMLIMIT for the default pipeline's collector, as
@@ -157,6 +161,12 @@ type Pipeline struct {
 	Retryable     bool   `json:"refusals_retryable"`
 	LoadLastError string `json:"load_last_error,omitempty"`
 	DrainTimedOut bool   `json:"drain_timed_out"`
+	// SessionsResumed: sessions the ctxaudit processor dropped past
+	// max_sessions and read back from storage when they went on
+	// (ctxaudit_processor_sessions_resumed on the collector's metrics
+	// endpoint at the end of the measurement); -1 when the pipeline has
+	// no such processor.
+	SessionsResumed int64 `json:"sessions_resumed"`
 	// CPUProfile and AllocsProfile: the collector's profiles
 	// (Options.ProfileDir); empty when not profiled.
 	CPUProfile     string `json:"cpu_profile,omitempty"`
@@ -169,6 +179,7 @@ type Report struct {
 	Date              string `json:"date"`
 	Spans             int    `json:"spans"`
 	Clients           int    `json:"clients"`
+	Halves            bool   `json:"halves,omitempty"`
 	ClickHouseVersion string `json:"clickhouse_version"`
 	ClickHousePID     int    `json:"clickhouse_pid"`
 	// Default and Floor are the median round's: the round whose collector
@@ -282,7 +293,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return nil, fmt.Errorf("bench: profiles: %w", err)
 		}
 	}
-	rep := &Report{Date: time.Now().UTC().Format(time.RFC3339), Spans: o.Spans, Clients: o.Clients, ClickHousePID: o.ClickHousePID, CompareMedian: -1}
+	rep := &Report{Date: time.Now().UTC().Format(time.RFC3339), Spans: o.Spans, Clients: o.Clients, Halves: o.Halves, ClickHousePID: o.ClickHousePID, CompareMedian: -1}
 	runID := "b" + randHex(4)
 	for i := range rounds {
 		if ownDB {
@@ -592,6 +603,9 @@ func (o Options) measure(ctx context.Context, name, bin, cfg, runID string, stor
 		p.ClickHousePer = p.ClickHouseCPU / float64(p.Accepted) * 100_000
 		p.LoadGenPer = p.LoadGenCPU / float64(p.Accepted) * 100_000
 	}
+	if p.SessionsResumed, err = processorCounter(ctx, lp.metrics, "ctxaudit_processor_sessions_resumed"); err != nil {
+		return p, fmt.Errorf("bench %s: %w", name, err)
+	}
 	if p.AllocsProfile != "" {
 		if err := saveAllocsProfile(ctx, lp.pprof, p.AllocsProfile); err != nil {
 			return p, fmt.Errorf("bench %s: %w", name, err)
@@ -623,6 +637,9 @@ func (o Options) runLoad(ctx context.Context, grpcPort int, runID string, timeou
 		"-endpoint", fmt.Sprintf("127.0.0.1:%d", grpcPort),
 		"-spans", strconv.Itoa(o.Spans), "-clients", strconv.Itoa(o.Clients), "-run-id", runID,
 		"-timeout", timeout.String())
+	if o.Halves {
+		args = append(args, "-halves")
+	}
 	cmd := exec.CommandContext(ctx, o.LoadCommand[0], args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

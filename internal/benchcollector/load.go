@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"iter"
 	"os"
 	"runtime/pprof"
 	"sync"
@@ -38,6 +39,11 @@ type LoadOptions struct {
 	Clients int
 	RunID   string
 	Timeout time.Duration // bound on the whole run, flush included
+	// Halves sends each client's conversations in two passes: the first
+	// half of every one, then the second halves — sessions that go on
+	// after many others came between, which a collector holding fewer
+	// sessions than that has dropped (and, with storage, parked).
+	Halves bool
 }
 
 // LoadResult is what the load generator prints as one JSON line. A span the
@@ -226,10 +232,7 @@ func RunLoad(ctx context.Context, opts LoadOptions) (LoadResult, error) {
 	for k, tp := range clients {
 		wg.Go(func() {
 			tracer := tp.Tracer("github.com/ctxaudit/ctxaudit/internal/benchcollector")
-			for i := range opts.Spans {
-				if (i/SpansPerConversation)%len(clients) != k {
-					continue
-				}
+			for i := range sendOrder(opts.Spans, len(clients), k, opts.Halves) {
 				if ctx.Err() != nil {
 					break
 				}
@@ -248,6 +251,31 @@ func RunLoad(ctx context.Context, opts LoadOptions) (LoadResult, error) {
 		return out, fmt.Errorf("load: stopped after %s: %w", opts.Timeout, ctx.Err())
 	}
 	return out, nil
+}
+
+// sendOrder yields the calls client k of clients sends, in order: those
+// of every clients-th conversation, each conversation's in a row — or,
+// with halves, the first half of each conversation, then the second halves.
+func sendOrder(spans, clients, k int, halves bool) iter.Seq[int] {
+	return func(yield func(int) bool) {
+		passes := 1
+		if halves {
+			passes = 2
+		}
+		for pass := range passes {
+			for i := range spans {
+				if (i/SpansPerConversation)%clients != k {
+					continue
+				}
+				if halves && (i%SpansPerConversation >= SpansPerConversation/2) != (pass == 1) {
+					continue
+				}
+				if !yield(i) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // sendCall starts and ends the span of one call.
@@ -278,6 +306,7 @@ func LoadMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.IntVar(&o.Clients, "clients", DefaultClients, "SDK clients sending at once, each with its own connection")
 	fs.StringVar(&o.RunID, "run-id", "bench", "prefix of call and conversation ids")
 	fs.DurationVar(&o.Timeout, "timeout", 30*time.Minute, "bound on the whole run")
+	fs.BoolVar(&o.Halves, "halves", false, "send the first half of every conversation, then the second halves")
 	cpuProfile := fs.String("cpuprofile", "", "write the generator's own CPU profile to this file")
 	if err := fs.Parse(args); err != nil {
 		return 2

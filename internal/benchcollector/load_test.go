@@ -129,3 +129,42 @@ func TestLoadCounts(t *testing.T) {
 		t.Errorf("after the last call ended: accepted %d, unanswered %d; want 9, 7", got.Accepted, got.Unanswered)
 	}
 }
+
+// Every call is sent exactly once, by the client of its conversation, a
+// conversation's calls in order; with halves, each client sends the first
+// half of all its conversations before any second half.
+func TestSendOrder(t *testing.T) {
+	const spans, clients = 4*SpansPerConversation + 10, 2
+	for _, halves := range []bool{false, true} {
+		seen := map[int]int{}
+		for k := range clients {
+			var order []int
+			for i := range sendOrder(spans, clients, k, halves) {
+				if (i/SpansPerConversation)%clients != k {
+					t.Errorf("halves %v: client %d sent call %d of another client's conversation", halves, k, i)
+				}
+				seen[i]++
+				order = append(order, i)
+			}
+			last := map[int]int{} // conversation → last call sent
+			secondHalf := false
+			for _, i := range order {
+				conv, pos := i/SpansPerConversation, i%SpansPerConversation
+				if prev, ok := last[conv]; ok && prev > i {
+					t.Errorf("halves %v: client %d sent call %d after %d", halves, k, i, prev)
+				}
+				last[conv] = i
+				if second := pos >= SpansPerConversation/2; second {
+					secondHalf = true
+				} else if halves && secondHalf {
+					t.Errorf("halves: client %d sent first-half call %d after a second half", k, i)
+				}
+			}
+		}
+		for i := range spans {
+			if seen[i] != 1 {
+				t.Errorf("halves %v: call %d sent %d times", halves, i, seen[i])
+			}
+		}
+	}
+}

@@ -11,6 +11,10 @@ import (
 func (r *Report) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "collector benchmark, %s: %d execute_tool spans per pipeline from %d clients, ClickHouse %s (pid %d)\n\n",
 		r.Date, r.Spans, r.Clients, r.ClickHouseVersion, r.ClickHousePID)
+	if r.Halves {
+		// Not the load the goals are set for: every session is dropped and goes on.
+		fmt.Fprintf(w, "load: every conversation in two halves, all first halves first (-halves)\n\n")
+	}
 	if set := r.Default.Set; len(set) > 0 {
 		// A variant is never to be read as the default configuration.
 		fmt.Fprintf(w, "default pipeline: %s with --set=%s\n\n", r.Default.Config, strings.Join(set, " --set="))
@@ -32,6 +36,9 @@ func (r *Report) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "%-34s %14.0f %14s %8s\n", "landed spans/s", d.LandedPerSec, "-", "-")
 	fmt.Fprintf(w, "%-34s %14d %14s %8s\n", "tool_calls rows inserted", d.Rows, "-", "-")
 	fmt.Fprintf(w, "%-34s %14.3f %14s %8s\n", "rows written per call", d.RowsPerCall, "-", "-")
+	if d.SessionsResumed >= 0 {
+		fmt.Fprintf(w, "%-34s %14d %14s %8s\n", "sessions resumed from storage", d.SessionsResumed, "-", "-")
+	}
 	row("collector CPU-s per 100k spans", d.CollectorPer, f.CollectorPer, "%.2f")
 	// The floor writes nothing to ClickHouse: its figure is the server's
 	// background work (merges of earlier rounds), not a base to divide by.

@@ -54,6 +54,25 @@ func TestWriteTextNamesVariant(t *testing.T) {
 	}
 }
 
+// A load of halved conversations is named above its figures, and the
+// sessions the processor resumed are given when it reported them.
+func TestWriteTextNamesHalvesAndResumes(t *testing.T) {
+	for _, halves := range []bool{false, true} {
+		resumed := int64(-1)
+		if halves {
+			resumed = 2987
+		}
+		r := Report{Halves: halves, Default: Pipeline{SessionsResumed: resumed}}
+		var b bytes.Buffer
+		r.WriteText(&b)
+		named := strings.Contains(b.String(), "load: every conversation in two halves")
+		row := strings.Contains(b.String(), "sessions resumed from storage")
+		if named != halves || row != halves || (halves && !strings.Contains(b.String(), " 2987 ")) {
+			t.Errorf("halves %v: named %v, resumed row %v in:\n%s", halves, named, row, b.String())
+		}
+	}
+}
+
 // The outage section accounts for every span sent: accepted, refused (and
 // how many of those with a retryable status), cut short, never offered.
 func TestWriteTextOutageAccounts(t *testing.T) {

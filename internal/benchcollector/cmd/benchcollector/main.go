@@ -48,6 +48,7 @@ func run(ctx context.Context) error {
 	flag.StringVar(&o.FloorConfig, "floor-config", "internal/benchcollector/testdata/floor.yaml", "the floor's configuration")
 	flag.IntVar(&o.Spans, "spans", 200_000, "execute_tool spans per pipeline")
 	flag.IntVar(&o.Clients, "clients", benchcollector.DefaultClients, "SDK clients the load generator sends from at once")
+	flag.BoolVar(&o.Halves, "halves", false, "send every conversation in two halves, all first halves first: sessions the collector dropped go on (resumed from storage)")
 	flag.DurationVar(&o.Timeout, "timeout", 20*time.Minute, "bound on each pipeline's load plus drain")
 	flag.IntVar(&o.ClickHousePID, "clickhouse-pid", 0, "pid of the ClickHouse server (default: the process listening on its port)")
 	flag.StringVar(&jsonOut, "json", "", "also write the report as JSON to this file")
