@@ -509,18 +509,32 @@ func (p *tracesProcessor) wroteDropped(bufs []*sessionBuffer) {
 // from storage if it was parked — and evicting the least recently active
 // session when full. Called with p.mu held.
 func (p *tracesProcessor) buffer(ctx context.Context, id string, source schema.Harness) (*sessionBuffer, []*sessionBuffer) {
-	if el, ok := p.sessions[id]; ok {
-		p.lru.MoveToFront(el)
-		return el.Value.(*sessionBuffer), nil
+	for {
+		if el, ok := p.sessions[id]; ok {
+			p.lru.MoveToFront(el)
+			return el.Value.(*sessionBuffer), nil
+		}
+		// Another request is reading the session back from storage
+		// (resume, which releases p.mu meanwhile): wait for its buffer.
+		resuming, ok := p.resuming[id]
+		if !ok {
+			break
+		}
+		p.mu.Unlock()
+		if p.onResumeWait != nil {
+			p.onResumeWait()
+		}
+		<-resuming
+		p.mu.Lock()
 	}
+	b := p.resume(ctx, id) // may release p.mu: the held set is read after it
 	var evicted []*sessionBuffer
 	for p.lru.Len() >= p.cfg.MaxSessions {
-		b := p.drop(p.lru.Back())
-		b.evicted = true
-		evicted = append(evicted, b)
+		d := p.drop(p.lru.Back())
+		d.evicted = true
+		evicted = append(evicted, d)
 	}
 	p.seq++
-	b := p.resume(ctx, id)
 	if b == nil {
 		b = newSessionBuffer(id, source, p.dropped.has(id), p.seq)
 	}

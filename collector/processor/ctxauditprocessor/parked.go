@@ -130,18 +130,26 @@ func (p *tracesProcessor) unpark(pb parkedBuffer) []*storage.Operation {
 
 // resume returns the session's parked buffer, read back from storage and
 // held again whole (nil: id is not parked, or its records could not be
-// read, and are deleted). It reads storage with p.mu held: requests wait
-// for it, once per session that goes on after it was dropped. Called with
-// p.mu held.
+// read, and are deleted). Called with p.mu held, which it releases while it
+// reads storage — a storage read is a transaction that commits, an fsync
+// with file_storage — so that other requests go on meanwhile; a request
+// for the same session waits for it in buffer (p.resuming). Once per
+// session that goes on after it was dropped.
 func (p *tracesProcessor) resume(ctx context.Context, id string) *sessionBuffer {
 	pb, ok := p.parked.take(id)
 	if !ok {
 		return nil
 	}
 	p.tel.callsParked.Add(ctx, -int64(pb.calls))
+	done := make(chan struct{})
+	p.resuming[id] = done
+	p.mu.Unlock()
+	lb, err := p.readParked(ctx, pb)
+	p.mu.Lock()
+	delete(p.resuming, id)
+	close(done)
 	// Held again, its meta no longer parked: rewritten with the request's
 	// records, in the same batch.
-	lb, err := p.store.read(ctx, pb)
 	var meta *storage.Operation
 	if err == nil {
 		held := *lb.meta

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -460,5 +461,81 @@ func TestRestartWithFewerDroppedForgetsTheOldest(t *testing.T) {
 	}
 	if s := k.session["s4"]; s.ToolCalls != 3 || s.Analysis.Partial {
 		t.Errorf("s4: kept row %d calls, partial %v; want 3 calls, complete", s.ToolCalls, s.Analysis.Partial)
+	}
+}
+
+// TestResumeReadsStorageWithoutTheLock: reading a parked session back is a
+// storage transaction (with file_storage, a commit and an fsync), so the
+// processor's lock is released meanwhile: a request of another session is
+// answered while the read waits, and a second request of the resuming
+// session waits for it and joins the buffer read back — the session is
+// analysed whole, as if both requests had come one after the other.
+func TestResumeReadsStorageWithoutTheLock(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	cfg := parkingConfig(2)
+	sink := new(consumertest.TracesSink)
+	p, ext := startParking(t, dir, cfg, sink)
+	at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+	for _, sid := range []string{"a", "b", "c"} { // c drops a: parked
+		if _, err := process(ctx, p, sessionSpans(sid, 0, 2, at)); err != nil {
+			t.Fatal(err)
+		}
+		waitDroppedWritten(t, p)
+	}
+	reading, release := make(chan struct{}), make(chan struct{})
+	read := p.readParked
+	p.readParked = func(ctx context.Context, pb parkedBuffer) (*loadedBuffer, error) {
+		close(reading)
+		<-release
+		return read(ctx, pb)
+	}
+	waiting := make(chan struct{})
+	p.onResumeWait = sync.OnceFunc(func() { close(waiting) })
+	done := make(chan error, 2)
+	go func() { // a goes on: its records are read back
+		_, err := process(ctx, p, sessionSpans("a", 2, 1, at.Add(time.Minute)))
+		done <- err
+	}()
+	<-reading
+	answered := make(chan error, 1)
+	go func() { // b goes on meanwhile, without waiting for the read
+		_, err := process(ctx, p, sessionSpans("b", 2, 1, at.Add(time.Minute)))
+		answered <- err
+	}()
+	select {
+	case err := <-answered:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a request of another session waited for the storage read: the lock is held")
+	}
+	go func() { // a's next request waits for the read
+		_, err := process(ctx, p, sessionSpans("a", 3, 1, at.Add(2*time.Minute)))
+		done <- err
+	}()
+	select {
+	case <-waiting:
+	case err := <-done: // the first request is still reading: this is the second
+		t.Fatalf("a's second request was answered (%v) while a was being read back, without waiting for it", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("a's second request neither waited for the read nor was answered")
+	}
+	close(release)
+	for range 2 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop(t, p, ext)
+	k := keptOf(sink)
+	if s := k.session["a"]; s.ToolCalls != 4 || s.Analysis.Partial {
+		t.Errorf("a: kept row %d calls, partial %v; want 4 calls (2 read back, 2 after), complete", s.ToolCalls, s.Analysis.Partial)
+	}
+	for id, c := range k.calls {
+		if c.SessionID == "a" && c.Analysis.Partial {
+			t.Errorf("a's call %s is kept from a partial analysis", id)
+		}
 	}
 }

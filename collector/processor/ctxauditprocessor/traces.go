@@ -63,6 +63,13 @@ type tracesProcessor struct {
 	// parked are the dropped sessions (past max_sessions) whose records
 	// stay in storage, to be read back if they go on (see park).
 	parked *parkedSet
+	// resuming are the parked sessions being read back from storage, each
+	// closed when its buffer is held again (resume); readParked reads one
+	// (heldStore.read). Tests replace readParked, and set onResumeWait to
+	// learn that a request waits for another's read.
+	resuming     map[string]chan struct{}
+	readParked   func(context.Context, parkedBuffer) (*loadedBuffer, error)
+	onResumeWait func()
 	// seq numbers buffers and stored increments; pendingOps are storage
 	// writes for the next batch (the dropped set).
 	seq        uint64
@@ -86,17 +93,20 @@ func newTracesProcessor(set processor.Settings, cfg *Config, next consumer.Trace
 	if err != nil {
 		return nil, err
 	}
-	return &tracesProcessor{
+	p := &tracesProcessor{
 		cfg: cfg, logger: set.Logger, next: next, tel: tel, now: time.Now, secret: secret,
 		version: set.BuildInfo.Version, id: set.ID,
 		sessions: map[string]*list.Element{}, lru: list.New(),
 		dropped:  newRecentSet(max(8*cfg.MaxSessions, 1024)),
 		parked:   newParkedSet(),
+		resuming: map[string]chan struct{}{},
 		wake:     make(chan struct{}, 1),
 		written:  make(chan struct{}),
 		dropWait: defaultDropWait,
 		encoders: sync.Pool{New: func() any { return new(valueEncoder) }},
-	}, nil
+	}
+	p.readParked = func(ctx context.Context, pb parkedBuffer) (*loadedBuffer, error) { return p.store.read(ctx, pb) }
+	return p, nil
 }
 
 func (p *tracesProcessor) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.Traces, error) {
