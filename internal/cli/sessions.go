@@ -122,6 +122,9 @@ hides sessions, a note on stderr says so.`,
 // older sessions match.
 func hiddenNote(list func(chstore.SessionFilter) ([]schema.Session, error), f chstore.SessionFilter, shown []schema.Session, limited bool) (string, error) {
 	if limited {
+		if f.Limit == 1 {
+			return "showing the most recently active session; --limit lists more", nil
+		}
 		return fmt.Sprintf("showing the %d most recently active sessions; --limit lists more", f.Limit), nil
 	}
 	if f.ActiveSince.IsZero() {

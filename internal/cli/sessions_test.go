@@ -249,3 +249,17 @@ func TestSessionsRecountsAnUndercountingRow(t *testing.T) {
 		t.Errorf("stderr does not say why: %q", errOut)
 	}
 }
+
+// The note that --limit hid sessions counts what it shows in words that
+// fit: one session, or N of them.
+func TestHiddenNoteByLimit(t *testing.T) {
+	for limit, want := range map[int]string{
+		1: "showing the most recently active session; --limit lists more",
+		3: "showing the 3 most recently active sessions; --limit lists more",
+	} {
+		got, err := hiddenNote(nil, chstore.SessionFilter{Limit: limit}, nil, true)
+		if err != nil || got != want {
+			t.Errorf("limit %d: %q, %v; want %q", limit, got, err, want)
+		}
+	}
+}
