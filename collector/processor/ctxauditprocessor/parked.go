@@ -141,10 +141,10 @@ func (p *tracesProcessor) resume(ctx context.Context, id string) *sessionBuffer 
 		return nil
 	}
 	p.tel.callsParked.Add(ctx, -int64(pb.calls))
-	done := make(chan struct{})
+	done, store := make(chan struct{}), p.store
 	p.resuming[id] = done
 	p.mu.Unlock()
-	lb, err := p.readParked(ctx, pb)
+	lb, err := p.readParked(store, ctx, pb)
 	p.mu.Lock()
 	delete(p.resuming, id)
 	close(done)

@@ -485,10 +485,10 @@ func TestResumeReadsStorageWithoutTheLock(t *testing.T) {
 	}
 	reading, release := make(chan struct{}), make(chan struct{})
 	read := p.readParked
-	p.readParked = func(ctx context.Context, pb parkedBuffer) (*loadedBuffer, error) {
+	p.readParked = func(s *heldStore, ctx context.Context, pb parkedBuffer) (*loadedBuffer, error) {
 		close(reading)
 		<-release
-		return read(ctx, pb)
+		return read(s, ctx, pb)
 	}
 	waiting := make(chan struct{})
 	p.onResumeWait = sync.OnceFunc(func() { close(waiting) })

@@ -68,7 +68,7 @@ type tracesProcessor struct {
 	// (heldStore.read). Tests replace readParked, and set onResumeWait to
 	// learn that a request waits for another's read.
 	resuming     map[string]chan struct{}
-	readParked   func(context.Context, parkedBuffer) (*loadedBuffer, error)
+	readParked   func(*heldStore, context.Context, parkedBuffer) (*loadedBuffer, error)
 	onResumeWait func()
 	// seq numbers buffers and stored increments; pendingOps are storage
 	// writes for the next batch (the dropped set).
@@ -93,20 +93,19 @@ func newTracesProcessor(set processor.Settings, cfg *Config, next consumer.Trace
 	if err != nil {
 		return nil, err
 	}
-	p := &tracesProcessor{
+	return &tracesProcessor{
 		cfg: cfg, logger: set.Logger, next: next, tel: tel, now: time.Now, secret: secret,
 		version: set.BuildInfo.Version, id: set.ID,
 		sessions: map[string]*list.Element{}, lru: list.New(),
-		dropped:  newRecentSet(max(8*cfg.MaxSessions, 1024)),
-		parked:   newParkedSet(),
-		resuming: map[string]chan struct{}{},
-		wake:     make(chan struct{}, 1),
-		written:  make(chan struct{}),
-		dropWait: defaultDropWait,
-		encoders: sync.Pool{New: func() any { return new(valueEncoder) }},
-	}
-	p.readParked = func(ctx context.Context, pb parkedBuffer) (*loadedBuffer, error) { return p.store.read(ctx, pb) }
-	return p, nil
+		dropped:    newRecentSet(max(8*cfg.MaxSessions, 1024)),
+		parked:     newParkedSet(),
+		resuming:   map[string]chan struct{}{},
+		readParked: (*heldStore).read,
+		wake:       make(chan struct{}, 1),
+		written:    make(chan struct{}),
+		dropWait:   defaultDropWait,
+		encoders:   sync.Pool{New: func() any { return new(valueEncoder) }},
+	}, nil
 }
 
 func (p *tracesProcessor) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.Traces, error) {
