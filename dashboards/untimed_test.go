@@ -15,7 +15,7 @@ import (
 )
 
 // A record whose time is not known is stored at 1970-01-01 (docs/design.md
-// §3.2). The postmortem narrows each panel to the partitions of the
+// §3.2). The postmortem narrowed each panel to the partitions of the
 // session's span, ±1 day: such a record lies outside it, and a session
 // whose every record has no time has a span starting at 1970, whose day
 // before wrapped around to 2106. Either way the postmortem showed less than
