@@ -30,9 +30,9 @@ import (
 //	CTXAUDIT_BENCH_RANGE  dashboard time range in days, ending now (default 7, the dashboards' default)
 //
 // The data is generated server-side (INSERT … SELECT … FROM system.numbers):
-// 100 calls per session spread evenly over the span; harnesses, tools, models
-// and projects with skewed shares; log-uniform original sizes from 55 B to
-// 730 KB cut at per-tool caps; every truncation kind and strategy; one answer
+// 100 calls per session, sessions spread evenly over the span, their ids
+// random like UUIDs; harnesses, tools, models and projects with skewed
+// shares; log-uniform original sizes from 55 B to 730 KB cut at per-tool caps; every truncation kind and strategy; one answer
 // per five calls with ~6% high, 10% medium, 10% low risk; one session row per
 // session; and 1% of the calls written a second time with a newer version
 // and left unmerged, as after a re-ingestion. It then takes the rollups'
@@ -58,7 +58,7 @@ func BenchmarkPanels(b *testing.B) {
 
 	conn := grafanaConn(b, addr)
 	from, to := now.Add(-time.Duration(rangeDays)*24*time.Hour), now
-	session := fmt.Sprintf("bench-%d", rows/100/2)
+	session := benchSession(b, ctx, conn, rows/100/2)
 	sc := scenario{
 		name: "bench", from: from, to: to, interval: time.Duration(rangeDays) * 24 * time.Hour / 1000,
 		pick: func(t testing.TB, v grafana.Variable, options []string) grafana.Selection {
@@ -178,7 +178,7 @@ func generate(b testing.TB, ctx context.Context, conn driver.Conn, db string, ro
 	sessions := max(rows/100, 1)
 	span := days * 86400
 	r := strings.NewReplacer("{db}", db, "{start}", strconv.FormatInt(now.Unix()-int64(span), 10), "{span}", strconv.Itoa(span),
-		"{sessions}", strconv.Itoa(sessions), "{rows}", strconv.Itoa(rows), "{answers}", strconv.Itoa(rows/5))
+		"{sessions}", strconv.Itoa(sessions), "{rows}", strconv.Itoa(rows), "{answers}", strconv.Itoa(rows/5), "{session_id}", benchSessionID)
 	for _, q := range []string{genCalls, genAnswers, genSessions} {
 		if err := conn.Exec(ctx, r.Replace(q)); err != nil {
 			b.Fatalf("generate: %v", err)
@@ -209,6 +209,22 @@ func generate(b testing.TB, ctx context.Context, conn driver.Conn, db string, ro
 	if err := conn.Exec(ctx, "INSERT INTO "+db+".tool_calls ("+list+", version) SELECT "+list+", 2 FROM "+db+".tool_calls WHERE cityHash64(call_id) % 100 = 7"); err != nil {
 		b.Fatalf("generate duplicates: %v", err)
 	}
+}
+
+// benchSessionID is the id of generated session number s: 32 hex digits,
+// random as harnesses' UUIDs are, so that the sessions of a day partition
+// are spread over its whole primary key as real ones are (sequential ids
+// would let a lookup of a few sessions skip most of each partition).
+const benchSessionID = "concat('bench-', lower(hex(cityHash64(s, 98))), lower(hex(cityHash64(s, 99))))"
+
+// benchSession asks the server for the id of generated session number s.
+func benchSession(b testing.TB, ctx context.Context, conn driver.Conn, s int) string {
+	b.Helper()
+	res, err := runSQL(ctx, conn, "SELECT "+benchSessionID+" FROM (SELECT toUInt64("+strconv.Itoa(s)+") AS s)")
+	if err != nil || len(res.Rows) != 1 {
+		b.Fatalf("id of bench session %d: %v", s, err)
+	}
+	return res.Rows[0][0].(string)
 }
 
 const genCalls = `
@@ -257,7 +273,7 @@ FROM
       (
         SELECT number,
           intDiv(number, 100) AS s,
-          concat('bench-', toString(s)) AS session_id,
+          {session_id} AS session_id,
           concat('call-', toString(number)) AS call_id,
           toDateTime({start} + intDiv(s * {span}, {sessions}) + (number % 100) * 9) AS ts,
           toUInt32(cityHash64(number, 9) % 1000000000) AS ts_ns,
@@ -302,7 +318,7 @@ SELECT session_id, message_id, ts, 0, turn, source, model,
   concat('Answer is rated ', toString(risk), '.'), 1
 FROM
 (
-  SELECT number, intDiv(number, 20) AS s, concat('bench-', toString(s)) AS session_id,
+  SELECT number, intDiv(number, 20) AS s, {session_id} AS session_id,
     concat('answer-', toString(number)) AS message_id,
     toDateTime({start} + intDiv(s * {span}, {sessions}) + (number % 20) * 45 + 40) AS ts,
     toUInt32(number % 20) AS turn,
@@ -322,7 +338,7 @@ FROM
 
 const genSessions = `
 INSERT INTO {db}.sessions (session_id, source, harness_version, model, project, cwd, git_branch, started_at, ended_at, source_file, turns, tool_calls, truncated_calls, silent_calls, answers, risky_answers, compactions, max_risk, input_tokens, output_tokens, version)
-SELECT concat('bench-', toString(s)), source, concat(source, '-1.', toString(cityHash64(s, 5) % 4)), model, project, concat('/home/dev/', project), 'main',
+SELECT {session_id}, source, concat(source, '-1.', toString(cityHash64(s, 5) % 4)), model, project, concat('/home/dev/', project), 'main',
   toDateTime({start} + intDiv(s * {span}, {sessions})), toDateTime({start} + intDiv(s * {span}, {sessions}) + 99 * 9), '',
   20, 100, toUInt32(cityHash64(s, 31) % 30), toUInt32(cityHash64(s, 32) % 4), 20, toUInt32(cityHash64(s, 33) % 6),
   toUInt32(cityHash64(s, 34) % 2), arrayElement(['none', 'low', 'medium', 'high'], 1 + cityHash64(s, 35) % 4), 1000000, 20000, 1

@@ -108,12 +108,13 @@ func BenchmarkRenderingsOnChDB(b *testing.B) {
 	}
 
 	from, to := now.Add(-time.Duration(rangeDays)*24*time.Hour), now
+	session := benchSession(b, ctx, e.Conn(), rows/100/2)
 	sc := scenario{
 		name: "bench", from: from, to: to, interval: time.Duration(rangeDays) * 24 * time.Hour / 1000,
 		pick: func(t testing.TB, v grafana.Variable, options []string) grafana.Selection {
 			switch {
 			case v.Name == "session_id":
-				return grafana.Single(fmt.Sprintf("bench-%d", rows/100/2))
+				return grafana.Single(session)
 			case v.Type == "textbox":
 				return grafana.Single("")
 			}
