@@ -74,7 +74,8 @@ func TestCollectorExitingAtStartEndsTheRun(t *testing.T) {
 }
 
 // The share of the machine busy between two readings: busy time over all
-// time, all cores summed; nothing when no time passed.
+// time, all cores summed; nothing when no time passed; wholly busy when
+// iowait went back between the readings (busy grew by more than the total).
 func TestBusyShare(t *testing.T) {
 	for _, c := range []struct {
 		a, b machineCPU
@@ -83,6 +84,7 @@ func TestBusyShare(t *testing.T) {
 		{machineCPU{busy: 10, total: 40}, machineCPU{busy: 28, total: 60}, 0.9},
 		{machineCPU{busy: 10, total: 40}, machineCPU{busy: 10, total: 50}, 0},
 		{machineCPU{busy: 10, total: 40}, machineCPU{busy: 10, total: 40}, 0},
+		{machineCPU{busy: 10, total: 40}, machineCPU{busy: 20.5, total: 50}, 1},
 	} {
 		if got := c.a.busyShare(c.b); math.Abs(got-c.want) > 1e-9 {
 			t.Errorf("%+v then %+v: %.3f busy, want %.3f", c.a, c.b, got, c.want)

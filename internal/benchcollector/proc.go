@@ -79,12 +79,15 @@ func (pr proc) machineCPU() (machineCPU, error) {
 }
 
 // busyShare is the share of the machine's CPU time between m and later
-// that was busy (0 to 1); 0 when no time passed.
+// that was busy (0 to 1); 0 when no time passed. The kernel's iowait
+// counter can go backwards (proc(5)), which makes the busy time grow by
+// more than the total: a wholly busy machine reads as a little over 1, and
+// is 1.
 func (m machineCPU) busyShare(later machineCPU) float64 {
 	if later.total <= m.total {
 		return 0
 	}
-	return (later.busy - m.busy) / (later.total - m.total)
+	return min(max((later.busy-m.busy)/(later.total-m.total), 0), 1)
 }
 
 // pidListening finds the process that listens on port (any address) over
