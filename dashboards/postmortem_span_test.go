@@ -163,15 +163,11 @@ func cliCounts(t *testing.T, ctx context.Context, st *chstore.Store, id string) 
 	if err != nil || !found {
 		t.Fatalf("session %s: row found %v, %v", id, found, err)
 	}
-	sp, err := st.SessionSpan(ctx, id)
+	calls, err := st.ToolCalls(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	calls, err := st.SessionToolCalls(ctx, sp, chstore.CallFilter{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	answers, err := st.SessionAnswers(ctx, sp)
+	answers, err := st.Answers(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
