@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -37,7 +38,12 @@ needed, and the sessions are those ingest would have written.
 RFC 3339 time, or "all" (the default). --risk keeps sessions whose worst answer is at
 least that risky: --risk medium lists medium and high. --source keeps one harness's
 sessions. --format json prints an array of session objects. When --since or --limit
-hides sessions, a note on stderr says so.`,
+hides sessions, a note on stderr says so.
+
+From ClickHouse, a session whose stored row counts fewer calls or answers than are
+stored (a collector dropped its buffer before its end) is shown counted from its
+records, marked * in the table and "recounted": true in the JSON, and the filters
+apply to it as recounted.`,
 		Example: `  ctxaudit sessions --risk high
   ctxaudit sessions --since 24h --source codex --format json
   ctxaudit sessions ~/.claude/projects --risk high`,
@@ -52,11 +58,13 @@ hides sessions, a note on stderr says so.`,
 			}
 			ctx := cmd.Context()
 			// list returns the sessions matching a filter, from the files or
-			// from ClickHouse; recount makes the rows of those shown count
-			// what is stored of them.
+			// from ClickHouse; show makes the rows listed what is shown — from
+			// ClickHouse, each row counting what is stored of its session,
+			// and the sessions whose rows may not match although their
+			// records do added (recountSessions).
 			var (
-				list    func(chstore.SessionFilter) ([]schema.Session, error)
-				recount = func(sessions []schema.Session) ([]listedSession, error) { return listed(sessions), nil }
+				list func(chstore.SessionFilter) ([]schema.Session, error)
+				show = func(sessions []schema.Session) ([]listedSession, error) { return listed(sessions), nil }
 			)
 			if len(paths) > 0 {
 				m, err := loadFiles(ctx, paths, fileOptions{maxLineBytes: a.v.GetInt("max-line-bytes")}, cmd.ErrOrStderr())
@@ -74,7 +82,9 @@ hides sessions, a note on stderr says so.`,
 					return err
 				}
 				list = func(f chstore.SessionFilter) ([]schema.Session, error) { return s.ListSessions(ctx, f) }
-				recount = func(sessions []schema.Session) ([]listedSession, error) { return recountSessions(ctx, s, sessions, f) }
+				show = func(sessions []schema.Session) ([]listedSession, error) {
+					return recountSessions(ctx, s, sessions, f, cmd.ErrOrStderr())
+				}
 			}
 			// One more than the limit tells whether the limit hid any.
 			more := f
@@ -83,18 +93,18 @@ hides sessions, a note on stderr says so.`,
 			if err != nil {
 				return err
 			}
-			limited := len(sessions) > f.Limit
-			if limited {
-				sessions = sessions[:f.Limit]
+			shown, err := show(sessions)
+			if err != nil {
+				return err
 			}
-			if note, err := hiddenNote(list, f, sessions, limited); err != nil {
+			limited := len(shown) > f.Limit
+			if limited {
+				shown = shown[:f.Limit]
+			}
+			if note, err := hiddenNote(list, f, shown, limited); err != nil {
 				return err
 			} else if note != "" {
 				fmt.Fprintf(cmd.ErrOrStderr(), "ctxaudit: %s\n", note)
-			}
-			shown, err := recount(sessions)
-			if err != nil {
-				return err
 			}
 			if format == formatJSON {
 				return writeSessionsJSON(cmd.OutOrStdout(), shown)
@@ -120,7 +130,7 @@ hides sessions, a note on stderr says so.`,
 // list is never mistaken for all there is: limited reports that the limit
 // cut the list; otherwise one more query without the period finds whether
 // older sessions match.
-func hiddenNote(list func(chstore.SessionFilter) ([]schema.Session, error), f chstore.SessionFilter, shown []schema.Session, limited bool) (string, error) {
+func hiddenNote(list func(chstore.SessionFilter) ([]schema.Session, error), f chstore.SessionFilter, shown []listedSession, limited bool) (string, error) {
 	if limited {
 		if f.Limit == 1 {
 			return "showing the most recently active session; --limit lists more", nil
@@ -137,10 +147,19 @@ func hiddenNote(list func(chstore.SessionFilter) ([]schema.Session, error), f ch
 	if err != nil {
 		return "", err
 	}
-	if len(all) <= len(shown) {
+	// The first one not shown and active before the period: a session
+	// shown recounted may come later in the list by rows.
+	isShown := make(map[string]bool, len(shown))
+	for _, l := range shown {
+		isShown[l.SessionID] = true
+	}
+	i := slices.IndexFunc(all, func(s schema.Session) bool {
+		return !isShown[s.SessionID] && lastActive(s).Before(f.ActiveSince)
+	})
+	if i < 0 {
 		return "", nil
 	}
-	older := all[len(shown)]
+	older := all[i]
 	return fmt.Sprintf("older sessions are hidden by --since (active before %s; the latest of them was active %s); --since all lists them",
 		f.ActiveSince.UTC().Format("2006-01-02 15:04 UTC"), lastActive(older).UTC().Format("2006-01-02 15:04 UTC")), nil
 }
@@ -257,25 +276,63 @@ func listed(sessions []schema.Session) []listedSession {
 	return out
 }
 
+// maxContinuedSessions bounds how many sessions that went on after a
+// dropped buffer recountSessions looks at beyond the rows listed: each may
+// cost a read of the whole session.
+const maxContinuedSessions = 1000
+
 // recountSessions shows each session as its row, unless the store holds
 // more of its calls or answers than the row counts: a collector that
 // dropped the session's buffer before its end wrote the row of what it
 // held first, and the later buffer's row ranks below it (docs/design.md
 // §10.3). Such a session is read whole and recounted as its postmortem
 // recounts it. One query counts what is stored of every session shown;
-// only those undercounted are read. A recount can only add records, and so
-// move a session later or make it riskier — the list is sorted again — but
-// a --risk filter is applied again in case the stored answers grade it
-// lower than its row did.
-func recountSessions(ctx context.Context, s *chstore.Store, sessions []schema.Session, f chstore.SessionFilter) ([]listedSession, error) {
-	out := listed(sessions)
-	if len(sessions) == 0 {
+// only those undercounted are read.
+//
+// The rows were selected by the filter, but a session whose row undercounts
+// may match it although its row does not — active later than its row
+// ends, riskier than its row says. Every such session has a record
+// analysed by a later, partial buffer (chstore.ContinuedSessions), so
+// those are looked at too: their rows are read, recounted and kept if the
+// recount matches the filter. A recount can only add records, and so move
+// a session later or make it riskier, but the filter is applied to every
+// recounted session again in case the stored answers grade it lower than
+// its row did. The list is sorted again as ListSessions sorts it.
+func recountSessions(ctx context.Context, s *chstore.Store, rows []schema.Session, f chstore.SessionFilter, warn io.Writer) ([]listedSession, error) {
+	continued, err := s.ContinuedSessions(ctx, f.ActiveSince, f.Source, maxContinuedSessions+1)
+	if err != nil {
+		return nil, err
+	}
+	if len(continued) > maxContinuedSessions {
+		continued = continued[:maxContinuedSessions]
+		fmt.Fprintf(warn, "ctxaudit: more than %d sessions went on after a collector dropped their buffer; only the %d most recently active of them are looked at beyond their rows, others are listed by their rows alone\n",
+			maxContinuedSessions, maxContinuedSessions)
+	}
+	listedIDs := make(map[string]bool, len(rows))
+	for _, r := range rows {
+		listedIDs[r.SessionID] = true
+	}
+	var extra []string
+	for _, id := range continued {
+		if !listedIDs[id] {
+			extra = append(extra, id)
+		}
+	}
+	if len(extra) > 0 {
+		more, err := s.SessionRows(ctx, extra)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(slices.Clone(rows), more...)
+	}
+	out := listed(rows)
+	if len(rows) == 0 {
 		return out, nil
 	}
-	ids := make([]string, len(sessions))
+	ids := make([]string, len(rows))
 	var since time.Time // the earliest start; zero (no bound) if one is unknown
 	bounded := true
-	for i, sess := range sessions {
+	for i, sess := range rows {
 		ids[i] = sess.SessionID
 		if !schema.TimeKnown(sess.StartedAt) {
 			bounded = false
@@ -292,11 +349,14 @@ func recountSessions(ctx context.Context, s *chstore.Store, sessions []schema.Se
 	}
 	kept := out[:0]
 	for _, l := range out {
-		if n := stored[l.SessionID]; n.Calls > l.ToolCalls || n.Answers > l.Answers {
+		n := stored[l.SessionID]
+		if n.Calls > l.ToolCalls || n.Answers > l.Answers {
 			if l, err = recountSession(ctx, s, l.Session); err != nil {
 				return nil, err
 			}
-			if f.MinRisk != "" && l.MaxRisk.Severity() < f.MinRisk.Severity() {
+		}
+		if l.Recounted || !listedIDs[l.SessionID] {
+			if !matches(l.Session, f) {
 				continue
 			}
 		}
@@ -304,9 +364,24 @@ func recountSessions(ctx context.Context, s *chstore.Store, sessions []schema.Se
 	}
 	sort.SliceStable(kept, func(i, j int) bool {
 		a, b := lastActive(kept[i].Session), lastActive(kept[j].Session)
-		return a.After(b)
+		if !a.Equal(b) {
+			return a.After(b)
+		}
+		return kept[i].SessionID < kept[j].SessionID
 	})
 	return kept, nil
+}
+
+// matches reports whether a session, as shown, passes the filter as
+// ListSessions applies it to rows.
+func matches(s schema.Session, f chstore.SessionFilter) bool {
+	if f.Source != "" && s.Source != f.Source {
+		return false
+	}
+	if !f.ActiveSince.IsZero() && lastActive(s).Unix() < max(f.ActiveSince.Unix(), 0) {
+		return false
+	}
+	return f.MinRisk == "" || s.MaxRisk.Severity() >= f.MinRisk.Severity()
 }
 
 // recountSession reads a session's calls and answers and recounts its row.

@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -247,6 +249,134 @@ func TestSessionsRecountsAnUndercountingRow(t *testing.T) {
 	}
 	if !strings.Contains(errOut, "1 session marked * counted from the stored calls and answers") {
 		t.Errorf("stderr does not say why: %q", errOut)
+	}
+}
+
+// A session that went on after its collector dropped its buffer is stored
+// with the first buffer's row: ending before its later records, graded by
+// the first buffer's answers. The filters select by rows, yet the session
+// as recounted matches them, so sessions finds it by its records analysed
+// by the later, partial buffer: "split" (its row: 2 calls up to t0+1m, no
+// answer; stored: 4 calls up to t0+4m and a high-risk answer) is active
+// since t0+3m, high risk, and the most recent session; "calm" went on too
+// but its recount has no risk; "other"'s row is what is stored of it.
+func TestSessionsFindsASessionThatWentOnPastItsRow(t *testing.T) {
+	ctx := context.Background()
+	addr, s := chtest.NewDatabase(t)
+	t0 := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
+	whole := schema.Analysis{Done: true, Records: 2}
+	later := schema.Analysis{Done: true, Partial: true, Records: 3}
+	call := func(session, id string, at time.Duration, kind schema.TruncationKind, a schema.Analysis) schema.ToolCall {
+		c := schema.ToolCall{SessionID: session, CallID: id, Tool: "Read", Timestamp: t0.Add(at), Source: schema.HarnessClaudeCode,
+			Turn: schema.KnownTurn(0), Analysis: a}
+		c.Kind, c.Truncated = kind, kind != schema.KindNone
+		return c
+	}
+	row := func(id string, calls []schema.ToolCall, answers []schema.Answer, start, end time.Duration, a schema.Analysis) schema.Session {
+		r := analysis.Counts(schema.Session{SessionID: id, Source: schema.HarnessClaudeCode, StartedAt: t0.Add(start), Turns: schema.Known(1)}, calls, answers)
+		r.EndedAt, r.Analysis = t0.Add(end), a
+		return r
+	}
+	split := []schema.ToolCall{
+		call("split", "toolu_1", 0, schema.KindNone, whole), call("split", "toolu_2", time.Minute, schema.KindNone, whole),
+		call("split", "toolu_3", 2*time.Minute, schema.KindSilent, later), call("split", "toolu_4", 3*time.Minute, schema.KindNone, later),
+	}
+	answer := schema.Answer{SessionID: "split", MessageID: "msg_1", Timestamp: t0.Add(4 * time.Minute), Turn: schema.KnownTurn(0),
+		Source: schema.HarnessClaudeCode, Risk: schema.RiskHigh, Verdict: "rests on a silently cut read", Analysis: later}
+	calm := []schema.ToolCall{call("calm", "toolu_c1", 0, schema.KindNone, whole), call("calm", "toolu_c2", 210*time.Second, schema.KindNone, later)}
+	other := []schema.ToolCall{call("other", "toolu_o", 200*time.Second, schema.KindNone, whole)}
+	for _, err := range []error{
+		s.WriteToolCalls(ctx, slices.Concat(split, calm, other)), s.WriteAnswers(ctx, []schema.Answer{answer}),
+		s.WriteSessions(ctx, []schema.Session{
+			row("split", split[:2], nil, 0, time.Minute, whole),
+			row("calm", calm[:1], nil, 0, 0, whole),
+			row("other", other, nil, 200*time.Second, 200*time.Second, whole),
+		}),
+		s.WriteSessions(ctx, []schema.Session{
+			row("split", split[2:], []schema.Answer{answer}, 2*time.Minute, 4*time.Minute, later),
+			row("calm", calm[1:], nil, 210*time.Second, 210*time.Second, later),
+		}),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range []string{"split", "calm"} {
+		if r, _, err := s.SessionRow(ctx, id); err != nil || r.ToolCalls != 1 && id == "calm" || r.ToolCalls != 2 && id == "split" || r.MaxRisk == schema.RiskHigh {
+			t.Fatalf("stored row of %s: %+v (%v); want the first buffer's: the test shows nothing", id, r, err)
+		}
+	}
+
+	listed := func(args ...string) (ids []string, errOut string) {
+		t.Helper()
+		code, out, errOut := run(t, append([]string{"sessions", "--clickhouse", addr, "--format", "json"}, args...)...)
+		if code != ExitOK {
+			t.Fatalf("sessions %v: exit %d: %s", args, code, errOut)
+		}
+		var got []struct {
+			SessionID string `json:"session_id"`
+			ToolCalls int    `json:"tool_calls"`
+			MaxRisk   string `json:"max_risk"`
+			Recounted bool   `json:"recounted"`
+		}
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatalf("decode: %v\n%s", err, out)
+		}
+		for _, g := range got {
+			ids = append(ids, g.SessionID)
+			if g.SessionID == "split" && (!g.Recounted || g.ToolCalls != 4 || g.MaxRisk != "high") {
+				t.Errorf("sessions %v: split %+v; want recounted, 4 calls, high", args, g)
+			}
+		}
+		return ids, errOut
+	}
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		// By rows: other (t0+3m20s), calm (t0), split (t0+1m) are not since t0+3m.
+		{[]string{"--since", t0.Add(3 * time.Minute).Format(time.RFC3339)}, []string{"split", "calm", "other"}},
+		// By rows none is high.
+		{[]string{"--risk", "high"}, []string{"split"}},
+		{[]string{"--risk", "high", "--since", t0.Add(230 * time.Second).Format(time.RFC3339)}, []string{"split"}},
+		// By rows other is the most recent.
+		{[]string{"--limit", "1"}, []string{"split"}},
+		{[]string{"--source", "codex"}, nil},
+	} {
+		got, errOut := listed(c.args...)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("sessions %v: %v; want %v (stderr %q)", c.args, got, c.want, errOut)
+		}
+	}
+	if _, errOut := listed("--limit", "1"); !strings.Contains(errOut, "showing the most recently active session") {
+		t.Errorf("--limit 1 does not say the limit hid sessions: %q", errOut)
+	}
+}
+
+// Beyond maxContinuedSessions sessions that went on, sessions says that the
+// rest are listed by their rows alone; up to it, nothing.
+func TestSessionsSaysWhenTooManyWentOn(t *testing.T) {
+	ctx := context.Background()
+	addr, s := chtest.NewDatabase(t)
+	t0 := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
+	var calls []schema.ToolCall
+	for i := range maxContinuedSessions + 1 {
+		calls = append(calls, schema.ToolCall{SessionID: fmt.Sprintf("went-on-%04d", i), CallID: "toolu_1", Tool: "Read",
+			Timestamp: t0.Add(time.Duration(i) * time.Second), Source: schema.HarnessClaudeCode,
+			Analysis: schema.Analysis{Done: true, Partial: true, Records: 1}})
+	}
+	note := fmt.Sprintf("more than %d sessions went on after a collector dropped their buffer", maxContinuedSessions)
+	for _, n := range []int{maxContinuedSessions, maxContinuedSessions + 1} {
+		if err := s.WriteToolCalls(ctx, calls[:n]); err != nil {
+			t.Fatal(err)
+		}
+		code, _, errOut := run(t, "sessions", "--clickhouse", addr)
+		if code != ExitOK {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		if want := n > maxContinuedSessions; strings.Contains(errOut, note) != want {
+			t.Errorf("with %d sessions that went on, stderr %q; want the note: %v", n, errOut, want)
+		}
 	}
 }
 

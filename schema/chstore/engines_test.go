@@ -489,3 +489,89 @@ func TestStoredRecordCountsOnBothEngines(t *testing.T) {
 		t.Errorf("since %s: %+v, want 3 calls (not the one a month before, the untimed one kept) and 1 answer", at.Add(-time.Hour), got)
 	}
 }
+
+// ContinuedSessions finds the sessions with a call or an answer analysed by
+// a partial buffer — not those analysed whole, nor calls as read — the
+// most recently active first, bounded by since (untimed records always
+// count), source and limit; SessionRows reads the latest row of each
+// session asked for. Both the same on both engines.
+func TestContinuedSessionsOnBothEngines(t *testing.T) {
+	ctx := context.Background()
+	en := both(t)
+	d := loadCross(t, en)
+	at := time.Date(2026, 2, 3, 9, 0, 0, 0, time.UTC)
+	partial := schema.Analysis{Done: true, Partial: true, Records: 4}
+	call := func(session, id string, ts time.Time, a schema.Analysis, src schema.Harness) schema.ToolCall {
+		c := fullCall(id, ts)
+		c.SessionID, c.Analysis, c.Source = session, a, src
+		return c
+	}
+	answer := fullAnswer("went-on-answer", "msg_p", at.Add(3*time.Hour), schema.RiskHigh)
+	answer.Analysis = partial
+	calls := []schema.ToolCall{
+		call("went-on-early", "toolu_p1", at, partial, schema.HarnessClaudeCode),
+		call("went-on-late", "toolu_p2", at.Add(2*time.Hour), partial, schema.HarnessClaudeCode),
+		call("went-on-late", "toolu_p3", at.Add(-48*time.Hour), partial, schema.HarnessClaudeCode),
+		call("went-on-codex", "toolu_p4", at.Add(time.Hour), partial, schema.HarnessCodex),
+		call("went-on-untimed", "toolu_p5", time.Time{}, partial, schema.HarnessClaudeCode),
+		call("whole", "toolu_w1", at.Add(4*time.Hour), schema.Analysis{Done: true, Records: 4}, schema.HarnessClaudeCode),
+		call("as-read", "toolu_r1", at.Add(4*time.Hour), schema.Analysis{}, schema.HarnessClaudeCode),
+	}
+	en.each(t, func(s *chstore.Store) error {
+		if err := s.WriteToolCalls(ctx, calls); err != nil {
+			return err
+		}
+		return s.WriteAnswers(ctx, []schema.Answer{answer})
+	})
+	ours := func(ids []string) []string {
+		return slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return slices.Contains(d.sessions, id) })
+	}
+	for _, c := range []struct {
+		name   string
+		since  time.Time
+		source schema.Harness
+		limit  int
+		want   []string
+	}{
+		{"all", time.Time{}, "", 100, []string{"went-on-answer", "went-on-late", "went-on-codex", "went-on-early", "went-on-untimed"}},
+		{"since", at.Add(30 * time.Minute), "", 100, []string{"went-on-answer", "went-on-late", "went-on-codex", "went-on-untimed"}},
+		{"source", time.Time{}, schema.HarnessCodex, 100, []string{"went-on-codex"}},
+		{"limit", at.Add(30 * time.Minute), "", 2, []string{"went-on-answer", "went-on-late"}},
+	} {
+		got := same(t, en, "ContinuedSessions "+c.name, func(s *chstore.Store) ([]string, error) {
+			return s.ContinuedSessions(ctx, c.since, c.source, c.limit)
+		})
+		if !slices.Equal(ours(got), c.want) {
+			t.Errorf("%s: %v; want %v", c.name, ours(got), c.want)
+		}
+	}
+
+	first := schema.Session{SessionID: "went-on-late", Source: schema.HarnessClaudeCode, StartedAt: at.Add(-48 * time.Hour),
+		EndedAt: at.Add(-47 * time.Hour), ToolCalls: 1, Analysis: schema.Analysis{Done: true, Records: 1}}
+	later := first
+	later.StartedAt, later.EndedAt, later.Analysis = at.Add(2*time.Hour), at.Add(2*time.Hour), partial
+	en.each(t, func(s *chstore.Store) error {
+		if err := s.WriteSessions(ctx, []schema.Session{first}); err != nil {
+			return err
+		}
+		return s.WriteSessions(ctx, []schema.Session{later})
+	})
+	ids := append([]string{"went-on-late", "no-such-session"}, d.sessions...)
+	rows := same(t, en, "SessionRows", func(s *chstore.Store) ([]schema.Session, error) {
+		rows, err := s.SessionRows(ctx, ids)
+		slices.SortFunc(rows, func(a, b schema.Session) int { return strings.Compare(a.SessionID, b.SessionID) })
+		return rows, err
+	})
+	if len(rows) != len(d.sessions)+1 {
+		t.Fatalf("SessionRows: %d rows; want one per stored session asked for (%d)", len(rows), len(d.sessions)+1)
+	}
+	for _, r := range rows {
+		want, ok, err := en.classic.SessionRow(ctx, r.SessionID)
+		if err != nil || !ok || !reflect.DeepEqual(r, want) {
+			t.Errorf("SessionRows %s: %+v; SessionRow reads %+v (%v)", r.SessionID, r, want, err)
+		}
+		if r.SessionID == "went-on-late" && !r.StartedAt.Equal(first.StartedAt) {
+			t.Errorf("went-on-late: the row starting %s; want the whole buffer's, which outranks the partial one", r.StartedAt)
+		}
+	}
+}
