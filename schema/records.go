@@ -313,6 +313,15 @@ type Session struct {
 	Analysis Analysis `json:"-"`
 }
 
+// LastActive is when the session was last active: the later of its start
+// and end (an end unknown, stored as the epoch, is before any start).
+func (s *Session) LastActive() time.Time {
+	if s.StartedAt.After(s.EndedAt) {
+		return s.StartedAt
+	}
+	return s.EndedAt
+}
+
 // ToolOutput is a stored tool output text, content-addressed by the SHA-256 of
 // the full text before capping and redaction: one row of ctxaudit.tool_outputs.
 type ToolOutput struct {

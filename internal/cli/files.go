@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -121,24 +122,11 @@ func loadFiles(ctx context.Context, paths []string, o fileOptions, stderr io.Wri
 func (m *memStore) listSessions(f chstore.SessionFilter) []schema.Session {
 	var out []schema.Session
 	for _, s := range m.sessions {
-		if !f.ActiveSince.IsZero() && lastActive(s).Before(f.ActiveSince) {
-			continue
+		if f.Matches(&s) {
+			out = append(out, s)
 		}
-		if f.MinRisk != "" && s.MaxRisk.Severity() < f.MinRisk.Severity() {
-			continue
-		}
-		if f.Source != "" && s.Source != f.Source {
-			continue
-		}
-		out = append(out, s)
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := lastActive(out[i]), lastActive(out[j])
-		if !a.Equal(b) {
-			return a.After(b)
-		}
-		return out[i].SessionID < out[j].SessionID
-	})
+	slices.SortStableFunc(out, byLastActive)
 	if f.Limit > 0 && len(out) > f.Limit {
 		out = out[:f.Limit]
 	}

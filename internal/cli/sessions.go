@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -154,22 +153,23 @@ func hiddenNote(list func(chstore.SessionFilter) ([]schema.Session, error), f ch
 		isShown[l.SessionID] = true
 	}
 	i := slices.IndexFunc(all, func(s schema.Session) bool {
-		return !isShown[s.SessionID] && lastActive(s).Before(f.ActiveSince)
+		return !isShown[s.SessionID] && s.LastActive().Before(f.ActiveSince)
 	})
 	if i < 0 {
 		return "", nil
 	}
 	older := all[i]
 	return fmt.Sprintf("older sessions are hidden by --since (active before %s; the latest of them was active %s); --since all lists them",
-		f.ActiveSince.UTC().Format("2006-01-02 15:04 UTC"), lastActive(older).UTC().Format("2006-01-02 15:04 UTC")), nil
+		f.ActiveSince.UTC().Format("2006-01-02 15:04 UTC"), older.LastActive().UTC().Format("2006-01-02 15:04 UTC")), nil
 }
 
-// lastActive is when a session was last active, as sessions orders them.
-func lastActive(s schema.Session) time.Time {
-	if s.StartedAt.After(s.EndedAt) {
-		return s.StartedAt
+// byLastActive orders sessions as ListSessions does: the most recently
+// active first, then by id.
+func byLastActive(a, b schema.Session) int {
+	if c := b.LastActive().Compare(a.LastActive()); c != 0 {
+		return c
 	}
-	return s.EndedAt
+	return strings.Compare(a.SessionID, b.SessionID)
 }
 
 // sessionFilter reads the filter flags, naming where a bad value came from.
@@ -355,33 +355,13 @@ func recountSessions(ctx context.Context, s *chstore.Store, rows []schema.Sessio
 				return nil, err
 			}
 		}
-		if l.Recounted || !listedIDs[l.SessionID] {
-			if !matches(l.Session, f) {
-				continue
-			}
+		if (l.Recounted || !listedIDs[l.SessionID]) && !f.Matches(&l.Session) {
+			continue
 		}
 		kept = append(kept, l)
 	}
-	sort.SliceStable(kept, func(i, j int) bool {
-		a, b := lastActive(kept[i].Session), lastActive(kept[j].Session)
-		if !a.Equal(b) {
-			return a.After(b)
-		}
-		return kept[i].SessionID < kept[j].SessionID
-	})
+	slices.SortStableFunc(kept, func(a, b listedSession) int { return byLastActive(a.Session, b.Session) })
 	return kept, nil
-}
-
-// matches reports whether a session, as shown, passes the filter as
-// ListSessions applies it to rows.
-func matches(s schema.Session, f chstore.SessionFilter) bool {
-	if f.Source != "" && s.Source != f.Source {
-		return false
-	}
-	if !f.ActiveSince.IsZero() && lastActive(s).Unix() < max(f.ActiveSince.Unix(), 0) {
-		return false
-	}
-	return f.MinRisk == "" || s.MaxRisk.Severity() >= f.MinRisk.Severity()
 }
 
 // recountSession reads a session's calls and answers and recounts its row.
@@ -452,7 +432,7 @@ func writeSessionsTable(w io.Writer, sessions []listedSession, f chstore.Session
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "LAST ACTIVE (UTC)\tSESSION\tSOURCE\tTURNS\tCALLS\tTRUNCATED\tSILENT\tANSWERS\tRISKY\tMAX RISK\tPROJECT")
 	for _, s := range sessions {
-		last := lastActive(s.Session)
+		last := s.LastActive()
 		turns := "?" // unknown: the calls' source did not say their turns
 		if s.Turns.Known {
 			turns = s.Turns.String()

@@ -227,7 +227,25 @@ func TestEveryQueryOnBothEngines(t *testing.T) {
 		"risk medium":  {MinRisk: schema.RiskMedium},
 		"active since": {ActiveSince: time.Date(2026, 1, 20, 1, 0, 0, 0, time.UTC)},
 	} {
-		same(t, en, "ListSessions "+name, func(s *chstore.Store) ([]schema.Session, error) { return s.ListSessions(ctx, f) })
+		got := same(t, en, "ListSessions "+name, func(s *chstore.Store) ([]schema.Session, error) { return s.ListSessions(ctx, f) })
+		// Matches is the filter ListSessions applies, in Go.
+		all, err := en.classic.ListSessions(ctx, chstore.SessionFilter{Limit: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for _, r := range all {
+			if f.Matches(&r) && (f.Limit == 0 || len(want) < f.Limit) {
+				want = append(want, r.SessionID)
+			}
+		}
+		var ids []string
+		for _, r := range got {
+			ids = append(ids, r.SessionID)
+		}
+		if !slices.Equal(ids, want) {
+			t.Errorf("ListSessions %s: %v; the rows Matches keeps: %v", name, ids, want)
+		}
 	}
 	for _, needle := range []string{"UPLOAD_DISABLED", "省略", "a capped", "absent", "it's"} {
 		same(t, en, "SearchToolOutputs "+needle, func(s *chstore.Store) (map[string]chstore.TextMatch, error) {

@@ -313,20 +313,12 @@ func (q pagedQuery) forEachIDChunk(ids []string, fn func(pagedQuery) error) erro
 	if len(ids) == 0 {
 		return fn(q)
 	}
-	for start := 0; start < len(ids); start += maxIDsPerQuery {
-		chunk := ids[start:min(start+maxIDsPerQuery, len(ids))]
-		set := make([]any, len(chunk))
-		for i, id := range chunk {
-			set[i] = id
-		}
+	return inChunks(ids, func(set clickhouse.GroupSet, _ int) error {
 		cq := q
 		cq.where = append(append([]string(nil), q.where...), q.key+" IN ?")
-		cq.args = append(append([]any(nil), q.args...), clickhouse.GroupSet{Value: set})
-		if err := fn(cq); err != nil {
-			return err
-		}
-	}
-	return nil
+		cq.args = append(append([]any(nil), q.args...), set)
+		return fn(cq)
+	})
 }
 
 // run reads the rows in scope; scan reads one row. A session that fits in
@@ -457,6 +449,19 @@ type SessionFilter struct {
 	Limit int
 }
 
+// Matches reports whether s passes the filter as ListSessions applies it
+// to a row: active since ActiveSince (in whole seconds, as rows hold
+// times), at least MinRisk, of Source.
+func (f SessionFilter) Matches(s *schema.Session) bool {
+	if f.Source != "" && s.Source != f.Source {
+		return false
+	}
+	if !f.ActiveSince.IsZero() && s.LastActive().Unix() < max(f.ActiveSince.Unix(), 0) {
+		return false
+	}
+	return f.MinRisk == "" || s.MaxRisk.Severity() >= f.MinRisk.Severity()
+}
+
 // ListSessions returns the sessions matching f, the most recently active
 // first. The sessions table holds one row per session, so this reads it
 // whole: it first keeps each session's latest version (LIMIT 1 BY, which
@@ -519,28 +524,25 @@ func (s *Store) SessionRows(ctx context.Context, sessionIDs []string) ([]schema.
 	query := "SELECT " + columnNames(sessionColumns) + " FROM " + s.table("sessions") +
 		" PREWHERE session_id IN ? ORDER BY session_id, version DESC LIMIT 1 BY session_id"
 	var out []schema.Session
-	for start := 0; start < len(sessionIDs); start += maxIDsPerQuery {
-		chunk := sessionIDs[start:min(start+maxIDsPerQuery, len(sessionIDs))]
-		err := func() error {
-			rows, err := s.conn.Query(ctx, query, idSet(chunk))
-			if err != nil {
-				return err
-			}
-			defer rows.Close()
-			for rows.Next() {
-				sess, err := scanSession(rows)
-				if err != nil {
-					return err
-				}
-				out = append(out, sess)
-			}
-			return rows.Err()
-		}()
+	err := inChunks(sessionIDs, func(set clickhouse.GroupSet, n int) error {
+		rows, err := s.conn.Query(ctx, query, set)
 		if err != nil {
-			return nil, fmt.Errorf("read the rows of %d sessions: %w", len(chunk), err)
+			return fmt.Errorf("read the rows of %d sessions: %w", n, err)
 		}
-	}
-	return out, nil
+		defer rows.Close()
+		for rows.Next() {
+			sess, err := scanSession(rows)
+			if err != nil {
+				return fmt.Errorf("read the rows of %d sessions: %w", n, err)
+			}
+			out = append(out, sess)
+		}
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("read the rows of %d sessions: %w", n, err)
+		}
+		return nil
+	})
+	return out, err
 }
 
 // ContinuedSessions returns the sessions that went on after a collector
@@ -595,13 +597,20 @@ func (s *Store) ContinuedSessions(ctx context.Context, since time.Time, source s
 	return out, nil
 }
 
-// idSet is ids as one IN-list parameter.
-func idSet(ids []string) clickhouse.GroupSet {
-	set := make([]any, len(ids))
-	for i, id := range ids {
-		set[i] = id
+// inChunks calls fn with ids as IN-list parameters of at most
+// maxIDsPerQuery ids each, and how many each holds, until fn fails.
+func inChunks(ids []string, fn func(set clickhouse.GroupSet, n int) error) error {
+	for start := 0; start < len(ids); start += maxIDsPerQuery {
+		chunk := ids[start:min(start+maxIDsPerQuery, len(ids))]
+		set := make([]any, len(chunk))
+		for i, id := range chunk {
+			set[i] = id
+		}
+		if err := fn(clickhouse.GroupSet{Value: set}, len(chunk)); err != nil {
+			return err
+		}
 	}
-	return clickhouse.GroupSet{Value: set}
+	return nil
 }
 
 // RecordCounts is how many calls and answers the store holds of a session,
@@ -626,36 +635,35 @@ func (s *Store) StoredRecordCounts(ctx context.Context, sessionIDs []string, sin
 		" UNION ALL SELECT 'answers', session_id, countIf(retracted = 0) FROM (SELECT session_id, argMax(retracted, version) AS retracted FROM " +
 		s.table("answers") + scope + " GROUP BY session_id, message_id) GROUP BY session_id"
 	from := max(since.Unix(), 0)
-	for start := 0; start < len(sessionIDs); start += maxIDsPerQuery {
-		chunk := sessionIDs[start:min(start+maxIDsPerQuery, len(sessionIDs))]
-		ids := idSet(chunk)
+	err := inChunks(sessionIDs, func(ids clickhouse.GroupSet, n int) error {
 		rows, err := s.conn.Query(ctx, query, ids, from, ids, from)
 		if err != nil {
-			return nil, fmt.Errorf("count stored records of %d sessions: %w", len(chunk), err)
+			return fmt.Errorf("count stored records of %d sessions: %w", n, err)
 		}
-		err = func() error {
-			defer rows.Close()
-			for rows.Next() {
-				var (
-					what, id string
-					n        uint64
-				)
-				if err := rows.Scan(&what, &id, &n); err != nil {
-					return err
-				}
-				c := out[id]
-				if what == "calls" {
-					c.Calls = int(n)
-				} else {
-					c.Answers = int(n)
-				}
-				out[id] = c
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				what, id string
+				count    uint64
+			)
+			if err := rows.Scan(&what, &id, &count); err != nil {
+				return fmt.Errorf("count stored records of %d sessions: %w", n, err)
 			}
-			return rows.Err()
-		}()
-		if err != nil {
-			return nil, fmt.Errorf("count stored records of %d sessions: %w", len(chunk), err)
+			c := out[id]
+			if what == "calls" {
+				c.Calls = int(count)
+			} else {
+				c.Answers = int(count)
+			}
+			out[id] = c
 		}
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("count stored records of %d sessions: %w", n, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ctxaudit/ctxaudit/schema"
 	"github.com/ctxaudit/ctxaudit/schema/chstore"
 	"github.com/ctxaudit/ctxaudit/schema/chstore/chstoretest"
 )
@@ -113,7 +112,7 @@ func BenchmarkSessionRead(b *testing.B) {
 	// What `ctxaudit sessions` adds to find sessions that went on after a
 	// dropped buffer: a scan of version and ts over the period (none of
 	// the table's rows is from a partial buffer, as in most stores).
-	last := lastActive(listed[0])
+	last := listed[0].LastActive()
 	for name, since := range map[string]time.Time{"all": {}, "24h": last.Add(-24 * time.Hour)} {
 		b.Run("list-continued/"+name, func(b *testing.B) {
 			for b.Loop() {
@@ -130,11 +129,4 @@ func BenchmarkSessionRead(b *testing.B) {
 			}
 		}
 	})
-}
-
-func lastActive(s schema.Session) time.Time {
-	if s.StartedAt.After(s.EndedAt) {
-		return s.StartedAt
-	}
-	return s.EndedAt
 }
