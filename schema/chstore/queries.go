@@ -684,7 +684,7 @@ type TextMatch struct {
 func (s *Store) SearchToolOutputs(ctx context.Context, hashes []string, needle string) (map[string]TextMatch, error) {
 	out := make(map[string]TextMatch, len(hashes))
 	seen := make(map[string]bool, len(hashes))
-	var uniq []any
+	var uniq []string
 	for _, h := range hashes {
 		if h != "" && !seen[h] {
 			seen[h] = true
@@ -693,29 +693,26 @@ func (s *Store) SearchToolOutputs(ctx context.Context, hashes []string, needle s
 	}
 	query := "SELECT sha256, max(position(text, ?) > 0), max(capped) FROM " + s.table("tool_outputs") +
 		" PREWHERE sha256 IN ? GROUP BY sha256"
-	for start := 0; start < len(uniq); start += maxIDsPerQuery {
-		chunk := uniq[start:min(start+maxIDsPerQuery, len(uniq))]
-		rows, err := s.conn.Query(ctx, query, needle, clickhouse.GroupSet{Value: chunk})
+	err := inChunks(uniq, func(set clickhouse.GroupSet, _ int) error {
+		rows, err := s.conn.Query(ctx, query, needle, set)
 		if err != nil {
-			return nil, fmt.Errorf("search tool outputs: %w", err)
+			return err
 		}
-		err = func() error {
-			defer rows.Close()
-			for rows.Next() {
-				var (
-					sha             string
-					found, isCapped uint8
-				)
-				if err := rows.Scan(&sha, &found, &isCapped); err != nil {
-					return err
-				}
-				out[sha] = TextMatch{Contains: found == 1, Capped: isCapped == 1}
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				sha             string
+				found, isCapped uint8
+			)
+			if err := rows.Scan(&sha, &found, &isCapped); err != nil {
+				return err
 			}
-			return rows.Err()
-		}()
-		if err != nil {
-			return nil, fmt.Errorf("search tool outputs: %w", err)
+			out[sha] = TextMatch{Contains: found == 1, Capped: isCapped == 1}
 		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("search tool outputs: %w", err)
 	}
 	return out, nil
 }

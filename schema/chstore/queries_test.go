@@ -348,6 +348,20 @@ func TestSearchToolOutputs(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %+v, want %+v", got, want)
 	}
+
+	// More hashes than one IN list takes: the stored ones are found in
+	// every chunk the list is cut into, the first, a middle and the last.
+	var many []string
+	for i := range 2500 {
+		many = append(many, fmt.Sprintf("absent-%04d", i))
+	}
+	many[0], many[1700], many[2499] = "cc", "aa", "bb"
+	if got, err = s.SearchToolOutputs(ctx, many, "UPLOAD_DISABLED"); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("over 2,500 hashes: got %+v, want %+v", got, want)
+	}
 }
 
 // TestFillIDsMatchTheServer pins chstoretest.SessionID to the server's
