@@ -11,7 +11,6 @@ import (
 
 	"github.com/ctxaudit/ctxaudit/collector/analysis"
 	"github.com/ctxaudit/ctxaudit/dashboards/internal/grafana"
-	"github.com/ctxaudit/ctxaudit/internal/report"
 	"github.com/ctxaudit/ctxaudit/schema"
 	"github.com/ctxaudit/ctxaudit/schema/chstore"
 )
@@ -171,6 +170,6 @@ func cliCounts(t *testing.T, ctx context.Context, st *chstore.Store, id string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, _ := report.Recount(row, calls, answers)
+	s, _ := analysis.Recount(row, calls, answers)
 	return []string{fmt.Sprint(s.ToolCalls), fmt.Sprint(s.TruncatedCalls), fmt.Sprint(s.SilentCalls)}
 }

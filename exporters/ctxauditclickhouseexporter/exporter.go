@@ -21,6 +21,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
+	"github.com/ctxaudit/ctxaudit/collector/analysis"
 	"github.com/ctxaudit/ctxaudit/collector/otelconv"
 	"github.com/ctxaudit/ctxaudit/collector/session"
 	"github.com/ctxaudit/ctxaudit/exporters/ctxauditclickhouseexporter/internal/metadata"
@@ -294,7 +295,64 @@ func (e *chExporter) write(ctx context.Context, r *otelconv.Rows) error {
 		}
 		e.rowsWritten.Add(ctx, int64(written), metric.WithAttributes(attribute.String("table", st.table)))
 	}
+	n, err := recountPartial(ctx, s, r.Sessions)
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return err
+		}
+		return permanentIfHopeless(fmt.Errorf("ctxaudit_clickhouse: %w", err))
+	}
+	if n > 0 {
+		e.rowsWritten.Add(ctx, int64(n), metric.WithAttributes(attribute.String("table", "sessions")))
+	}
 	return nil
+}
+
+// recountPartial writes, for each of the sessions written that has a row
+// from a partial buffer — a processor dropped the session's buffer before
+// its end and held what came after in a new one, whose row ranks below the
+// first buffer's (docs/design.md §10.3) — the session's latest row
+// recounted from every record now stored (analysis.Recount, by which
+// `ctxaudit sessions` and `postmortem` recount). The recount ranks above
+// the row it recounts, so every reader of the sessions table, the
+// dashboards included, counts the whole session. It runs whichever of the
+// two buffers' rows is written last, so it does not depend on the order in
+// which their pushes land; a push it fails for is retried whole. It
+// returns how many rows it wrote.
+func recountPartial(ctx context.Context, s *chstore.Store, written []schema.Session) (int, error) {
+	if len(written) == 0 {
+		return 0, nil
+	}
+	ids := make([]string, 0, len(written))
+	for i := range written {
+		ids = append(ids, written[i].SessionID)
+	}
+	slices.Sort(ids)
+	partial, err := s.PartialSessions(ctx, slices.Compact(ids))
+	if err != nil || len(partial) == 0 {
+		return 0, err
+	}
+	rows, err := s.SessionRows(ctx, partial)
+	if err != nil {
+		return 0, err
+	}
+	var recounted []schema.Session
+	for _, row := range rows {
+		calls, answers, err := s.SessionRecords(ctx, row.SessionID)
+		if err != nil {
+			return 0, fmt.Errorf("recount session %s: %w", row.SessionID, err)
+		}
+		if sess, ok := analysis.Recount(row, calls, answers); ok {
+			recounted = append(recounted, sess)
+		}
+	}
+	if len(recounted) == 0 {
+		return 0, nil
+	}
+	if err := s.WriteSessions(ctx, recounted); err != nil {
+		return 0, fmt.Errorf("write recounted sessions: %w", err)
+	}
+	return len(recounted), nil
 }
 
 // takeBack adds to r's answers the retraction of every answer the store

@@ -186,7 +186,7 @@ func (m *memStore) postmortem(q postmortemQuery) (*report.Postmortem, []string, 
 		calls, answers = scoped, []schema.Answer{a}
 	}
 	if !haveRow {
-		sess = report.SessionFromRecords(q.session, calls, answers)
+		sess = analysis.SessionFromRecords(q.session, calls, answers)
 	}
 	pm := report.Build(report.Input{Session: sess, Calls: calls, Answers: answers, AnswerID: q.answer, SessionStored: haveRow, Order: order})
 	var warnings []string

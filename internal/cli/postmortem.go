@@ -190,7 +190,7 @@ func loadPostmortem(ctx context.Context, s *chstore.Store, q postmortemQuery) (*
 		return nil, nil, err
 	}
 	if !haveRow {
-		sess = report.SessionFromRecords(q.session, calls, answers)
+		sess = analysis.SessionFromRecords(q.session, calls, answers)
 	}
 	pm := report.Build(report.Input{Session: sess, Calls: calls, Answers: answers, AnswerID: q.answer, SessionStored: haveRow, Order: order})
 	var warnings []string

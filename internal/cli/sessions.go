@@ -14,8 +14,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ctxaudit/ctxaudit/collector/analysis"
 	"github.com/ctxaudit/ctxaudit/collector/transcript"
-	"github.com/ctxaudit/ctxaudit/internal/report"
 	"github.com/ctxaudit/ctxaudit/schema"
 	"github.com/ctxaudit/ctxaudit/schema/chstore"
 )
@@ -251,7 +251,7 @@ func harnessNames() string {
 
 // listedSession is a session as sessions shows it: its stored row, or,
 // when that counts fewer calls or answers than are stored, the row
-// recounted from the records (report.Recount).
+// recounted from the records (analysis.Recount).
 type listedSession struct {
 	schema.Session
 	Recounted bool
@@ -285,8 +285,10 @@ const maxContinuedSessions = 1000
 // more of its calls or answers than the row counts: a collector that
 // dropped the session's buffer before its end wrote the row of what it
 // held first, and the later buffer's row ranks below it (docs/design.md
-// §10.3). Such a session is read whole and recounted as its postmortem
-// recounts it. One query counts what is stored of every session shown;
+// §10.3); its exporter writes the row recounted once the later part is
+// stored, but a row written before that recount existed, or whose recount
+// is still to be retried, undercounts. Such a session is read whole and
+// recounted as its postmortem recounts it. One query counts what is stored of every session shown;
 // only those undercounted are read.
 //
 // The rows were selected by the filter, but a session whose row undercounts
@@ -366,25 +368,11 @@ func recountSessions(ctx context.Context, s *chstore.Store, rows []schema.Sessio
 
 // recountSession reads a session's calls and answers and recounts its row.
 func recountSession(ctx context.Context, s *chstore.Store, row schema.Session) (listedSession, error) {
-	sp, err := s.SessionSpan(ctx, row.SessionID)
+	calls, answers, err := s.SessionRecords(ctx, row.SessionID)
 	if err != nil {
 		return listedSession{}, err
 	}
-	var (
-		calls   []schema.ToolCall
-		answers []schema.Answer
-	)
-	err = concurrently(ctx,
-		func(ctx context.Context) (err error) { answers, err = s.SessionAnswers(ctx, sp); return err },
-		func(ctx context.Context) (err error) {
-			calls, err = s.SessionToolCalls(ctx, sp, chstore.CallFilter{})
-			return err
-		},
-	)
-	if err != nil {
-		return listedSession{}, err
-	}
-	sess, recounted := report.Recount(row, calls, answers)
+	sess, recounted := analysis.Recount(row, calls, answers)
 	return listedSession{Session: sess, Recounted: recounted}, nil
 }
 

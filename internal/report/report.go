@@ -88,7 +88,7 @@ func Build(in Input) Postmortem {
 		pm.ToolCalls = []schema.ToolCall{}
 	}
 	if in.SessionStored && in.AnswerID == "" {
-		pm.Session, pm.SessionRecounted = Recount(in.Session, in.Calls, in.Answers)
+		pm.Session, pm.SessionRecounted = analysis.Recount(in.Session, in.Calls, in.Answers)
 	}
 	byID := make(map[string]*schema.ToolCall, len(in.Calls))
 	for i := range in.Calls {

@@ -270,7 +270,7 @@ func TestSessionFromRecords(t *testing.T) {
 	cut := in.Calls[2]
 	cut.CallID, cut.Truncated, cut.Kind = "toolu_cut", false, schema.KindSilent
 	calls := append(append([]schema.ToolCall(nil), in.Calls...), cut)
-	got := SessionFromRecords("sess-1", calls, append(in.Answers, low))
+	got := analysis.SessionFromRecords("sess-1", calls, append(in.Answers, low))
 	want := schema.Session{
 		SessionID: "sess-1", Source: in.Calls[0].Source, StartedAt: t0, EndedAt: t0.Add(3 * time.Minute),
 		Turns: schema.Unknown, ToolCalls: 4, TruncatedCalls: 3, SilentCalls: 2, Answers: 3, RiskyAnswers: 1, RiskyAnswersUncertain: schema.Known(0), MaxRisk: schema.RiskHigh,
@@ -291,7 +291,7 @@ func TestUnanalysedRecordsSayWhatIsUnknown(t *testing.T) {
 		in.Calls[i].Analysis = schema.Analysis{}
 		in.Calls[i].FollowedUp, in.Calls[i].Searched = false, false
 	}
-	in.Session = SessionFromRecords("sess-1", in.Calls, in.Answers)
+	in.Session = analysis.SessionFromRecords("sess-1", in.Calls, in.Answers)
 	pm := Build(in)
 	for name, render := range map[string]func(*bytes.Buffer, *Postmortem) error{
 		"text":     func(b *bytes.Buffer, pm *Postmortem) error { return WriteText(b, pm) },
@@ -453,7 +453,7 @@ func TestUnknownTurnIsSaidUnknown(t *testing.T) {
 	if !strings.Contains(page.String(), `data-turn="unknown"`) || !strings.Contains(page.String(), "(turn unknown)") {
 		t.Error("the HTML page lacks the unknown turn")
 	}
-	if got := SessionFromRecords("sess-1", in.Calls, in.Answers).Turns; got.Known {
+	if got := analysis.SessionFromRecords("sess-1", in.Calls, in.Answers).Turns; got.Known {
 		t.Errorf("a session summarised from records of unknown turn has %s turns", got)
 	}
 }
@@ -468,7 +468,7 @@ func TestUnknownTimeIsSaidUnknown(t *testing.T) {
 	in.Calls[2].Timestamp = time.Time{}
 	in.Answers[1].Timestamp = time.Unix(0, 0).UTC()
 	in.Answers[0].InputsUncertain = true
-	in.Session = SessionFromRecords(in.Session.SessionID, in.Calls, in.Answers)
+	in.Session = analysis.SessionFromRecords(in.Session.SessionID, in.Calls, in.Answers)
 	if got, want := in.Session.StartedAt, t0; !got.Equal(want) {
 		t.Errorf("session from records starts at %s, want %s: records without a time widen nothing", got, want)
 	}

@@ -592,4 +592,44 @@ func TestContinuedSessionsOnBothEngines(t *testing.T) {
 			t.Errorf("went-on-late: the row starting %s; want the whole buffer's, which outranks the partial one", r.StartedAt)
 		}
 	}
+	// The partial row is found behind the whole one that outranks it;
+	// sessions with partial calls but no partial row, or none at all, are not.
+	partialRows := same(t, en, "PartialSessions", func(s *chstore.Store) ([]string, error) {
+		return s.PartialSessions(ctx, append([]string{"went-on-early", "whole"}, ids...))
+	})
+	if !slices.Equal(partialRows, []string{"went-on-late"}) {
+		t.Errorf("PartialSessions: %v; want [went-on-late]", partialRows)
+	}
+	type records struct {
+		Calls   []schema.ToolCall
+		Answers []schema.Answer
+	}
+	for _, id := range []string{"went-on-late", "went-on-answer", d.sessions[0], "no-such-session"} {
+		got := same(t, en, "SessionRecords "+id, func(s *chstore.Store) (records, error) {
+			calls, answers, err := s.SessionRecords(ctx, id)
+			return records{calls, answers}, err
+		})
+		sp, err := en.classic.SessionSpan(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls, err := en.classic.SessionToolCalls(ctx, sp, chstore.CallFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		answers, err := en.classic.SessionAnswers(ctx, sp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, records{calls, answers}) {
+			t.Errorf("SessionRecords %s: %d calls, %d answers; SessionToolCalls and SessionAnswers read %d and %d",
+				id, len(got.Calls), len(got.Answers), len(calls), len(answers))
+		}
+	}
+	if got := same(t, en, "SessionRecords went-on-late count", func(s *chstore.Store) (int, error) {
+		calls, _, err := s.SessionRecords(ctx, "went-on-late")
+		return len(calls), err
+	}); got != 2 {
+		t.Errorf("SessionRecords went-on-late: %d calls; want 2", got)
+	}
 }

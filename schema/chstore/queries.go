@@ -39,6 +39,7 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/ctxaudit/ctxaudit/schema"
 )
@@ -543,6 +544,61 @@ func (s *Store) SessionRows(ctx context.Context, sessionIDs []string) ([]schema.
 		return nil
 	})
 	return out, err
+}
+
+// PartialSessions returns those of the sessions that have a stored row
+// analysed by a buffer that did not see the session from its start (a
+// processor that dropped the session's buffer and held what came after in
+// a new one, docs/design.md §10.3): the analysed bit of its version set and
+// the complete bit clear. The exporter recounts those once their records
+// are written. Like SessionRows it reads a granule per part for each chunk
+// of ids.
+func (s *Store) PartialSessions(ctx context.Context, sessionIDs []string) ([]string, error) {
+	// The top two bits of version are 10: intDiv by 2^62 is 2 (bitTest is
+	// not in 18.16).
+	query := "SELECT DISTINCT session_id FROM " + s.table("sessions") +
+		" PREWHERE session_id IN ? WHERE intDiv(version, 4611686018427387904) = 2"
+	var out []string
+	err := inChunks(sessionIDs, func(set clickhouse.GroupSet, n int) error {
+		rows, err := s.conn.Query(ctx, query, set)
+		if err != nil {
+			return fmt.Errorf("find partial rows of %d sessions: %w", n, err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				return fmt.Errorf("find partial rows of %d sessions: %w", n, err)
+			}
+			out = append(out, id)
+		}
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("find partial rows of %d sessions: %w", n, err)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// SessionRecords returns every stored call and answer of a session, each at
+// its latest version (SessionToolCalls, SessionAnswers), read within the
+// session's span, the two at once.
+func (s *Store) SessionRecords(ctx context.Context, sessionID string) ([]schema.ToolCall, []schema.Answer, error) {
+	sp, err := s.SessionSpan(ctx, sessionID)
+	if err != nil {
+		return nil, nil, err
+	}
+	var (
+		calls   []schema.ToolCall
+		answers []schema.Answer
+	)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) { calls, err = s.SessionToolCalls(gctx, sp, CallFilter{}); return err })
+	g.Go(func() (err error) { answers, err = s.SessionAnswers(gctx, sp); return err })
+	if err := g.Wait(); err != nil {
+		return nil, nil, err
+	}
+	return calls, answers, nil
 }
 
 // ContinuedSessions returns the sessions that went on after a collector

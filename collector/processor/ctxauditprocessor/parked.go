@@ -18,8 +18,9 @@ import (
 // buffer would lack the session's start, and the rows it wrote could never
 // be corrected: a cut call of the first buffer followed up in the second
 // would stay "not followed up", an answer's inputs in the first buffer
-// would be missing, and the session row would count only one buffer's
-// records. A session dropped past max_calls_per_session is not parked:
+// would be missing, and the session row would be the exporter's recount of
+// both buffers' records instead of one analysis of the whole session. A
+// session dropped past max_calls_per_session is not parked:
 // reading it back would undo the bound.
 
 // parkedBuffer is where a parked session's records are in storage.

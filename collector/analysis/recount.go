@@ -1,9 +1,8 @@
-package report
+package analysis
 
 import (
 	"time"
 
-	"github.com/ctxaudit/ctxaudit/collector/analysis"
 	"github.com/ctxaudit/ctxaudit/schema"
 )
 
@@ -27,7 +26,7 @@ func SessionFromRecords(id string, calls []schema.ToolCall, answers []schema.Ans
 		}
 	}
 	widen(&s, calls, answers)
-	s = analysis.Counts(s, calls, answers)
+	s = Counts(s, calls, answers)
 	s.Turns = schema.Unknown
 	return s
 }
@@ -39,16 +38,20 @@ func SessionFromRecords(id string, calls []schema.ToolCall, answers []schema.Ans
 // (docs/design.md §10.3). The recount counts by the rules session analysis
 // counts by (its turns at least the row's) and widens the row's time span
 // to the records', which run past the first buffer's end, in whole seconds as
-// a row holds it. recounted says
-// whether it did; a row counting at least what is stored (records pruned
-// since) is kept as it is.
+// a row holds it; an analysed row's analysis then covers its records or
+// the stored ones, whichever are more, so that, stored, the recount ranks
+// above the row it recounts (§7.2). recounted says whether it did; a row counting at least what is
+// stored (records pruned since) is kept as it is.
 func Recount(row schema.Session, calls []schema.ToolCall, answers []schema.Answer) (s schema.Session, recounted bool) {
 	if len(calls) <= row.ToolCalls && len(answers) <= row.Answers {
 		return row, false
 	}
-	s = analysis.Counts(row, calls, answers)
+	s = Counts(row, calls, answers)
 	widen(&s, calls, answers)
 	s.StartedAt, s.EndedAt = s.StartedAt.Truncate(time.Second), s.EndedAt.Truncate(time.Second)
+	if s.Analysis.Done {
+		s.Analysis.Records = max(s.Analysis.Records, len(calls)+len(answers))
+	}
 	return s, true
 }
 
