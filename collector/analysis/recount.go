@@ -38,9 +38,9 @@ func SessionFromRecords(id string, calls []schema.ToolCall, answers []schema.Ans
 // (docs/design.md §10.3). The recount counts by the rules session analysis
 // counts by (its turns at least the row's) and widens the row's time span
 // to the records', which run past the first buffer's end, in whole seconds as
-// a row holds it; an analysed row's analysis then covers its records or
-// the stored ones, whichever are more, so that, stored, the recount ranks
-// above the row it recounts (§7.2). recounted says whether it did; a row counting at least what is
+// a row holds it; an analysed row's analysis then covers its records and
+// the stored calls and answers it did not count, so that, stored, the
+// recount ranks above the row it recounts (§7.2). recounted says whether it did; a row counting at least what is
 // stored (records pruned since) is kept as it is.
 func Recount(row schema.Session, calls []schema.ToolCall, answers []schema.Answer) (s schema.Session, recounted bool) {
 	if len(calls) <= row.ToolCalls && len(answers) <= row.Answers {
@@ -50,7 +50,10 @@ func Recount(row schema.Session, calls []schema.ToolCall, answers []schema.Answe
 	widen(&s, calls, answers)
 	s.StartedAt, s.EndedAt = s.StartedAt.Truncate(time.Second), s.EndedAt.Truncate(time.Second)
 	if s.Analysis.Done {
-		s.Analysis.Records = max(s.Analysis.Records, len(calls)+len(answers))
+		// The row's analysis saw its records, and the store holds this
+		// many calls and answers more than it counted: a recount that
+		// finds more ranks higher, whatever else the row's analysis saw.
+		s.Analysis.Records += max(len(calls)+len(answers)-row.ToolCalls-row.Answers, 0)
 	}
 	return s, true
 }

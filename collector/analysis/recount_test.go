@@ -42,13 +42,16 @@ func TestRecount(t *testing.T) {
 	if got.Turns != schema.Known(3) || got.InputTokens != schema.Known(1200) || got.OutputTokens.Known {
 		t.Errorf("turns %s, tokens %s/%s; want the row's: 3, 1200/unknown", got.Turns, got.InputTokens, got.OutputTokens)
 	}
-	if got.Analysis != (schema.Analysis{Done: true, Records: 4}) {
-		t.Errorf("analysis %+v; want the row's, over the 4 records counted", got.Analysis)
+	if got.Analysis != (schema.Analysis{Done: true, Records: 5}) {
+		t.Errorf("analysis %+v; want the row's over its 2 records and the 3 stored ones it did not count", got.Analysis)
 	}
-	// A row whose analysis saw more records than are stored (messages that
-	// were no answers, records pruned since) keeps its extent.
+	// A row whose analysis saw more than its calls and answers (messages
+	// that were no answers) still ranks below its recount, and a recount
+	// that finds more ranks higher again.
 	row.Analysis.Records = 9
-	if got, _ := Recount(row, []schema.ToolCall{first, later}, nil); got.Analysis.Records != 9 {
-		t.Errorf("analysis over %d records; want the row's 9", got.Analysis.Records)
+	one, _ := Recount(row, []schema.ToolCall{first, later}, nil)
+	two, _ := Recount(one, []schema.ToolCall{first, later, untimed}, nil)
+	if one.Analysis.Records != 10 || two.Analysis.Records != 11 {
+		t.Errorf("analyses over %d, then %d records; want 10, then 11", one.Analysis.Records, two.Analysis.Records)
 	}
 }

@@ -308,7 +308,7 @@ func (e *chExporter) write(ctx context.Context, r *otelconv.Rows) error {
 	return nil
 }
 
-// recountPartial writes, for each of the sessions written that has a row
+// recountPartial writes, for each of the sessions written that has records
 // from a partial buffer — a processor dropped the session's buffer before
 // its end and held what came after in a new one, whose row ranks below the
 // first buffer's (docs/design.md §10.3) — the session's latest row
@@ -324,11 +324,19 @@ func recountPartial(ctx context.Context, s *chstore.Store, written []schema.Sess
 		return 0, nil
 	}
 	ids := make([]string, 0, len(written))
+	// since: the earliest start of the sessions written, before which none
+	// of their records lies (zero, no bound, if a start is not known).
+	since := written[0].StartedAt
 	for i := range written {
 		ids = append(ids, written[i].SessionID)
+		if start := written[i].StartedAt; !schema.TimeKnown(start) || !schema.TimeKnown(since) {
+			since = time.Time{}
+		} else if start.Before(since) {
+			since = start
+		}
 	}
 	slices.Sort(ids)
-	partial, err := s.PartialSessions(ctx, slices.Compact(ids))
+	partial, err := s.PartialSessions(ctx, slices.Compact(ids), since)
 	if err != nil || len(partial) == 0 {
 		return 0, err
 	}

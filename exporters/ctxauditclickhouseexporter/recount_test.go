@@ -36,10 +36,10 @@ func TestPartialSessionIsRecounted(t *testing.T) {
 	}
 	// first is what the first buffer held of a session, rest what the
 	// partial one held after it, two hours later.
-	push := func(session string) (first, rest ptrace.Traces) {
+	push := func(session string) (first, rest ptrace.Traces, firstRow schema.Session) {
 		whole := schema.Analysis{Done: true, Records: 2}
 		later := schema.Analysis{Done: true, Partial: true, Records: 3}
-		firstRow := schema.Session{SessionID: session, Source: schema.HarnessPi, StartedAt: at, EndedAt: at.Add(time.Minute),
+		firstRow = schema.Session{SessionID: session, Source: schema.HarnessPi, StartedAt: at, EndedAt: at.Add(time.Minute),
 			ToolCalls: 2, TruncatedCalls: 1, Answers: 0, MaxRisk: schema.RiskNone, Turns: schema.Known(1), Analysis: whole}
 		restRow := schema.Session{SessionID: session, Source: schema.HarnessPi, StartedAt: at.Add(2 * time.Hour), EndedAt: at.Add(2*time.Hour + 2*time.Minute),
 			ToolCalls: 2, TruncatedCalls: 1, Answers: 1, RiskyAnswers: 1, MaxRisk: schema.RiskHigh, Analysis: later}
@@ -56,7 +56,7 @@ func TestPartialSessionIsRecounted(t *testing.T) {
 			},
 			[]schema.Answer{{SessionID: session, MessageID: "m1", Timestamp: at.Add(2*time.Hour + 2*time.Minute), Text: "done",
 				Risk: schema.RiskHigh, Reasons: []string{schema.ReasonSilentTruncation}, Source: schema.HarnessPi, Analysis: later}})
-		return first, rest
+		return first, rest, firstRow
 	}
 	whole := func(t *testing.T, s *chstore.Store, session string) {
 		t.Helper()
@@ -105,22 +105,32 @@ func TestPartialSessionIsRecounted(t *testing.T) {
 	}
 
 	t.Run("partial buffer last", func(t *testing.T) {
-		first, rest := push("rc-in-order")
+		first, rest, _ := push("rc-in-order")
 		send(t, first, rest)
 		whole(t, s, "rc-in-order")
 		// Emitted again with nothing new, the partial buffer changes
 		// nothing: the recount counts what is stored, once.
-		_, again := push("rc-in-order")
+		_, again, _ := push("rc-in-order")
 		send(t, again)
 		whole(t, s, "rc-in-order")
 	})
 	t.Run("partial buffer first", func(t *testing.T) {
-		first, rest := push("rc-reversed")
-		send(t, rest, first)
+		first, rest, firstRow := push("rc-reversed")
+		send(t, rest)
+		// The first buffer's row lands after the partial one and outranks
+		// it, and a merge removes the partial row before the first
+		// buffer's push is recounted: the recount must not need that row.
+		if err := s.WriteSessions(ctx, []schema.Session{firstRow}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Conn().Exec(ctx, "OPTIMIZE TABLE "+s.Database()+".sessions FINAL"); err != nil {
+			t.Fatal(err)
+		}
+		send(t, first)
 		whole(t, s, "rc-reversed")
 	})
 	t.Run("no partial buffer", func(t *testing.T) {
-		first, _ := push("rc-whole")
+		first, _, _ := push("rc-whole")
 		send(t, first)
 		got, found, err := s.Session(ctx, "rc-whole")
 		if err != nil || !found || got.ToolCalls != 2 || got.Answers != 0 || !got.EndedAt.Equal(at.Add(time.Minute)) {

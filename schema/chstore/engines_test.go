@@ -592,13 +592,25 @@ func TestContinuedSessionsOnBothEngines(t *testing.T) {
 			t.Errorf("went-on-late: the row starting %s; want the whole buffer's, which outranks the partial one", r.StartedAt)
 		}
 	}
-	// The partial row is found behind the whole one that outranks it;
-	// sessions with partial calls but no partial row, or none at all, are not.
-	partialRows := same(t, en, "PartialSessions", func(s *chstore.Store) ([]string, error) {
-		return s.PartialSessions(ctx, append([]string{"went-on-early", "whole"}, ids...))
-	})
-	if !slices.Equal(partialRows, []string{"went-on-late"}) {
-		t.Errorf("PartialSessions: %v; want [went-on-late]", partialRows)
+	// The sessions asked about with a partial call or answer in the period,
+	// or untimed; not one whose records are all whole or not analysed.
+	for _, c := range []struct {
+		name  string
+		since time.Time
+		want  []string
+	}{
+		{"all", time.Time{}, []string{"went-on-answer", "went-on-early", "went-on-late", "went-on-untimed"}},
+		{"since", at.Add(30 * time.Minute), []string{"went-on-answer", "went-on-late", "went-on-untimed"}},
+		{"later", at.Add(5 * time.Hour), []string{"went-on-untimed"}},
+	} {
+		got := same(t, en, "PartialSessions "+c.name, func(s *chstore.Store) ([]string, error) {
+			ids, err := s.PartialSessions(ctx, append([]string{"went-on-early", "went-on-answer", "went-on-untimed", "whole", "as-read"}, ids...), c.since)
+			slices.Sort(ids)
+			return ids, err
+		})
+		if !slices.Equal(got, c.want) {
+			t.Errorf("PartialSessions %s: %v; want %v", c.name, got, c.want)
+		}
 	}
 	type records struct {
 		Calls   []schema.ToolCall

@@ -546,34 +546,41 @@ func (s *Store) SessionRows(ctx context.Context, sessionIDs []string) ([]schema.
 	return out, err
 }
 
-// PartialSessions returns those of the sessions that have a stored row
-// analysed by a buffer that did not see the session from its start (a
-// processor that dropped the session's buffer and held what came after in
-// a new one, docs/design.md §10.3): the analysed bit of its version set and
-// the complete bit clear. The exporter recounts those once their records
-// are written. Like SessionRows it reads a granule per part for each chunk
-// of ids.
-func (s *Store) PartialSessions(ctx context.Context, sessionIDs []string) ([]string, error) {
+// PartialSessions returns those of the sessions that have a stored call or
+// answer analysed by a buffer that did not see the session from its start
+// — a processor that dropped the session's buffer and held what came after
+// in a new one (docs/design.md §10.3): the analysed bit of its version set
+// and the complete bit clear. The exporter recounts those. It asks the
+// records, not the sessions table: there a partial row is merged away once
+// the first buffer's row, which outranks it, lands after it, while a
+// record's partial version stays until a complete analysis of the same
+// record replaces it. Only records at or after since count, and those
+// without a time; since, the earliest start of the sessions asked about,
+// lets ClickHouse skip the days before it.
+func (s *Store) PartialSessions(ctx context.Context, sessionIDs []string, since time.Time) ([]string, error) {
 	// The top two bits of version are 10: intDiv by 2^62 is 2 (bitTest is
 	// not in 18.16).
-	query := "SELECT DISTINCT session_id FROM " + s.table("sessions") +
-		" PREWHERE session_id IN ? WHERE intDiv(version, 4611686018427387904) = 2"
+	scope := " PREWHERE session_id IN ? WHERE intDiv(version, 4611686018427387904) = 2" +
+		" AND (ts >= toDateTime(?) OR ts < toDateTime(86400))"
+	query := "SELECT DISTINCT session_id FROM (SELECT session_id FROM " + s.table("tool_calls") + scope +
+		" UNION ALL SELECT session_id FROM " + s.table("answers") + scope + ")"
+	from := max(since.Unix(), 0)
 	var out []string
 	err := inChunks(sessionIDs, func(set clickhouse.GroupSet, n int) error {
-		rows, err := s.conn.Query(ctx, query, set)
+		rows, err := s.conn.Query(ctx, query, set, from, set, from)
 		if err != nil {
-			return fmt.Errorf("find partial rows of %d sessions: %w", n, err)
+			return fmt.Errorf("find partial records of %d sessions: %w", n, err)
 		}
 		defer rows.Close()
 		for rows.Next() {
 			var id string
 			if err := rows.Scan(&id); err != nil {
-				return fmt.Errorf("find partial rows of %d sessions: %w", n, err)
+				return fmt.Errorf("find partial records of %d sessions: %w", n, err)
 			}
 			out = append(out, id)
 		}
 		if err := rows.Err(); err != nil {
-			return fmt.Errorf("find partial rows of %d sessions: %w", n, err)
+			return fmt.Errorf("find partial records of %d sessions: %w", n, err)
 		}
 		return nil
 	})
