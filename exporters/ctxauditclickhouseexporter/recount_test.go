@@ -5,12 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/collector/component/componenttest"
-	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/ctxaudit/ctxaudit/collector/otelconv"
-	"github.com/ctxaudit/ctxaudit/exporters/ctxauditclickhouseexporter/internal/metadata"
 	"github.com/ctxaudit/ctxaudit/internal/chtest"
 	"github.com/ctxaudit/ctxaudit/schema"
 	"github.com/ctxaudit/ctxaudit/schema/chstore"
@@ -81,42 +78,19 @@ func TestPartialSessionIsRecounted(t *testing.T) {
 
 	ctx := context.Background()
 	addr, s := chtest.NewDatabase(t)
-	send := func(t *testing.T, tds ...ptrace.Traces) {
-		t.Helper()
-		// One exporter per push, shut down (its queue drained) before the
-		// next: the pushes land in the order given.
-		for _, td := range tds {
-			cfg := createDefaultConfig().(*Config)
-			cfg.Endpoint = addr
-			te, err := NewFactory().CreateTraces(ctx, exportertest.NewNopSettings(metadata.Type), cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := te.Start(ctx, componenttest.NewNopHost()); err != nil {
-				t.Fatal(err)
-			}
-			if err := te.ConsumeTraces(ctx, td); err != nil {
-				t.Fatal(err)
-			}
-			if err := te.Shutdown(ctx); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-
 	t.Run("partial buffer last", func(t *testing.T) {
 		first, rest, _ := push("rc-in-order")
-		send(t, first, rest)
+		exportEach(t, addr, first, rest)
 		whole(t, s, "rc-in-order")
 		// Emitted again with nothing new, the partial buffer changes
 		// nothing: the recount counts what is stored, once.
 		_, again, _ := push("rc-in-order")
-		send(t, again)
+		exportEach(t, addr, again)
 		whole(t, s, "rc-in-order")
 	})
 	t.Run("partial buffer first", func(t *testing.T) {
 		first, rest, firstRow := push("rc-reversed")
-		send(t, rest)
+		exportEach(t, addr, rest)
 		// The first buffer's row lands after the partial one and outranks
 		// it, and a merge removes the partial row before the first
 		// buffer's push is recounted: the recount must not need that row.
@@ -126,12 +100,12 @@ func TestPartialSessionIsRecounted(t *testing.T) {
 		if err := s.Conn().Exec(ctx, "OPTIMIZE TABLE "+s.Database()+".sessions FINAL"); err != nil {
 			t.Fatal(err)
 		}
-		send(t, first)
+		exportEach(t, addr, first)
 		whole(t, s, "rc-reversed")
 	})
 	t.Run("no partial buffer", func(t *testing.T) {
 		first, _, _ := push("rc-whole")
-		send(t, first)
+		exportEach(t, addr, first)
 		got, found, err := s.Session(ctx, "rc-whole")
 		if err != nil || !found || got.ToolCalls != 2 || got.Answers != 0 || !got.EndedAt.Equal(at.Add(time.Minute)) {
 			t.Errorf("a session no partial buffer went on is stored as %+v (found=%v, %v); want its analysis's row", got, found, err)

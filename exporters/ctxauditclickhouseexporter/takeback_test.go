@@ -6,12 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/collector/component/componenttest"
-	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/ctxaudit/ctxaudit/collector/otelconv"
-	"github.com/ctxaudit/ctxaudit/exporters/ctxauditclickhouseexporter/internal/metadata"
 	"github.com/ctxaudit/ctxaudit/internal/chtest"
 	"github.com/ctxaudit/ctxaudit/schema"
 )
@@ -37,26 +34,12 @@ func TestNotAnswersTakeBackStoredAnswers(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	cfg := createDefaultConfig().(*Config)
-	cfg.Endpoint = addr
-	te, err := NewFactory().CreateTraces(ctx, exportertest.NewNopSettings(metadata.Type), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := te.Start(ctx, componenttest.NewNopHost()); err != nil {
-		t.Fatal(err)
-	}
 	td := ptrace.NewTraces()
 	sess := schema.Session{SessionID: "tb-1", Source: schema.HarnessClaudeCode, StartedAt: at, EndedAt: at.Add(time.Minute),
 		ToolCalls: 2, Answers: 1, MaxRisk: schema.RiskNone, Analysis: schema.Analysis{Done: true, Records: 6}}
 	otelconv.AppendAnalysedSession(td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans(), &sess,
 		[]string{"m-narration", "m-never-stored"}, nil, nil)
-	if err := te.ConsumeTraces(ctx, td); err != nil {
-		t.Fatal(err)
-	}
-	if err := te.Shutdown(ctx); err != nil { // drains the queue
-		t.Fatal(err)
-	}
+	exportEach(t, addr, td)
 
 	ids := func(session string) []string {
 		t.Helper()
