@@ -324,33 +324,29 @@ func recountPartial(ctx context.Context, s *chstore.Store, written []schema.Sess
 		return 0, nil
 	}
 	ids := make([]string, 0, len(written))
-	// since: the earliest start of the sessions written, before which none
-	// of their records lies (zero, no bound, if a start is not known).
-	since := written[0].StartedAt
 	for i := range written {
 		ids = append(ids, written[i].SessionID)
-		if start := written[i].StartedAt; !schema.TimeKnown(start) || !schema.TimeKnown(since) {
-			since = time.Time{}
-		} else if start.Before(since) {
-			since = start
-		}
 	}
 	slices.Sort(ids)
-	partial, err := s.PartialSessions(ctx, slices.Compact(ids), since)
+	// A partial buffer's records lie after the start of either buffer's row.
+	partial, err := s.PartialSessions(ctx, slices.Compact(ids), earliestStart(written))
 	if err != nil || len(partial) == 0 {
 		return 0, err
 	}
 	rows, err := s.SessionRows(ctx, partial)
-	if err != nil {
+	if err != nil || len(rows) == 0 {
 		return 0, err
+	}
+	// A session's records lie at or after its latest row's start: the first
+	// buffer's, which outranks a partial one.
+	records, err := s.RecordsOfSessions(ctx, partial, earliestStart(rows))
+	if err != nil {
+		return 0, fmt.Errorf("recount sessions: %w", err)
 	}
 	var recounted []schema.Session
 	for _, row := range rows {
-		calls, answers, err := s.SessionRecords(ctx, row.SessionID)
-		if err != nil {
-			return 0, fmt.Errorf("recount session %s: %w", row.SessionID, err)
-		}
-		if sess, ok := analysis.Recount(row, calls, answers); ok {
+		r := records[row.SessionID]
+		if sess, ok := analysis.Recount(row, r.Calls, r.Answers); ok {
 			recounted = append(recounted, sess)
 		}
 	}
@@ -361,6 +357,22 @@ func recountPartial(ctx context.Context, s *chstore.Store, written []schema.Sess
 		return 0, fmt.Errorf("write recounted sessions: %w", err)
 	}
 	return len(recounted), nil
+}
+
+// earliestStart is the earliest start of the sessions, before which none of
+// their records lies; zero, no bound, if one's start is not known.
+func earliestStart(sessions []schema.Session) time.Time {
+	var since time.Time
+	for i := range sessions {
+		start := sessions[i].StartedAt
+		if !schema.TimeKnown(start) {
+			return time.Time{}
+		}
+		if i == 0 || start.Before(since) {
+			since = start
+		}
+	}
+	return since
 }
 
 // takeBack adds to r's answers the retraction of every answer the store

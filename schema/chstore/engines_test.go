@@ -612,15 +612,23 @@ func TestContinuedSessionsOnBothEngines(t *testing.T) {
 			t.Errorf("PartialSessions %s: %v; want %v", c.name, got, c.want)
 		}
 	}
-	type records struct {
-		Calls   []schema.ToolCall
-		Answers []schema.Answer
+	type records = chstore.StoredRecords
+	recordIDs := []string{"went-on-late", "went-on-answer", d.sessions[0], d.sessions[1], "no-such-session"}
+	batch := same(t, en, "RecordsOfSessions", func(s *chstore.Store) (map[string]chstore.StoredRecords, error) {
+		return s.RecordsOfSessions(ctx, recordIDs, time.Time{})
+	})
+	if _, ok := batch["no-such-session"]; ok || len(batch) != len(recordIDs)-1 {
+		t.Errorf("RecordsOfSessions: records of %d sessions; want the %d stored", len(batch), len(recordIDs)-1)
 	}
-	for _, id := range []string{"went-on-late", "went-on-answer", d.sessions[0], "no-such-session"} {
+	for _, id := range recordIDs {
 		got := same(t, en, "SessionRecords "+id, func(s *chstore.Store) (records, error) {
 			calls, answers, err := s.SessionRecords(ctx, id)
-			return records{calls, answers}, err
+			return records{Calls: calls, Answers: answers}, err
 		})
+		if !reflect.DeepEqual(got, batch[id]) {
+			t.Errorf("RecordsOfSessions %s: %d calls, %d answers; SessionRecords reads %d and %d",
+				id, len(batch[id].Calls), len(batch[id].Answers), len(got.Calls), len(got.Answers))
+		}
 		sp, err := en.classic.SessionSpan(ctx, id)
 		if err != nil {
 			t.Fatal(err)
@@ -633,7 +641,7 @@ func TestContinuedSessionsOnBothEngines(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(got, records{calls, answers}) {
+		if !reflect.DeepEqual(got, records{Calls: calls, Answers: answers}) {
 			t.Errorf("SessionRecords %s: %d calls, %d answers; SessionToolCalls and SessionAnswers read %d and %d",
 				id, len(got.Calls), len(got.Answers), len(calls), len(answers))
 		}
