@@ -68,11 +68,11 @@ require (
 	github.com/google/pprof v0.0.0-20261105003125-4bf881d7fb0b
 	github.com/tinylib/msgp v1.6.5
 	golang.org/x/mod v0.41.0
-	golang.org/x/sync v0.24.0
 )
 
 require (
 	github.com/philhofer/fwd v1.2.0 // indirect
+	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/tools v0.51.0 // indirect
 )
 

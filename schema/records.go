@@ -322,6 +322,23 @@ func (s *Session) LastActive() time.Time {
 	return s.EndedAt
 }
 
+// EarliestStart is the earliest start of the sessions, before which none of
+// their records lies — a bound that lets a read of their records skip the
+// days before it; zero, no bound, if one's start is not known.
+func EarliestStart(sessions []Session) time.Time {
+	var since time.Time
+	for i := range sessions {
+		start := sessions[i].StartedAt
+		if !TimeKnown(start) {
+			return time.Time{}
+		}
+		if i == 0 || start.Before(since) {
+			since = start
+		}
+	}
+	return since
+}
+
 // ToolOutput is a stored tool output text, content-addressed by the SHA-256 of
 // the full text before capping and redaction: one row of ctxaudit.tool_outputs.
 type ToolOutput struct {

@@ -329,7 +329,7 @@ func recountPartial(ctx context.Context, s *chstore.Store, written []schema.Sess
 	}
 	slices.Sort(ids)
 	// A partial buffer's records lie after the start of either buffer's row.
-	partial, err := s.PartialSessions(ctx, slices.Compact(ids), earliestStart(written))
+	partial, err := s.PartialSessions(ctx, slices.Compact(ids), schema.EarliestStart(written))
 	if err != nil || len(partial) == 0 {
 		return 0, err
 	}
@@ -339,7 +339,7 @@ func recountPartial(ctx context.Context, s *chstore.Store, written []schema.Sess
 	}
 	// A session's records lie at or after its latest row's start: the first
 	// buffer's, which outranks a partial one.
-	records, err := s.RecordsOfSessions(ctx, partial, earliestStart(rows))
+	records, err := s.RecordsOfSessions(ctx, partial, schema.EarliestStart(rows))
 	if err != nil {
 		return 0, fmt.Errorf("recount sessions: %w", err)
 	}
@@ -357,22 +357,6 @@ func recountPartial(ctx context.Context, s *chstore.Store, written []schema.Sess
 		return 0, fmt.Errorf("write recounted sessions: %w", err)
 	}
 	return len(recounted), nil
-}
-
-// earliestStart is the earliest start of the sessions, before which none of
-// their records lies; zero, no bound, if one's start is not known.
-func earliestStart(sessions []schema.Session) time.Time {
-	var since time.Time
-	for i := range sessions {
-		start := sessions[i].StartedAt
-		if !schema.TimeKnown(start) {
-			return time.Time{}
-		}
-		if i == 0 || start.Before(since) {
-			since = start
-		}
-	}
-	return since
 }
 
 // takeBack adds to r's answers the retraction of every answer the store

@@ -288,8 +288,9 @@ const maxContinuedSessions = 1000
 // §10.3); its exporter writes the row recounted once the later part is
 // stored, but a row written before that recount existed, or whose recount
 // is still to be retried, undercounts. Such a session is read whole and
-// recounted as its postmortem recounts it. One query counts what is stored of every session shown;
-// only those undercounted are read.
+// recounted as its postmortem recounts it. One query counts what is stored
+// of every session shown; those undercounted are read together
+// (chstore.RecordsOfSessions).
 //
 // The rows were selected by the filter, but a session whose row undercounts
 // may match it although its row does not — active later than its row
@@ -332,30 +333,30 @@ func recountSessions(ctx context.Context, s *chstore.Store, rows []schema.Sessio
 		return out, nil
 	}
 	ids := make([]string, len(rows))
-	var since time.Time // the earliest start; zero (no bound) if one is unknown
-	bounded := true
 	for i, sess := range rows {
 		ids[i] = sess.SessionID
-		if !schema.TimeKnown(sess.StartedAt) {
-			bounded = false
-		} else if since.IsZero() || sess.StartedAt.Before(since) {
-			since = sess.StartedAt
-		}
 	}
-	if !bounded {
-		since = time.Time{}
-	}
+	since := schema.EarliestStart(rows)
 	stored, err := s.StoredRecordCounts(ctx, ids, since)
 	if err != nil {
 		return nil, err
 	}
+	var under []string
+	for _, sess := range rows {
+		if n := stored[sess.SessionID]; n.Calls > sess.ToolCalls || n.Answers > sess.Answers {
+			under = append(under, sess.SessionID)
+		}
+	}
+	var records map[string]chstore.StoredRecords
+	if len(under) > 0 {
+		if records, err = s.RecordsOfSessions(ctx, under, since); err != nil {
+			return nil, err
+		}
+	}
 	kept := out[:0]
 	for _, l := range out {
-		n := stored[l.SessionID]
-		if n.Calls > l.ToolCalls || n.Answers > l.Answers {
-			if l, err = recountSession(ctx, s, l.Session); err != nil {
-				return nil, err
-			}
+		if r, ok := records[l.SessionID]; ok {
+			l.Session, l.Recounted = analysis.Recount(l.Session, r.Calls, r.Answers)
 		}
 		if (l.Recounted || !listedIDs[l.SessionID]) && !f.Matches(&l.Session) {
 			continue
@@ -364,16 +365,6 @@ func recountSessions(ctx context.Context, s *chstore.Store, rows []schema.Sessio
 	}
 	slices.SortStableFunc(kept, func(a, b listedSession) int { return byLastActive(a.Session, b.Session) })
 	return kept, nil
-}
-
-// recountSession reads a session's calls and answers and recounts its row.
-func recountSession(ctx context.Context, s *chstore.Store, row schema.Session) (listedSession, error) {
-	calls, answers, err := s.SessionRecords(ctx, row.SessionID)
-	if err != nil {
-		return listedSession{}, err
-	}
-	sess, recounted := analysis.Recount(row, calls, answers)
-	return listedSession{Session: sess, Recounted: recounted}, nil
 }
 
 func recountedCount(sessions []listedSession) int {

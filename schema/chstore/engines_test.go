@@ -612,7 +612,8 @@ func TestContinuedSessionsOnBothEngines(t *testing.T) {
 			t.Errorf("PartialSessions %s: %v; want %v", c.name, got, c.want)
 		}
 	}
-	type records = chstore.StoredRecords
+	// The records of several sessions read together are each session's
+	// records as its own reads return them, in the same order.
 	recordIDs := []string{"went-on-late", "went-on-answer", d.sessions[0], d.sessions[1], "no-such-session"}
 	batch := same(t, en, "RecordsOfSessions", func(s *chstore.Store) (map[string]chstore.StoredRecords, error) {
 		return s.RecordsOfSessions(ctx, recordIDs, time.Time{})
@@ -621,35 +622,28 @@ func TestContinuedSessionsOnBothEngines(t *testing.T) {
 		t.Errorf("RecordsOfSessions: records of %d sessions; want the %d stored", len(batch), len(recordIDs)-1)
 	}
 	for _, id := range recordIDs {
-		got := same(t, en, "SessionRecords "+id, func(s *chstore.Store) (records, error) {
-			calls, answers, err := s.SessionRecords(ctx, id)
-			return records{Calls: calls, Answers: answers}, err
+		one := same(t, en, "the records of "+id, func(s *chstore.Store) (chstore.StoredRecords, error) {
+			sp, err := s.SessionSpan(ctx, id)
+			if err != nil {
+				return chstore.StoredRecords{}, err
+			}
+			calls, err := s.SessionToolCalls(ctx, sp, chstore.CallFilter{})
+			if err != nil {
+				return chstore.StoredRecords{}, err
+			}
+			answers, err := s.SessionAnswers(ctx, sp)
+			return chstore.StoredRecords{Calls: calls, Answers: answers}, err
 		})
-		if !reflect.DeepEqual(got, batch[id]) {
-			t.Errorf("RecordsOfSessions %s: %d calls, %d answers; SessionRecords reads %d and %d",
-				id, len(batch[id].Calls), len(batch[id].Answers), len(got.Calls), len(got.Answers))
-		}
-		sp, err := en.classic.SessionSpan(ctx, id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		calls, err := en.classic.SessionToolCalls(ctx, sp, chstore.CallFilter{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		answers, err := en.classic.SessionAnswers(ctx, sp)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(got, records{Calls: calls, Answers: answers}) {
-			t.Errorf("SessionRecords %s: %d calls, %d answers; SessionToolCalls and SessionAnswers read %d and %d",
-				id, len(got.Calls), len(got.Answers), len(calls), len(answers))
+		if !reflect.DeepEqual(one, batch[id]) {
+			t.Errorf("RecordsOfSessions %s: %d calls, %d answers; SessionToolCalls and SessionAnswers read %d and %d",
+				id, len(batch[id].Calls), len(batch[id].Answers), len(one.Calls), len(one.Answers))
 		}
 	}
-	if got := same(t, en, "SessionRecords went-on-late count", func(s *chstore.Store) (int, error) {
-		calls, _, err := s.SessionRecords(ctx, "went-on-late")
-		return len(calls), err
-	}); got != 2 {
-		t.Errorf("SessionRecords went-on-late: %d calls; want 2", got)
+	// Bounded: went-on-late's call of two days before is left out.
+	bounded := same(t, en, "RecordsOfSessions since", func(s *chstore.Store) (map[string]chstore.StoredRecords, error) {
+		return s.RecordsOfSessions(ctx, []string{"went-on-late"}, at)
+	})
+	if calls := bounded["went-on-late"].Calls; len(calls) != 1 || calls[0].CallID != "toolu_p2" {
+		t.Errorf("RecordsOfSessions since %s: %d calls; want toolu_p2 alone", at, len(calls))
 	}
 }

@@ -39,7 +39,6 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/ctxaudit/ctxaudit/schema"
 )
@@ -531,19 +530,12 @@ func (s *Store) SessionRows(ctx context.Context, sessionIDs []string) ([]schema.
 		" PREWHERE session_id IN ? ORDER BY session_id, version DESC LIMIT 1 BY session_id"
 	var out []schema.Session
 	err := inChunks(sessionIDs, func(set clickhouse.GroupSet, n int) error {
-		rows, err := s.conn.Query(ctx, query, set)
-		if err != nil {
-			return fmt.Errorf("read the rows of %d sessions: %w", n, err)
-		}
-		defer rows.Close()
-		for rows.Next() {
+		err := s.eachRow(ctx, query, []any{set}, func(rows driver.Rows) error {
 			sess, err := scanSession(rows)
-			if err != nil {
-				return fmt.Errorf("read the rows of %d sessions: %w", n, err)
-			}
 			out = append(out, sess)
-		}
-		if err := rows.Err(); err != nil {
+			return err
+		})
+		if err != nil {
 			return fmt.Errorf("read the rows of %d sessions: %w", n, err)
 		}
 		return nil
@@ -572,45 +564,18 @@ func (s *Store) PartialSessions(ctx context.Context, sessionIDs []string, since 
 	from := max(since.Unix(), 0)
 	var out []string
 	err := inChunks(sessionIDs, func(set clickhouse.GroupSet, n int) error {
-		rows, err := s.conn.Query(ctx, query, set, from, set, from)
-		if err != nil {
-			return fmt.Errorf("find partial records of %d sessions: %w", n, err)
-		}
-		defer rows.Close()
-		for rows.Next() {
+		err := s.eachRow(ctx, query, []any{set, from, set, from}, func(rows driver.Rows) error {
 			var id string
-			if err := rows.Scan(&id); err != nil {
-				return fmt.Errorf("find partial records of %d sessions: %w", n, err)
-			}
+			err := rows.Scan(&id)
 			out = append(out, id)
-		}
-		if err := rows.Err(); err != nil {
+			return err
+		})
+		if err != nil {
 			return fmt.Errorf("find partial records of %d sessions: %w", n, err)
 		}
 		return nil
 	})
 	return out, err
-}
-
-// SessionRecords returns every stored call and answer of a session, each at
-// its latest version (SessionToolCalls, SessionAnswers), read within the
-// session's span, the two at once.
-func (s *Store) SessionRecords(ctx context.Context, sessionID string) ([]schema.ToolCall, []schema.Answer, error) {
-	sp, err := s.SessionSpan(ctx, sessionID)
-	if err != nil {
-		return nil, nil, err
-	}
-	var (
-		calls   []schema.ToolCall
-		answers []schema.Answer
-	)
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) { calls, err = s.SessionToolCalls(gctx, sp, CallFilter{}); return err })
-	g.Go(func() (err error) { answers, err = s.SessionAnswers(gctx, sp); return err })
-	if err := g.Wait(); err != nil {
-		return nil, nil, err
-	}
-	return calls, answers, nil
 }
 
 // StoredRecords are the stored calls and answers of one session.
@@ -625,10 +590,11 @@ type StoredRecords struct {
 // latest version is a retraction left out. Only records at or after since
 // count, and those without a time; since, the earliest start of the
 // sessions, lets ClickHouse skip the days before it. Two queries for up to
-// maxIDsPerQuery sessions, where reading them one by one (SessionRecords)
-// takes three or four each: the exporter recounts every session of a push
-// that went on past a dropped buffer, thousands at a time when a collector
-// held fewer sessions than were active.
+// maxIDsPerQuery sessions, where reading them one by one (SessionSpan,
+// SessionToolCalls, SessionAnswers) takes three or four each: the exporter
+// recounts every session of a push that went on past a dropped buffer,
+// thousands at a time when a collector held fewer sessions than were
+// active, and `ctxaudit sessions` every session it lists that undercounts.
 func (s *Store) RecordsOfSessions(ctx context.Context, sessionIDs []string, since time.Time) (map[string]StoredRecords, error) {
 	scope := " PREWHERE session_id IN ? WHERE ts >= toDateTime(?) OR ts < toDateTime(86400)"
 	callQuery := "SELECT " + columnNames(toolCallColumns) + " FROM " + s.table("tool_calls") + scope +
@@ -637,21 +603,8 @@ func (s *Store) RecordsOfSessions(ctx context.Context, sessionIDs []string, sinc
 		" ORDER BY session_id, message_id, version DESC LIMIT 1 BY session_id, message_id"
 	from := max(since.Unix(), 0)
 	out := map[string]StoredRecords{}
-	read := func(query string, set clickhouse.GroupSet, row func(driver.Rows) error) error {
-		rows, err := s.conn.Query(ctx, query, set, from)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			if err := row(rows); err != nil {
-				return err
-			}
-		}
-		return rows.Err()
-	}
 	err := inChunks(sessionIDs, func(set clickhouse.GroupSet, n int) error {
-		err := read(callQuery, set, func(rows driver.Rows) error {
+		err := s.eachRow(ctx, callQuery, []any{set, from}, func(rows driver.Rows) error {
 			c, err := scanToolCall(rows)
 			if err != nil {
 				return err
@@ -664,7 +617,7 @@ func (s *Store) RecordsOfSessions(ctx context.Context, sessionIDs []string, sinc
 		if err != nil {
 			return fmt.Errorf("read the tool calls of %d sessions: %w", n, err)
 		}
-		err = read(answerQuery, set, func(rows driver.Rows) error {
+		err = s.eachRow(ctx, answerQuery, []any{set, from}, func(rows driver.Rows) error {
 			a, err := scanAnswer(rows)
 			if err != nil || a.Retracted { // the message was not an answer after all
 				return err
@@ -719,26 +672,36 @@ func (s *Store) ContinuedSessions(ctx context.Context, since time.Time, source s
 	query := "SELECT session_id, max(ts) AS last FROM (SELECT session_id, ts FROM " + s.table("tool_calls") + scope +
 		" UNION ALL SELECT session_id, ts FROM " + s.table("answers") + scope + ")" +
 		" GROUP BY session_id ORDER BY last DESC, session_id LIMIT " + fmt.Sprint(max(limit, 0))
-	rows, err := s.conn.Query(ctx, query, append(args, args...)...)
-	if err != nil {
-		return nil, fmt.Errorf("find sessions that went on after a dropped buffer: %w", err)
-	}
-	defer rows.Close()
 	var out []string
-	for rows.Next() {
+	err := s.eachRow(ctx, query, append(args, args...), func(rows driver.Rows) error {
 		var (
 			id   string
 			last time.Time
 		)
-		if err := rows.Scan(&id, &last); err != nil {
-			return nil, fmt.Errorf("find sessions that went on after a dropped buffer: %w", err)
-		}
+		err := rows.Scan(&id, &last)
 		out = append(out, id)
-	}
-	if err := rows.Err(); err != nil {
+		return err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("find sessions that went on after a dropped buffer: %w", err)
 	}
 	return out, nil
+}
+
+// eachRow runs query and calls scan for each row it returns, until scan
+// fails.
+func (s *Store) eachRow(ctx context.Context, query string, args []any, scan func(driver.Rows) error) error {
+	rows, err := s.conn.Query(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := scan(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
 }
 
 // inChunks calls fn with ids as IN-list parameters of at most
@@ -838,12 +801,7 @@ func (s *Store) SearchToolOutputs(ctx context.Context, hashes []string, needle s
 	query := "SELECT sha256, max(position(text, ?) > 0), max(capped) FROM " + s.table("tool_outputs") +
 		" PREWHERE sha256 IN ? GROUP BY sha256"
 	err := inChunks(uniq, func(set clickhouse.GroupSet, _ int) error {
-		rows, err := s.conn.Query(ctx, query, needle, set)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
+		return s.eachRow(ctx, query, []any{needle, set}, func(rows driver.Rows) error {
 			var (
 				sha             string
 				found, isCapped uint8
@@ -852,8 +810,8 @@ func (s *Store) SearchToolOutputs(ctx context.Context, hashes []string, needle s
 				return err
 			}
 			out[sha] = TextMatch{Contains: found == 1, Capped: isCapped == 1}
-		}
-		return rows.Err()
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("search tool outputs: %w", err)
