@@ -339,7 +339,7 @@ func recountPartial(ctx context.Context, s *chstore.Store, written []schema.Sess
 	}
 	// A session's records lie at or after its latest row's start: the first
 	// buffer's, which outranks a partial one.
-	records, err := s.RecordsOfSessions(ctx, partial, schema.EarliestStart(rows))
+	records, err := s.CountedRecords(ctx, partial, schema.EarliestStart(rows))
 	if err != nil {
 		return 0, fmt.Errorf("recount sessions: %w", err)
 	}

@@ -290,7 +290,7 @@ const maxContinuedSessions = 1000
 // is still to be retried, undercounts. Such a session is read whole and
 // recounted as its postmortem recounts it. One query counts what is stored
 // of every session shown; those undercounted are read together
-// (chstore.RecordsOfSessions).
+// (chstore.CountedRecords).
 //
 // The rows were selected by the filter, but a session whose row undercounts
 // may match it although its row does not — active later than its row
@@ -349,7 +349,7 @@ func recountSessions(ctx context.Context, s *chstore.Store, rows []schema.Sessio
 	}
 	var records map[string]chstore.StoredRecords
 	if len(under) > 0 {
-		if records, err = s.RecordsOfSessions(ctx, under, since); err != nil {
+		if records, err = s.CountedRecords(ctx, under, since); err != nil {
 			return nil, err
 		}
 	}

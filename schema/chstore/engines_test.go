@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxaudit/ctxaudit/collector/analysis"
 	"github.com/ctxaudit/ctxaudit/internal/chdbtest"
 	"github.com/ctxaudit/ctxaudit/internal/chtest"
 	"github.com/ctxaudit/ctxaudit/schema"
@@ -612,17 +613,19 @@ func TestContinuedSessionsOnBothEngines(t *testing.T) {
 			t.Errorf("PartialSessions %s: %v; want %v", c.name, got, c.want)
 		}
 	}
-	// The records of several sessions read together are each session's
-	// records as its own reads return them, in the same order.
+	// The records of several sessions read together for counting are each
+	// session's records as its own reads return them, in the same order,
+	// with what counting reads of them; and counted, they count as the
+	// whole records do.
 	recordIDs := []string{"went-on-late", "went-on-answer", d.sessions[0], d.sessions[1], "no-such-session"}
-	batch := same(t, en, "RecordsOfSessions", func(s *chstore.Store) (map[string]chstore.StoredRecords, error) {
-		return s.RecordsOfSessions(ctx, recordIDs, time.Time{})
+	batch := same(t, en, "CountedRecords", func(s *chstore.Store) (map[string]chstore.StoredRecords, error) {
+		return s.CountedRecords(ctx, recordIDs, time.Time{})
 	})
 	if _, ok := batch["no-such-session"]; ok || len(batch) != len(recordIDs)-1 {
-		t.Errorf("RecordsOfSessions: records of %d sessions; want the %d stored", len(batch), len(recordIDs)-1)
+		t.Errorf("CountedRecords: records of %d sessions; want the %d stored", len(batch), len(recordIDs)-1)
 	}
 	for _, id := range recordIDs {
-		one := same(t, en, "the records of "+id, func(s *chstore.Store) (chstore.StoredRecords, error) {
+		whole := same(t, en, "the records of "+id, func(s *chstore.Store) (chstore.StoredRecords, error) {
 			sp, err := s.SessionSpan(ctx, id)
 			if err != nil {
 				return chstore.StoredRecords{}, err
@@ -634,16 +637,49 @@ func TestContinuedSessionsOnBothEngines(t *testing.T) {
 			answers, err := s.SessionAnswers(ctx, sp)
 			return chstore.StoredRecords{Calls: calls, Answers: answers}, err
 		})
-		if !reflect.DeepEqual(one, batch[id]) {
-			t.Errorf("RecordsOfSessions %s: %d calls, %d answers; SessionToolCalls and SessionAnswers read %d and %d",
-				id, len(batch[id].Calls), len(batch[id].Answers), len(one.Calls), len(one.Answers))
+		want := chstore.StoredRecords{Calls: mapSlice(whole.Calls, countedCall), Answers: mapSlice(whole.Answers, countedAnswer)}
+		if !reflect.DeepEqual(want, batch[id]) {
+			t.Errorf("CountedRecords %s:\n%+v\nwant what counting reads of SessionToolCalls and SessionAnswers:\n%+v", id, batch[id], want)
+		}
+		if len(whole.Calls)+len(whole.Answers) == 0 {
+			continue
+		}
+		// A row that counts nothing is recounted from every record.
+		row := schema.Session{SessionID: id, Analysis: schema.Analysis{Done: true}}
+		fromWhole, ok1 := analysis.Recount(row, whole.Calls, whole.Answers)
+		fromCounted, ok2 := analysis.Recount(row, batch[id].Calls, batch[id].Answers)
+		if !ok1 || !ok2 || !reflect.DeepEqual(fromWhole, fromCounted) {
+			t.Errorf("%s: recounted from CountedRecords (%v)\n%+v\nwant the recount of the whole records (%v)\n%+v", id, ok2, fromCounted, ok1, fromWhole)
 		}
 	}
 	// Bounded: went-on-late's call of two days before is left out.
-	bounded := same(t, en, "RecordsOfSessions since", func(s *chstore.Store) (map[string]chstore.StoredRecords, error) {
-		return s.RecordsOfSessions(ctx, []string{"went-on-late"}, at)
+	bounded := same(t, en, "CountedRecords since", func(s *chstore.Store) (map[string]chstore.StoredRecords, error) {
+		return s.CountedRecords(ctx, []string{"went-on-late"}, at)
 	})
 	if calls := bounded["went-on-late"].Calls; len(calls) != 1 || calls[0].CallID != "toolu_p2" {
-		t.Errorf("RecordsOfSessions since %s: %d calls; want toolu_p2 alone", at, len(calls))
+		t.Errorf("CountedRecords since %s: %d calls; want toolu_p2 alone", at, len(calls))
 	}
+}
+
+// countedCall and countedAnswer are what CountedRecords reads of a record.
+func countedCall(c schema.ToolCall) schema.ToolCall {
+	r := schema.ToolCall{SessionID: c.SessionID, CallID: c.CallID, Timestamp: c.Timestamp, SourceLine: c.SourceLine, Turn: c.Turn}
+	r.Truncated, r.PartialByRequest, r.Kind, r.Strategy = c.Truncated, c.PartialByRequest, c.Kind, c.Strategy
+	return r
+}
+
+func countedAnswer(a schema.Answer) schema.Answer {
+	return schema.Answer{SessionID: a.SessionID, MessageID: a.MessageID, Timestamp: a.Timestamp, Turn: a.Turn,
+		Risk: a.Risk, InputsUncertain: a.InputsUncertain}
+}
+
+func mapSlice[T any](in []T, f func(T) T) []T {
+	if in == nil {
+		return nil
+	}
+	out := make([]T, len(in))
+	for i, v := range in {
+		out[i] = f(v)
+	}
+	return out
 }

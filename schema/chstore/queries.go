@@ -584,10 +584,27 @@ type StoredRecords struct {
 	Answers []schema.Answer
 }
 
-// RecordsOfSessions returns the stored calls and answers of each of the
-// sessions (those with none are absent), each at its latest version, in the
-// orders SessionToolCalls and SessionAnswers return them, an answer whose
-// latest version is a retraction left out. Only records at or after since
+// The columns CountedRecords reads: what session counting (analysis.Recount)
+// reads of a record, and the order calls and answers are listed in. A call
+// is counted by its turn and graded by truncated, partial_by_request,
+// truncation_kind and strategy (analysis.Truncated); an answer by its turn,
+// risk and inputs_uncertain, and left out when retracted. The other
+// columns — arguments, an answer's text, the sizes — are most of a row, and
+// a recount read them only to drop them.
+const (
+	countedCallColumns   = "session_id, call_id, ts, ts_ns, source_line, turn, truncated, partial_by_request, truncation_kind, strategy"
+	countedAnswerColumns = "session_id, message_id, ts, ts_ns, turn, risk, inputs_uncertain, retracted"
+)
+
+// CountedRecords returns the stored calls and answers of each of the
+// sessions (those with none are absent) as session counting reads them —
+// their ids, times and turns, a call's truncated, partial_by_request, kind
+// and strategy, an answer's risk and inputs_uncertain; every other field is
+// its zero value — each at its latest version, in the orders
+// SessionToolCalls and SessionAnswers return them, an answer whose latest
+// version is a retraction left out. It is for analysis.Recount, and a
+// recount over them is the recount over the whole records
+// (TestContinuedSessionsOnBothEngines). Only records at or after since
 // count, and those without a time; since, the earliest start of the
 // sessions, lets ClickHouse skip the days before it. Two queries for up to
 // maxIDsPerQuery sessions, where reading them one by one (SessionSpan,
@@ -595,17 +612,17 @@ type StoredRecords struct {
 // recounts every session of a push that went on past a dropped buffer,
 // thousands at a time when a collector held fewer sessions than were
 // active, and `ctxaudit sessions` every session it lists that undercounts.
-func (s *Store) RecordsOfSessions(ctx context.Context, sessionIDs []string, since time.Time) (map[string]StoredRecords, error) {
+func (s *Store) CountedRecords(ctx context.Context, sessionIDs []string, since time.Time) (map[string]StoredRecords, error) {
 	scope := " PREWHERE session_id IN ? WHERE ts >= toDateTime(?) OR ts < toDateTime(86400)"
-	callQuery := "SELECT " + columnNames(toolCallColumns) + " FROM " + s.table("tool_calls") + scope +
+	callQuery := "SELECT " + countedCallColumns + " FROM " + s.table("tool_calls") + scope +
 		" ORDER BY session_id, call_id, version DESC LIMIT 1 BY session_id, call_id"
-	answerQuery := "SELECT " + columnNames(answerColumns) + " FROM " + s.table("answers") + scope +
+	answerQuery := "SELECT " + countedAnswerColumns + " FROM " + s.table("answers") + scope +
 		" ORDER BY session_id, message_id, version DESC LIMIT 1 BY session_id, message_id"
 	from := max(since.Unix(), 0)
 	out := map[string]StoredRecords{}
 	err := inChunks(sessionIDs, func(set clickhouse.GroupSet, n int) error {
 		err := s.eachRow(ctx, callQuery, []any{set, from}, func(rows driver.Rows) error {
-			c, err := scanToolCall(rows)
+			c, err := scanCountedCall(rows)
 			if err != nil {
 				return err
 			}
@@ -618,8 +635,8 @@ func (s *Store) RecordsOfSessions(ctx context.Context, sessionIDs []string, sinc
 			return fmt.Errorf("read the tool calls of %d sessions: %w", n, err)
 		}
 		err = s.eachRow(ctx, answerQuery, []any{set, from}, func(rows driver.Rows) error {
-			a, err := scanAnswer(rows)
-			if err != nil || a.Retracted { // the message was not an answer after all
+			a, retracted, err := scanCountedAnswer(rows)
+			if err != nil || retracted { // the message was not an answer after all
 				return err
 			}
 			r := out[a.SessionID]

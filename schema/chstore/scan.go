@@ -137,3 +137,42 @@ func count32(p *uint32) schema.Count {
 func sizes(b, c, l, t *uint64) schema.Sizes {
 	return schema.Sizes{Bytes: schema.CountFromPtr(b), Chars: schema.CountFromPtr(c), Lines: schema.CountFromPtr(l), Tokens: schema.CountFromPtr(t)}
 }
+
+// scanCountedCall reads a row of countedCallColumns (CountedRecords).
+func scanCountedCall(rows driver.Rows) (schema.ToolCall, error) {
+	var (
+		r                  schema.ToolCall
+		ts                 time.Time
+		tsNs               uint32
+		line               uint64
+		turn               *uint32
+		truncated, partial uint8
+		kind, strategy     string
+	)
+	if err := rows.Scan(&r.SessionID, &r.CallID, &ts, &tsNs, &line, &turn, &truncated, &partial, &kind, &strategy); err != nil {
+		return r, err
+	}
+	r.Timestamp, r.SourceLine, r.Turn = rowTime(ts, tsNs), int64(line), schema.TurnFromPtr(turn)
+	r.Truncated, r.PartialByRequest = truncated == 1, partial == 1
+	r.Kind, r.Strategy = schema.TruncationKind(kind), schema.Strategy(strategy)
+	return r, nil
+}
+
+// scanCountedAnswer reads a row of countedAnswerColumns (CountedRecords),
+// and whether the row is a retraction.
+func scanCountedAnswer(rows driver.Rows) (schema.Answer, bool, error) {
+	var (
+		r                    schema.Answer
+		ts                   time.Time
+		tsNs                 uint32
+		turn                 *uint32
+		risk                 string
+		uncertain, retracted uint8
+	)
+	if err := rows.Scan(&r.SessionID, &r.MessageID, &ts, &tsNs, &turn, &risk, &uncertain, &retracted); err != nil {
+		return r, false, err
+	}
+	r.Timestamp, r.Turn, r.Risk = rowTime(ts, tsNs), schema.TurnFromPtr(turn), schema.Risk(risk)
+	r.InputsUncertain = uncertain == 1
+	return r, retracted == 1, nil
+}
