@@ -138,10 +138,10 @@ func (r *Report) writeCompare(w io.Writer) {
 	if !ok {
 		return
 	}
-	fmt.Fprintf(w, "\ncompare: %s (bin) against %s (compare): the same load and floor in every round, each on a fresh database, taking turns at going first; CPU-s per 100k spans\n",
+	fmt.Fprintf(w, "\ncompare: %s (bin) against %s (compare): the same load and floor in every round, each on a fresh database, taking turns at going first; collector and ClickHouse (CH) CPU-s per 100k spans\n",
 		r.Default.Binary, cm.Compare.Binary)
-	fmt.Fprintf(w, "%-6s %-8s %10s %8s %10s %8s %10s %10s %8s %8s\n", "round", "first", "bin CPU-s", "÷ floor", "cmp CPU-s", "÷ floor",
-		"bin acc/s", "cmp acc/s", "bin MiB", "cmp MiB")
+	fmt.Fprintf(w, "%-6s %-8s %10s %8s %10s %8s %10s %10s %8s %8s %8s %8s\n", "round", "first", "bin CPU-s", "÷ floor", "cmp CPU-s", "÷ floor",
+		"bin acc/s", "cmp acc/s", "bin CH", "cmp CH", "bin MiB", "cmp MiB")
 	for i, rd := range r.Rounds {
 		if rd.Compare == nil {
 			continue
@@ -151,8 +151,8 @@ func (r *Report) writeCompare(w io.Writer) {
 			first = "compare"
 		}
 		d, c := rd.Default, *rd.Compare
-		fmt.Fprintf(w, "%-6d %-8s %10.2f %8s %10.2f %8s %10.0f %10.0f %8.0f %8.0f\n", i+1, first, d.CollectorPer, ratioText(rd.CPURatio()),
-			c.CollectorPer, ratioText(rd.CompareCPURatio()), d.AcceptedPerSec, c.AcceptedPerSec,
+		fmt.Fprintf(w, "%-6d %-8s %10.2f %8s %10.2f %8s %10.0f %10.0f %8.2f %8.2f %8.0f %8.0f\n", i+1, first, d.CollectorPer, ratioText(rd.CPURatio()),
+			c.CollectorPer, ratioText(rd.CompareCPURatio()), d.AcceptedPerSec, c.AcceptedPerSec, d.ClickHousePer, c.ClickHousePer,
 			float64(d.CollectorPeak)/(1<<20), float64(c.CollectorPeak)/(1<<20))
 	}
 	binRatio, cmpRatio := r.Rounds[r.Median].CPURatio(), cm.CompareCPURatio()

@@ -114,8 +114,8 @@ func TestWriteTextOutageAccounts(t *testing.T) {
 func TestWriteTextCompare(t *testing.T) {
 	floor := Pipeline{CollectorPer: 1}
 	round := func(bin, cmp float64, compareFirst bool) Round {
-		return Round{Floor: floor, Default: Pipeline{Binary: "bin/ctxaudit", CollectorPer: bin, RowsPerCall: 1},
-			Compare: &Pipeline{Binary: "/tmp/old/ctxaudit", CollectorPer: cmp, RowsPerCall: 1}, CompareFirst: compareFirst}
+		return Round{Floor: floor, Default: Pipeline{Binary: "bin/ctxaudit", CollectorPer: bin, ClickHousePer: bin / 2, RowsPerCall: 1},
+			Compare: &Pipeline{Binary: "/tmp/old/ctxaudit", CollectorPer: cmp, ClickHousePer: cmp / 2, RowsPerCall: 1}, CompareFirst: compareFirst}
 	}
 	// bin ratios 3, 4, 2: median 3 (round 1); compare ratios 5, 2, 4: median 4 (round 3).
 	rounds := []Round{round(3, 5, false), round(4, 2, true), round(2, 4, false)}
@@ -135,14 +135,20 @@ func TestWriteTextCompare(t *testing.T) {
 			t.Errorf("no %q in:\n%s", want, out)
 		}
 	}
-	var firsts []string
+	// Each round: who went first, and each build's ClickHouse CPU beside
+	// its collector's.
+	var firsts, clickhouse []string
 	for _, line := range strings.Split(out, "\n") {
-		if f := strings.Fields(line); len(f) == 10 && (f[1] == "bin" || f[1] == "compare") {
+		if f := strings.Fields(line); len(f) == 12 && (f[1] == "bin" || f[1] == "compare") {
 			firsts = append(firsts, f[1])
+			clickhouse = append(clickhouse, f[8]+"/"+f[9])
 		}
 	}
 	if strings.Join(firsts, " ") != "bin compare bin" {
 		t.Errorf("rounds went first: %q; want bin compare bin in:\n%s", firsts, out)
+	}
+	if got := strings.Join(clickhouse, " "); got != "1.50/2.50 2.00/1.00 1.00/2.00" {
+		t.Errorf("ClickHouse CPU-s per 100k, bin/compare per round: %q; want 1.50/2.50 2.00/1.00 1.00/2.00 in:\n%s", got, out)
 	}
 
 	alone := Report{Rounds: []Round{{Floor: floor, Default: Pipeline{CollectorPer: 3}}}, CompareMedian: -1}
