@@ -555,10 +555,7 @@ func (s *Store) SessionRows(ctx context.Context, sessionIDs []string) ([]schema.
 // without a time; since, the earliest start of the sessions asked about,
 // lets ClickHouse skip the days before it.
 func (s *Store) PartialSessions(ctx context.Context, sessionIDs []string, since time.Time) ([]string, error) {
-	// The top two bits of version are 10: intDiv by 2^62 is 2 (bitTest is
-	// not in 18.16).
-	scope := " PREWHERE session_id IN ? WHERE intDiv(version, 4611686018427387904) = 2" +
-		" AND (ts >= toDateTime(?) OR ts < toDateTime(86400))"
+	scope := " PREWHERE session_id IN ? WHERE " + partiallyAnalysed + " AND " + sinceOrUntimed
 	query := "SELECT DISTINCT session_id FROM (SELECT session_id FROM " + s.table("tool_calls") + scope +
 		" UNION ALL SELECT session_id FROM " + s.table("answers") + scope + ")"
 	from := max(since.Unix(), 0)
@@ -577,6 +574,10 @@ func (s *Store) PartialSessions(ctx context.Context, sessionIDs []string, since 
 	})
 	return out, err
 }
+
+// sinceOrUntimed keeps the records at or after its parameter (a Unix time)
+// and those without a time, stored as the epoch in the first partition.
+const sinceOrUntimed = "(ts >= toDateTime(?) OR ts < toDateTime(86400))"
 
 // StoredRecords are the stored calls and answers of one session.
 type StoredRecords struct {
@@ -613,7 +614,7 @@ const (
 // thousands at a time when a collector held fewer sessions than were
 // active, and `ctxaudit sessions` every session it lists that undercounts.
 func (s *Store) CountedRecords(ctx context.Context, sessionIDs []string, since time.Time) (map[string]StoredRecords, error) {
-	scope := " PREWHERE session_id IN ? WHERE ts >= toDateTime(?) OR ts < toDateTime(86400)"
+	scope := " PREWHERE session_id IN ? WHERE " + sinceOrUntimed
 	callQuery := "SELECT " + countedCallColumns + " FROM " + s.table("tool_calls") + scope +
 		" ORDER BY session_id, call_id, version DESC LIMIT 1 BY session_id, call_id"
 	answerQuery := "SELECT " + countedAnswerColumns + " FROM " + s.table("answers") + scope +
@@ -677,9 +678,7 @@ func (s *Store) CountedRecords(ctx context.Context, sessionIDs []string, since t
 // 10 million calls over 58 days on 18.16: 42 ms for all of them, 6 ms for
 // the last day's).
 func (s *Store) ContinuedSessions(ctx context.Context, since time.Time, source schema.Harness, limit int) ([]string, error) {
-	// The top two bits of version are 10: intDiv by 2^62 is 2 (bitTest is
-	// not in 18.16).
-	scope := " WHERE intDiv(version, 4611686018427387904) = 2 AND (ts >= toDateTime(?) OR ts < toDateTime(86400))"
+	scope := " WHERE " + partiallyAnalysed + " AND " + sinceOrUntimed
 	from := max(since.Unix(), 0)
 	args := []any{from}
 	if source != "" {
@@ -753,8 +752,7 @@ type RecordCounts struct {
 // alone reads a granule per part of the whole table.
 func (s *Store) StoredRecordCounts(ctx context.Context, sessionIDs []string, since time.Time) (map[string]RecordCounts, error) {
 	out := make(map[string]RecordCounts, len(sessionIDs))
-	// Unknown times are stored as the epoch, in the first partition.
-	const scope = " WHERE session_id IN ? AND (ts >= toDateTime(?) OR ts < toDateTime(86400))"
+	scope := " WHERE session_id IN ? AND " + sinceOrUntimed
 	query := "SELECT 'calls', session_id, uniqExact(call_id) FROM " + s.table("tool_calls") + scope + " GROUP BY session_id" +
 		" UNION ALL SELECT 'answers', session_id, countIf(retracted = 0) FROM (SELECT session_id, argMax(retracted, version) AS retracted FROM " +
 		s.table("answers") + scope + " GROUP BY session_id, message_id) GROUP BY session_id"

@@ -1,6 +1,7 @@
 package chstore
 
 import (
+	"fmt"
 	"sync"
 	"time"
 
@@ -65,6 +66,12 @@ const (
 
 	clockMask = 1<<clockBits - 1
 )
+
+// partiallyAnalysed is the SQL condition that a row was filled by an
+// analysis that did not see its session from the first record: the top
+// two bits of its version are 10 (analysed set, complete clear), i.e. its
+// version divided by 2^fullShift is 2 (bitTest is not in 18.16).
+var partiallyAnalysed = fmt.Sprintf("intDiv(version, %d) = 2", uint64(1)<<fullShift)
 
 // versionEpoch is where the clock starts.
 var versionEpoch = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
