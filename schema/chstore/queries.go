@@ -758,18 +758,13 @@ func (s *Store) StoredRecordCounts(ctx context.Context, sessionIDs []string, sin
 		s.table("answers") + scope + " GROUP BY session_id, message_id) GROUP BY session_id"
 	from := max(since.Unix(), 0)
 	err := inChunks(sessionIDs, func(ids clickhouse.GroupSet, n int) error {
-		rows, err := s.conn.Query(ctx, query, ids, from, ids, from)
-		if err != nil {
-			return fmt.Errorf("count stored records of %d sessions: %w", n, err)
-		}
-		defer rows.Close()
-		for rows.Next() {
+		err := s.eachRow(ctx, query, []any{ids, from, ids, from}, func(rows driver.Rows) error {
 			var (
 				what, id string
 				count    uint64
 			)
 			if err := rows.Scan(&what, &id, &count); err != nil {
-				return fmt.Errorf("count stored records of %d sessions: %w", n, err)
+				return err
 			}
 			c := out[id]
 			if what == "calls" {
@@ -778,8 +773,9 @@ func (s *Store) StoredRecordCounts(ctx context.Context, sessionIDs []string, sin
 				c.Answers = int(count)
 			}
 			out[id] = c
-		}
-		if err := rows.Err(); err != nil {
+			return nil
+		})
+		if err != nil {
 			return fmt.Errorf("count stored records of %d sessions: %w", n, err)
 		}
 		return nil
