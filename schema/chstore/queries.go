@@ -532,15 +532,21 @@ func (s *Store) SessionRows(ctx context.Context, sessionIDs []string) ([]schema.
 	err := inChunks(sessionIDs, func(set clickhouse.GroupSet, n int) error {
 		err := s.eachRow(ctx, query, []any{set}, func(rows driver.Rows) error {
 			sess, err := scanSession(rows)
+			if err != nil {
+				return err
+			}
 			out = append(out, sess)
-			return err
+			return nil
 		})
 		if err != nil {
 			return fmt.Errorf("read the rows of %d sessions: %w", n, err)
 		}
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // PartialSessions returns those of the sessions that have a stored call or
@@ -563,16 +569,21 @@ func (s *Store) PartialSessions(ctx context.Context, sessionIDs []string, since 
 	err := inChunks(sessionIDs, func(set clickhouse.GroupSet, n int) error {
 		err := s.eachRow(ctx, query, []any{set, from, set, from}, func(rows driver.Rows) error {
 			var id string
-			err := rows.Scan(&id)
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
 			out = append(out, id)
-			return err
+			return nil
 		})
 		if err != nil {
 			return fmt.Errorf("find partial records of %d sessions: %w", n, err)
 		}
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // sinceOrUntimed keeps the records at or after its parameter (a Unix time)
@@ -694,9 +705,11 @@ func (s *Store) ContinuedSessions(ctx context.Context, since time.Time, source s
 			id   string
 			last time.Time
 		)
-		err := rows.Scan(&id, &last)
+		if err := rows.Scan(&id, &last); err != nil {
+			return err
+		}
 		out = append(out, id)
-		return err
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("find sessions that went on after a dropped buffer: %w", err)
