@@ -39,7 +39,7 @@ FUZZMINIMIZETIME ?= 2s
 # `make install` copies the binary to $(PREFIX)/bin.
 PREFIX        ?= /usr/local
 
-.PHONY: all help build install test run bench bench-collector lint fmt vet staticcheck clickhouse clickhouse-stop deps fuzz clean eval generate lab
+.PHONY: all help build install test run bench bench-collector lint fmt vet staticcheck clickhouse clickhouse-stop deps clickhouse-server fuzz clean eval generate lab
 
 ## all: lint, build and test.
 all: lint build test
@@ -60,13 +60,18 @@ install: build
 	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/ctxaudit
 	@echo "installed $(DESTDIR)$(PREFIX)/bin/ctxaudit"
 
-## deps: install what the tests and the dev server need (clickhouse-server and
-##   chromium, for the HTML report's browser test, from Debian; chDB from npm
-##   into CHDB_DIR).
-deps:
-	@bash scripts/install-clickhouse.sh
+## deps: install what the tests need: clickhouse-server and chromium (the HTML
+##   report's browser test) from Debian, chDB from npm into CHDB_DIR. `make run`
+##   installs only clickhouse-server.
+deps: clickhouse-server
 	@bash scripts/install-chromium.sh
 	@bash scripts/install-chdb.sh
+
+# clickhouse-server: install Debian's clickhouse-server when it is missing —
+# all that `make run` needs of deps; chromium and chDB (about 540 MB) serve
+# only the tests.
+clickhouse-server:
+	@bash scripts/install-clickhouse.sh
 
 ## test: lint, then every test; integration tests use a real ClickHouse
 ##   (CTXAUDIT_TEST_CLICKHOUSE, or one started per package from clickhouse-server)
@@ -77,24 +82,24 @@ test: deps lint
 ## run: start the local ClickHouse, create the schema, load the bundled example
 ##   sessions, then run the collector in the foreground (OTLP on 127.0.0.1:4317/4318),
 ##   with GOMEMLIMIT at the example's memory_limiter soft limit and GOGC=200 unless set.
-run: deps build clickhouse
+run: build clickhouse
 	./$(BIN) migrate --clickhouse '$(CTXAUDIT_CLICKHOUSE)'
 	./$(BIN) ingest --clickhouse '$(CTXAUDIT_CLICKHOUSE)' --store-content all examples/sessions
 	CTXAUDIT_CLICKHOUSE='$(CTXAUDIT_CLICKHOUSE)' CTXAUDIT_EXAMPLES='$(CURDIR)/examples/sessions' \
 	  GOMEMLIMIT=$${GOMEMLIMIT:-320MiB} GOGC=$${GOGC:-200} ./$(BIN) collector --config $(COLLECTOR_CONFIG)
 
 ## generate: regenerate what is rendered from checked-in sources: each collector
-## component's documentation.md, README status/telemetry tables, Go metadata
-## package (type, stability, TelemetryBuilder) and lifecycle tests from its
-## metadata.yaml; the MessagePack code of the records the processor stores (msgp).
+##   component's documentation.md, README status/telemetry tables, Go metadata
+##   package (type, stability, TelemetryBuilder) and lifecycle tests from its
+##   metadata.yaml; the MessagePack code of the records the processor stores (msgp).
 generate:
 	$(GO) run ./internal/componentmeta/cmd/componentdocs
 	$(GO) generate ./schema ./collector/processor/ctxauditprocessor
 
 ## lab: install the pinned harnesses from npm (into LAB_CACHE), run every
-## lab scenario on the real harnesses against the scripted model servers,
-## re-record testdata/lab, check every verdict against its truth, write
-## docs/harnesses.md, and show how the recordings changed.
+##   lab scenario on the real harnesses against the scripted model servers,
+##   re-record testdata/lab, check every verdict against its truth, write
+##   docs/harnesses.md, and show how the recordings changed.
 LAB_CACHE ?= .ctxaudit/lab/npm
 lab:
 	@bash scripts/install-lab-deps.sh
@@ -145,7 +150,7 @@ staticcheck:
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) -tags '$(TEST_TAGS)' ./...
 
 ## clickhouse: start the local development server in the background (idempotent).
-clickhouse: deps build
+clickhouse: clickhouse-server build
 	./$(BIN) dev clickhouse --detach --dir $(CLICKHOUSE_DIR) --port $(CLICKHOUSE_PORT) --http-port $(CLICKHOUSE_HTTP_PORT)
 
 ## clickhouse-stop: stop the local development server.
@@ -157,6 +162,6 @@ clean:
 	rm -rf bin
 
 ## eval: precision, recall and F1 of the absence detector per label and per
-## language, and its confusion matrix, on the labeled corpus (no ClickHouse).
+##   language, and its confusion matrix, on the labeled corpus (no ClickHouse).
 eval:
 	$(GO) run ./internal/absenceeval/cmd/absence-eval -corpus testdata/answers
