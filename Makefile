@@ -82,7 +82,7 @@ test: deps lint
 ## run: start the local ClickHouse, create the schema, load the bundled example
 ##   sessions, then run the collector in the foreground (OTLP on 127.0.0.1:4317/4318),
 ##   with GOMEMLIMIT at the example's memory_limiter soft limit and GOGC=200 unless set.
-run: build clickhouse
+run: clickhouse-server build clickhouse
 	./$(BIN) migrate --clickhouse '$(CTXAUDIT_CLICKHOUSE)'
 	./$(BIN) ingest --clickhouse '$(CTXAUDIT_CLICKHOUSE)' --store-content all examples/sessions
 	CTXAUDIT_CLICKHOUSE='$(CTXAUDIT_CLICKHOUSE)' CTXAUDIT_EXAMPLES='$(CURDIR)/examples/sessions' \
