@@ -125,7 +125,9 @@ bench:
 ##   BENCH_FLAGS='-profile /tmp/prof' writes each collector's CPU and
 ##   allocation profiles there (go tool pprof bin/ctxaudit FILE);
 ##   BENCH_FLAGS=-halves sends every conversation in two halves, all first
-##   halves first: the sessions the processor dropped go on (resumed).
+##   halves first: the sessions the processor dropped go on (resumed);
+##   BENCH_FLAGS=-rate=10000 paces every load at 10,000 spans/s and adds
+##   the collector cores that rate takes (for sizing).
 BENCH_SPANS ?= 200000
 BENCH_FLAGS ?=
 bench-collector: build

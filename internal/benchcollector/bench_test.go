@@ -64,6 +64,8 @@ func TestRunEndToEnd(t *testing.T) {
 	// One --set, as a variant would give it, that the run reports back:
 	// memory_limiter's limit as the collector logged it at start.
 	const setLimit = "processors::memory_limiter::limit_mib=447"
+	// Paced, so the driver hands the generator its -rate: a pace the
+	// generator did not take would end each load (an unknown flag).
 	rep, err := Run(context.Background(), Options{
 		Binary:        bin,
 		DefaultConfig: "../../examples/collector.yaml",
@@ -71,6 +73,7 @@ func TestRunEndToEnd(t *testing.T) {
 		LoadCommand:   []string{self},
 		ClickHouse:    addr,
 		Spans:         spans,
+		Rate:          5000,
 		WorkDir:       dir,
 		Timeout:       5 * time.Minute,
 		GoMemLimit:    ExampleGoMemLimit,
@@ -84,6 +87,9 @@ func TestRunEndToEnd(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if rep.Rate != 5000 {
+		t.Errorf("report's pace %g spans/s, want 5000", rep.Rate)
 	}
 	if len(rep.Rounds) != 2 || rep.Median < 0 || rep.Median > 1 {
 		t.Fatalf("%d rounds, median %d; want 2 rounds and one of them", len(rep.Rounds), rep.Median)

@@ -58,7 +58,11 @@ type Options struct {
 	// Halves sends every conversation in two halves, all first halves
 	// first (LoadOptions.Halves): each session goes on after thousands of
 	// others, so the default pipeline drops and resumes most of them.
-	Halves  bool
+	Halves bool
+	// Rate paces every load of the run at this many spans per second, the
+	// floor's and the default pipeline's alike (LoadOptions.Rate); 0: as
+	// fast as each collector takes them.
+	Rate    float64
 	WorkDir string        // state dirs and config overlays go here
 	Timeout time.Duration // bound on each pipeline's load plus drain
 	// GoMemLimit is GOMEMLIMIT for the default pipeline's collector, as
@@ -176,12 +180,15 @@ type Pipeline struct {
 
 // Report is one benchmark: both pipelines, measured Options.Rounds times.
 type Report struct {
-	Date              string `json:"date"`
-	Spans             int    `json:"spans"`
-	Clients           int    `json:"clients"`
-	Halves            bool   `json:"halves,omitempty"`
-	ClickHouseVersion string `json:"clickhouse_version"`
-	ClickHousePID     int    `json:"clickhouse_pid"`
+	Date    string `json:"date"`
+	Spans   int    `json:"spans"`
+	Clients int    `json:"clients"`
+	Halves  bool   `json:"halves,omitempty"`
+	// Rate is the pace of every load in spans/s (Options.Rate); 0: as fast
+	// as the collector took them.
+	Rate              float64 `json:"rate_spans_per_s,omitempty"`
+	ClickHouseVersion string  `json:"clickhouse_version"`
+	ClickHousePID     int     `json:"clickhouse_pid"`
 	// Default and Floor are the median round's: the round whose collector
 	// CPU per span, over its own floor's, is the median (the lower of the
 	// two middle ones for an even count). Every figure of the pair comes
@@ -244,6 +251,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.Spans <= 0 {
 		return nil, errors.New("bench: spans must be positive")
 	}
+	if o.Rate < 0 {
+		return nil, fmt.Errorf("bench: rate %g spans/s is negative", o.Rate)
+	}
 	// A build that cannot run would fail the first round only after the
 	// floor and the other build had been measured.
 	builds := []string{o.Binary}
@@ -293,7 +303,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return nil, fmt.Errorf("bench: profiles: %w", err)
 		}
 	}
-	rep := &Report{Date: time.Now().UTC().Format(time.RFC3339), Spans: o.Spans, Clients: o.Clients, Halves: o.Halves, ClickHousePID: o.ClickHousePID, CompareMedian: -1}
+	rep := &Report{Date: time.Now().UTC().Format(time.RFC3339), Spans: o.Spans, Clients: o.Clients, Halves: o.Halves, Rate: o.Rate, ClickHousePID: o.ClickHousePID, CompareMedian: -1}
 	runID := "b" + randHex(4)
 	for i := range rounds {
 		if ownDB {
@@ -639,6 +649,9 @@ func (o Options) runLoad(ctx context.Context, grpcPort int, runID string, timeou
 		"-timeout", timeout.String())
 	if o.Halves {
 		args = append(args, "-halves")
+	}
+	if o.Rate > 0 {
+		args = append(args, "-rate", strconv.FormatFloat(o.Rate, 'f', -1, 64))
 	}
 	cmd := exec.CommandContext(ctx, o.LoadCommand[0], args...)
 	var stdout, stderr bytes.Buffer

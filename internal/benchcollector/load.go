@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+	"golang.org/x/time/rate"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -44,6 +45,29 @@ type LoadOptions struct {
 	// after many others came between, which a collector holding fewer
 	// sessions than that has dropped (and, with storage, parked).
 	Halves bool
+	// Rate paces the load: spans per second over all clients together,
+	// each client sending its share; 0 sends as fast as the collector takes
+	// them (the SDK's blocking queue is then the only pace). A paced load
+	// measures what the collector costs at a rate it keeps up with — what a
+	// deployment sized for that rate spends — instead of at the limit of a
+	// machine it shares with the generator and ClickHouse.
+	Rate float64
+}
+
+// paceEvery is how many spans a paced client sends per wait on its
+// limiter: one wait per 25 spans instead of a timer per span. The SDK's
+// batch processor gathers them into exports of up to 512 spans either way.
+const paceEvery = 25
+
+// newPacer returns the limiter of one of clients clients that share
+// spansPerSec, or nil for a load that is not paced. Its bucket holds
+// paceEvery spans, so the first ones go at once and every later paceEvery
+// wait paceEvery/(spansPerSec/clients) seconds.
+func newPacer(spansPerSec float64, clients int) *rate.Limiter {
+	if spansPerSec <= 0 {
+		return nil
+	}
+	return rate.NewLimiter(rate.Limit(spansPerSec/float64(clients)), paceEvery)
 }
 
 // LoadResult is what the load generator prints as one JSON line. A span the
@@ -197,6 +221,9 @@ func RunLoad(ctx context.Context, opts LoadOptions) (LoadResult, error) {
 	if opts.Clients <= 0 {
 		opts.Clients = 1
 	}
+	if opts.Rate < 0 {
+		return LoadResult{}, fmt.Errorf("load: rate %g spans/s is negative", opts.Rate)
+	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = 30 * time.Minute
 	}
@@ -232,12 +259,22 @@ func RunLoad(ctx context.Context, opts LoadOptions) (LoadResult, error) {
 	for k, tp := range clients {
 		wg.Go(func() {
 			tracer := tp.Tracer("github.com/ctxaudit/ctxaudit/internal/benchcollector")
+			pacer := newPacer(opts.Rate, len(clients))
+			n := 0
 			for i := range sendOrder(opts.Spans, len(clients), k, opts.Halves) {
+				if pacer != nil && n%paceEvery == 0 {
+					// An error is the run's time bound, which a wait
+					// would outlast: stop as the unpaced load does.
+					if pacer.WaitN(ctx, paceEvery) != nil {
+						break
+					}
+				}
 				if ctx.Err() != nil {
 					break
 				}
 				sendCall(ctx, tracer, payload.Call(i))
 				sent.Add(1)
+				n++
 			}
 			shutdownErrs[k] = tp.Shutdown(ctx) // flushes what is queued, bounded by ctx
 		})
@@ -307,6 +344,7 @@ func LoadMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.StringVar(&o.RunID, "run-id", "bench", "prefix of call and conversation ids")
 	fs.DurationVar(&o.Timeout, "timeout", 30*time.Minute, "bound on the whole run")
 	fs.BoolVar(&o.Halves, "halves", false, "send the first half of every conversation, then the second halves")
+	fs.Float64Var(&o.Rate, "rate", 0, "spans per second over all clients; 0: as fast as the collector takes them")
 	cpuProfile := fs.String("cpuprofile", "", "write the generator's own CPU profile to this file")
 	if err := fs.Parse(args); err != nil {
 		return 2

@@ -168,3 +168,49 @@ func TestSendOrder(t *testing.T) {
 		}
 	}
 }
+
+// A paced client's limiter lets its first paceEvery spans go at once and
+// every later paceEvery after paceEvery over its share of the rate; an
+// unpaced load has none.
+func TestPacer(t *testing.T) {
+	if p := newPacer(0, 4); p != nil {
+		t.Errorf("rate 0: a pacer %v, want none", p)
+	}
+	p := newPacer(1000, 4) // 250 spans/s for this client
+	t0 := time.Unix(1_800_000_000, 0)
+	for k, want := range []time.Duration{0, 100 * time.Millisecond, 200 * time.Millisecond} {
+		r := p.ReserveN(t0, paceEvery)
+		if !r.OK() {
+			t.Fatalf("wait %d: %d spans refused by a bucket of %d", k, paceEvery, p.Burst())
+		}
+		if got := r.DelayFrom(t0); got != want {
+			t.Errorf("wait %d: the next %d spans go after %v, want %v", k, paceEvery, got, want)
+		}
+	}
+}
+
+// A paced load offers every span and each is answered; a negative rate is
+// refused before anything is sent.
+func TestRunLoadPaced(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	coltracepb.RegisterTraceServiceServer(srv, &answeringTraceService{})
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(srv.Stop)
+
+	opts := LoadOptions{Endpoint: lis.Addr().String(), Spans: 4*SpansPerConversation + 7, Clients: 2, RunID: "paced", Timeout: time.Minute, Rate: 4000}
+	res, err := RunLoad(t.Context(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(opts.Spans); res.Sent != want || res.Accepted != want || res.Refused != 0 || res.Unanswered != 0 {
+		t.Errorf("paced load: %+v; want all %d spans sent and accepted", res, want)
+	}
+	opts.Rate = -1
+	if res, err := RunLoad(t.Context(), opts); err == nil || res.Sent != 0 {
+		t.Errorf("rate -1: sent %d, error %v; want nothing sent and an error", res.Sent, err)
+	}
+}

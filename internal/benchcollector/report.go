@@ -15,6 +15,11 @@ func (r *Report) WriteText(w io.Writer) {
 		// Not the load the goals are set for: every session is dropped and goes on.
 		fmt.Fprintf(w, "load: every conversation in two halves, all first halves first (-halves)\n\n")
 	}
+	if r.Rate > 0 {
+		// Both pipelines were offered the same spans/s: accepted spans/s
+		// says whether each kept up, CPU per span what the rate costs.
+		fmt.Fprintf(w, "load: paced at %.0f spans/s (-rate), the floor's and the default pipeline's alike\n\n", r.Rate)
+	}
 	if set := r.Default.Set; len(set) > 0 {
 		// A variant is never to be read as the default configuration.
 		fmt.Fprintf(w, "default pipeline: %s with --set=%s\n\n", r.Default.Config, strings.Join(set, " --set="))
@@ -40,6 +45,10 @@ func (r *Report) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "%-34s %14d %14s %8s\n", "sessions resumed from storage", d.SessionsResumed, "-", "-")
 	}
 	row("collector CPU-s per 100k spans", d.CollectorPer, f.CollectorPer, "%.2f")
+	if r.Rate > 0 {
+		// What a deployment sized for this rate gives the collector.
+		row("collector cores at the paced rate", d.CollectorPer*r.Rate/100_000, f.CollectorPer*r.Rate/100_000, "%.2f")
+	}
 	// The floor writes nothing to ClickHouse: its figure is the server's
 	// background work (merges of earlier rounds), not a base to divide by.
 	fmt.Fprintf(w, "%-34s %14.2f %14.2f %8s\n", "ClickHouse CPU-s per 100k spans", d.ClickHousePer, f.ClickHousePer, "-")
@@ -55,6 +64,12 @@ func (r *Report) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "%-34s %14s %14s %8s\n", "GOGC", orDash(d.GoGC), orDash(f.GoGC), "-")
 	if d.RowsLowerBound {
 		fmt.Fprintln(w, "\nnote: the run outlasted old_parts_lifetime; rows written per call is a lower bound")
+	}
+	for _, p := range []Pipeline{d, f} {
+		if r.Rate > 0 && p.Accepted > 0 && p.AcceptedPerSec < keptUp*r.Rate {
+			fmt.Fprintf(w, "\nnote: the %s pipeline accepted %.0f spans/s, below the paced %.0f: it did not keep up, and its figures are those of a saturated collector\n",
+				p.Name, p.AcceptedPerSec, r.Rate)
+		}
 	}
 	if d.DrainTimedOut {
 		fmt.Fprintln(w, "\nnote: not every accepted span landed before the drain stopped waiting")
@@ -112,6 +127,11 @@ func (r *Report) WriteText(w io.Writer) {
 		}
 	}
 }
+
+// keptUp is the share of a paced rate a pipeline's accepted spans/s must
+// reach to count as keeping up: the last export's answer and the SDK's
+// final flush add a little time to a run that kept pace.
+const keptUp = 0.9
 
 // ratioText is a CPU ratio to the floor, or "-" when there is none: the
 // floor's CPU was below what /proc resolves (10 ms ticks), as it can be for

@@ -186,3 +186,39 @@ func TestFloorBelowTickHasNoRatio(t *testing.T) {
 		t.Errorf("a ratio over no CPU printed:\n%s", out)
 	}
 }
+
+// A paced run says so above its figures, gives the cores each collector
+// spent at the rate, and names a pipeline that did not keep up.
+func TestWriteTextPaced(t *testing.T) {
+	for _, floorRate := range []float64{19_800, 12_000} {
+		r := Report{
+			Rate:    20_000,
+			Default: Pipeline{Name: "default", Accepted: 200_000, AcceptedPerSec: 19_500, CollectorPer: 4.0},
+			Floor:   Pipeline{Name: "floor", Accepted: 200_000, AcceptedPerSec: floorRate, CollectorPer: 1.6},
+		}
+		var b bytes.Buffer
+		r.WriteText(&b)
+		out := b.String()
+		if !strings.Contains(out, "load: paced at 20000 spans/s") {
+			t.Errorf("no pace named in:\n%s", out)
+		}
+		var cores []string
+		for _, line := range strings.Split(out, "\n") {
+			if name := "collector cores at the paced rate"; strings.HasPrefix(line, name+" ") {
+				cores = strings.Fields(strings.TrimPrefix(line, name))
+			}
+		}
+		if strings.Join(cores, " ") != "0.80 0.32 2.50" {
+			t.Errorf("cores row %q, want 0.80 0.32 2.50 in:\n%s", cores, out)
+		}
+		slow := strings.Contains(out, "note: the floor pipeline accepted 12000 spans/s, below the paced 20000")
+		if slow != (floorRate < 18_000) || strings.Contains(out, "note: the default pipeline") {
+			t.Errorf("floor at %.0f spans/s: notes wrong in:\n%s", floorRate, out)
+		}
+	}
+	var b bytes.Buffer
+	(&Report{Default: Pipeline{Name: "default", Accepted: 1, AcceptedPerSec: 10}}).WriteText(&b)
+	if out := b.String(); strings.Contains(out, "paced") {
+		t.Errorf("an unpaced run names a pace:\n%s", out)
+	}
+}

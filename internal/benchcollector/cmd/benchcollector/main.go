@@ -49,6 +49,7 @@ func run(ctx context.Context) error {
 	flag.IntVar(&o.Spans, "spans", 200_000, "execute_tool spans per pipeline")
 	flag.IntVar(&o.Clients, "clients", benchcollector.DefaultClients, "SDK clients the load generator sends from at once")
 	flag.BoolVar(&o.Halves, "halves", false, "send every conversation in two halves, all first halves first: sessions the collector dropped go on (resumed from storage)")
+	flag.Float64Var(&o.Rate, "rate", 0, "pace every load at this many spans/s over all clients, the floor's too: what the collector costs at a rate it keeps up with; 0: as fast as each collector takes them")
 	flag.DurationVar(&o.Timeout, "timeout", 20*time.Minute, "bound on each pipeline's load plus drain")
 	flag.IntVar(&o.ClickHousePID, "clickhouse-pid", 0, "pid of the ClickHouse server (default: the process listening on its port)")
 	flag.StringVar(&jsonOut, "json", "", "also write the report as JSON to this file")
