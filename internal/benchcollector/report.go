@@ -65,12 +65,7 @@ func (r *Report) WriteText(w io.Writer) {
 	if d.RowsLowerBound {
 		fmt.Fprintln(w, "\nnote: the run outlasted old_parts_lifetime; rows written per call is a lower bound")
 	}
-	for _, p := range []Pipeline{d, f} {
-		if r.Rate > 0 && p.Accepted > 0 && p.AcceptedPerSec < keptUp*r.Rate {
-			fmt.Fprintf(w, "\nnote: the %s pipeline accepted %.0f spans/s, below the paced %.0f: it did not keep up, and its figures are those of a saturated collector\n",
-				p.Name, p.AcceptedPerSec, r.Rate)
-		}
-	}
+	r.writeFellBehind(w)
 	if d.DrainTimedOut {
 		fmt.Fprintln(w, "\nnote: not every accepted span landed before the drain stopped waiting")
 	}
@@ -124,6 +119,31 @@ func (r *Report) WriteText(w io.Writer) {
 	for _, p := range pipelines {
 		if p.LoadLastError != "" {
 			fmt.Fprintf(w, "\n%s: last export error: %s\n", p.Name, p.LoadLastError)
+		}
+	}
+}
+
+// writeFellBehind names, in every round, each pipeline of a paced run that
+// did not keep up with the rate: its figures are a saturated collector's,
+// whether its round is the median or not.
+func (r *Report) writeFellBehind(w io.Writer) {
+	if r.Rate <= 0 {
+		return
+	}
+	rounds := r.Rounds
+	if len(rounds) == 0 {
+		rounds = []Round{{Floor: r.Floor, Default: r.Default}}
+	}
+	for i, rd := range rounds {
+		pipelines := []Pipeline{rd.Floor, rd.Default}
+		if rd.Compare != nil {
+			pipelines = append(pipelines, *rd.Compare)
+		}
+		for _, p := range pipelines {
+			if p.Accepted > 0 && p.AcceptedPerSec < keptUp*r.Rate {
+				fmt.Fprintf(w, "\nnote: round %d, the %s pipeline accepted %.0f spans/s, below the paced %.0f: it did not keep up, and its figures are those of a saturated collector\n",
+					i+1, p.Name, p.AcceptedPerSec, r.Rate)
+			}
 		}
 	}
 }

@@ -211,10 +211,32 @@ func TestWriteTextPaced(t *testing.T) {
 		if strings.Join(cores, " ") != "0.80 0.32 2.50" {
 			t.Errorf("cores row %q, want 0.80 0.32 2.50 in:\n%s", cores, out)
 		}
-		slow := strings.Contains(out, "note: the floor pipeline accepted 12000 spans/s, below the paced 20000")
-		if slow != (floorRate < 18_000) || strings.Contains(out, "note: the default pipeline") {
+		slow := strings.Contains(out, "note: round 1, the floor pipeline accepted 12000 spans/s, below the paced 20000")
+		if slow != (floorRate < 18_000) || strings.Contains(out, "the default pipeline accepted") {
 			t.Errorf("floor at %.0f spans/s: notes wrong in:\n%s", floorRate, out)
 		}
+	}
+	// A round that is not the median is named too, its compare build's
+	// pipeline with it; the rounds that kept up are not.
+	kept := Round{
+		Floor:   Pipeline{Name: "floor", Accepted: 100, AcceptedPerSec: 9_900},
+		Default: Pipeline{Name: "default", Accepted: 100, AcceptedPerSec: 9_800},
+	}
+	behind := kept
+	behind.Default.AcceptedPerSec = 7_000
+	behind.Compare = &Pipeline{Name: "compare", Accepted: 100, AcceptedPerSec: 6_000}
+	r := Report{Rate: 10_000, Rounds: []Round{kept, behind, kept}, Median: 0, CompareMedian: -1, Default: kept.Default, Floor: kept.Floor}
+	var rb bytes.Buffer
+	r.WriteText(&rb)
+	notes := 0
+	for _, line := range strings.Split(rb.String(), "\n") {
+		if strings.HasPrefix(line, "note: round") {
+			notes++
+		}
+	}
+	if out := rb.String(); notes != 2 || !strings.Contains(out, "note: round 2, the default pipeline accepted 7000 spans/s") ||
+		!strings.Contains(out, "note: round 2, the compare pipeline accepted 6000 spans/s") {
+		t.Errorf("%d notes; want round 2's default and compare named, nothing else, in:\n%s", notes, out)
 	}
 	var b bytes.Buffer
 	(&Report{Default: Pipeline{Name: "default", Accepted: 1, AcceptedPerSec: 10}}).WriteText(&b)
