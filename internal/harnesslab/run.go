@@ -103,27 +103,78 @@ type Lab struct {
 	Self string
 }
 
+// installAttempts bounds how often Install runs npm for one harness.
+const installAttempts = 3
+
 // Install installs a harness's pinned version into the cache unless it is
-// there, and returns the path of its executable.
+// there and runs, and returns the path of its executable. A harness counts
+// as installed only once it runs and reports its pinned version: npm leaves
+// out an optional dependency it could not fetch with no more than a warning
+// — Codex's platform binary, @openai/codex-linux-x64, is one — and the
+// harness then fails every run. Such an install is removed and made again,
+// up to installAttempts times.
 func (l *Lab) Install(ctx context.Context, h Harness) (string, error) {
 	dir := filepath.Join(l.Cache, strings.ReplaceAll(h.Package, "/", "+")+"@"+h.Version)
 	bin := filepath.Join(dir, "node_modules", ".bin", h.Bin)
 	if _, err := os.Stat(bin); err == nil {
-		return bin, nil
+		err := runsPinned(ctx, bin, h.Version)
+		if err == nil {
+			return bin, nil
+		}
+		l.Log("%s@%s in %s does not run, installing it again: %v", h.Package, h.Version, dir, err)
 	}
-	l.Log("installing %s@%s into %s", h.Package, h.Version, dir)
+	var last error
+	for attempt := 1; attempt <= installAttempts; attempt++ {
+		l.Log("installing %s@%s into %s", h.Package, h.Version, dir)
+		if last = npmInstall(ctx, dir, h); last == nil {
+			if last = runsPinned(ctx, bin, h.Version); last == nil {
+				return bin, nil
+			}
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		l.Log("install %d of %d of %s@%s failed: %v", attempt, installAttempts, h.Package, h.Version, last)
+	}
+	return "", fmt.Errorf("install %s@%s into %s: %w", h.Package, h.Version, dir, last)
+}
+
+// npmInstall installs h's pinned version into a fresh dir.
+func npmInstall(ctx context.Context, dir string, h Harness) error {
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
+		return err
 	}
 	cmd := exec.CommandContext(ctx, "npm", "install", "--no-audit", "--no-fund", "--no-save", "--prefix", dir, h.Package+"@"+h.Version)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("npm install: %w\n%s", err, out)
+	}
+	return nil
+}
+
+// runsPinned runs `bin --version` in a temp HOME and folder of its own —
+// never the machine's own agent folders — and checks it names version.
+func runsPinned(ctx context.Context, bin, version string) error {
+	home, err := os.MkdirTemp("", "harnesslab-version-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(home)
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "--version")
+	cmd.Dir = home
+	cmd.Env = append(os.Environ(), "HOME="+home)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return "", fmt.Errorf("npm install %s@%s: %w\n%s", h.Package, h.Version, err, out)
+		return fmt.Errorf("%s --version: %w\n%s", bin, err, out)
 	}
-	if _, err := os.Stat(bin); err != nil {
-		return "", fmt.Errorf("npm install %s@%s: no %s: %w", h.Package, h.Version, bin, err)
+	if !strings.Contains(string(out), version) {
+		return fmt.Errorf("%s --version printed %q, not version %s", bin, bytes.TrimSpace(out), version)
 	}
-	return bin, nil
+	return nil
 }
 
 // RunDir is where a harness's recorded run of a scenario lives.
