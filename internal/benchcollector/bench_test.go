@@ -263,10 +263,7 @@ func TestInsertedRowsSurviveMerges(t *testing.T) {
 	if err := s.Conn().Exec(ctx, "OPTIMIZE TABLE "+s.Database()+".tool_calls FINAL"); err != nil {
 		t.Fatal(err)
 	}
-	var now uint64
-	if err := s.Conn().QueryRow(ctx, "SELECT count() FROM "+s.Database()+".tool_calls").Scan(&now); err != nil {
-		t.Fatal(err)
-	}
+	now := assertStoredRowsIsCount(t, s, 2)
 	n, err := insertedRows(ctx, s, s.Database())
 	if err != nil {
 		t.Fatal(err)
@@ -274,4 +271,39 @@ func TestInsertedRowsSurviveMerges(t *testing.T) {
 	if now != 2 || n != 3 {
 		t.Errorf("after the merge count() is %d and insertedRows %d; want 2 (c1 folded) and 3 (every row written)", now, n)
 	}
+}
+
+// storedRows, which drain polls instead of count(), is count(): over
+// parts not merged yet (four INSERTs, two of them into one day's partition)
+// and after a merge folded a call written twice (TestInsertedRowsSurviveMerges).
+func TestStoredRowsIsCount(t *testing.T) {
+	s := chtest.NewStore(t)
+	ctx := context.Background()
+	for i, day := range []int{1, 2, 2, 3} {
+		at := time.Date(2026, 3, day, 9, 0, 0, 0, time.UTC)
+		calls := []schema.ToolCall{{SessionID: "rows-2", CallID: fmt.Sprintf("c%d", i), Tool: "Read", Timestamp: at, Source: schema.HarnessPi}}
+		if err := s.WriteToolCalls(ctx, calls); err != nil {
+			t.Fatal(err)
+		}
+	}
+	assertStoredRowsIsCount(t, s, 4)
+}
+
+// assertStoredRowsIsCount checks that storedRows equals count() of
+// tool_calls, which is want, and returns it.
+func assertStoredRowsIsCount(t *testing.T, s *chstore.Store, want uint64) uint64 {
+	t.Helper()
+	ctx := context.Background()
+	var count uint64
+	if err := s.Conn().QueryRow(ctx, "SELECT count() FROM "+s.Database()+".tool_calls").Scan(&count); err != nil {
+		t.Fatal(err)
+	}
+	stored, err := storedRows(ctx, s, s.Database())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if count != want || stored != int64(count) {
+		t.Errorf("count() = %d, storedRows = %d; want both %d", count, stored, want)
+	}
+	return count
 }
