@@ -646,7 +646,6 @@ func (p *tracesProcessor) persist(ctx context.Context, add *added) error {
 	}
 	p.encoders.Put(enc)
 	p.persistMu.Lock()
-	defer p.persistMu.Unlock()
 	p.mu.Lock()
 	ops := p.pendingOps
 	p.pendingOps = nil
@@ -656,6 +655,7 @@ func (p *tracesProcessor) persist(ctx context.Context, add *added) error {
 			op, err := setValue(metaKey(b.gen), b.storedMeta())
 			if err != nil {
 				p.mu.Unlock()
+				p.persistMu.Unlock()
 				return err
 			}
 			ops = append(ops, op)
@@ -666,7 +666,11 @@ func (p *tracesProcessor) persist(ctx context.Context, add *added) error {
 		b.incs = append(b.incs, p.seq)
 	}
 	p.mu.Unlock()
-	return p.store.write(ctx, ops)
+	// Submitted in the order the keys were numbered; written with those of
+	// the requests that arrive while an earlier batch is written.
+	w := p.store.submit(ops)
+	p.persistMu.Unlock()
+	return w.wait(ctx)
 }
 
 // flush analyses and emits every dirty held session that pick selects,
@@ -932,7 +936,6 @@ func (p *tracesProcessor) emit(ctx context.Context, bufs []*sessionBuffer, retir
 // retired buffer, every key dropped.
 func (p *tracesProcessor) emitted(ctx context.Context, parts []emitted, retire bool) error {
 	p.persistMu.Lock()
-	defer p.persistMu.Unlock()
 	p.mu.Lock()
 	var ops []*storage.Operation
 	for _, e := range parts {
@@ -960,6 +963,7 @@ func (p *tracesProcessor) emitted(ctx context.Context, parts []emitted, retire b
 		meta, err := setValue(metaKey(b.gen), b.storedMeta())
 		if err != nil {
 			p.mu.Unlock()
+			p.persistMu.Unlock()
 			return err
 		}
 		ops = append(ops, meta)
@@ -967,7 +971,9 @@ func (p *tracesProcessor) emitted(ctx context.Context, parts []emitted, retire b
 	ops = append(ops, p.pendingOps...)
 	p.pendingOps = nil
 	p.mu.Unlock()
-	if err := p.store.write(ctx, ops); err != nil {
+	w := p.store.submit(ops)
+	p.persistMu.Unlock()
+	if err := w.wait(ctx); err != nil {
 		// Handed on already; what storage still says is at worst emitted
 		// again after a restart, as the same rows.
 		p.logger.Warn("recording an emitted session in storage failed", zap.Error(err))

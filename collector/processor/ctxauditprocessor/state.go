@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
@@ -80,6 +81,9 @@ type storedMeta struct {
 type heldStore struct {
 	client storage.Client
 	walker storage.Walker
+	// commits groups the writes of requests that arrive while one is
+	// being written (submit).
+	commits commitQueue
 }
 
 // openHeldStore gets the storage client of the extension id names.
@@ -115,6 +119,79 @@ func (s *heldStore) write(ctx context.Context, ops []*storage.Operation) error {
 		return fmt.Errorf("storage: write held sessions: %w", err)
 	}
 	return nil
+}
+
+// commitQueue is a group commit: the operations submitted while a batch is
+// being written wait, in the order they were submitted, and are written
+// together in the next batch — one transaction, and with fsync one flush to
+// disk, for every request that arrived meanwhile instead of one each.
+// Submitting in order is the caller's (persistMu); waiting is not ordered.
+type commitQueue struct {
+	mu sync.Mutex
+	// busy: a writer leads — it writes what is queued, then hands the lead
+	// to the first writer that queued since, if any.
+	busy    bool
+	ops     []*storage.Operation
+	waiting []*pendingWrite
+}
+
+// pendingWrite is one submitted write: wait returns once its operations are
+// in storage, or the error that kept them out.
+type pendingWrite struct {
+	s    *heldStore
+	lead bool
+	done chan error // buffered: a result, or errLead
+}
+
+// errLead tells a waiting writer that it writes the next batch.
+var errLead = errors.New("lead the next commit")
+
+// submit queues ops for the next batch. The caller calls wait, after
+// releasing what orders its submissions.
+func (s *heldStore) submit(ops []*storage.Operation) *pendingWrite {
+	w := &pendingWrite{s: s, done: make(chan error, 1)}
+	if s == nil || len(ops) == 0 {
+		w.done <- nil
+		return w
+	}
+	q := &s.commits
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.ops = append(q.ops, ops...)
+	q.waiting = append(q.waiting, w)
+	if !q.busy {
+		q.busy, w.lead = true, true
+	}
+	return w
+}
+
+// wait returns once w's operations are written. The leading writer writes
+// everything queued by then, whoever submitted it, and answers them all;
+// the write is not cancelled with ctx, since it carries other requests'
+// records too (and w's are held in memory already).
+func (w *pendingWrite) wait(ctx context.Context) error {
+	if !w.lead {
+		if err := <-w.done; !errors.Is(err, errLead) {
+			return err
+		}
+	}
+	q := &w.s.commits
+	q.mu.Lock()
+	ops, waiting := q.ops, q.waiting
+	q.ops, q.waiting = nil, nil
+	q.mu.Unlock()
+	err := w.s.write(context.WithoutCancel(ctx), ops)
+	for _, x := range waiting {
+		x.done <- err
+	}
+	q.mu.Lock()
+	if len(q.waiting) > 0 {
+		q.waiting[0].done <- errLead
+	} else {
+		q.busy = false
+	}
+	q.mu.Unlock()
+	return <-w.done
 }
 
 // A stored value starts with a tag byte saying how it is encoded. Both
