@@ -98,7 +98,7 @@ func TestAnalysedRowOutranksLaterPassThrough(t *testing.T) {
 }
 
 // BenchmarkWriteToolCalls is one of the collector's INSERTs under the
-// collector benchmark's load (internal/benchcollector): 6,000 analysed calls,
+// collector benchmark's load (internal/benchcollector): 10,000 analysed calls,
 // its emissions' size, each with the few fields an execute_tool span of that
 // load carries and the verdict forensics gives it — a third cut around a
 // marker, 31% with a reported original size. Wall time includes the server's;
@@ -107,7 +107,7 @@ func BenchmarkWriteToolCalls(b *testing.B) {
 	ctx := context.Background()
 	s := chtest.NewStore(b)
 	ts := time.Date(2026, 1, 19, 21, 18, 2, 0, time.UTC)
-	rows := make([]schema.ToolCall, 6000)
+	rows := make([]schema.ToolCall, 10000)
 	for i := range rows {
 		size := uint64(2048 + i*37%6144)
 		c := schema.ToolCall{
