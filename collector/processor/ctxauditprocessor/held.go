@@ -831,8 +831,8 @@ func callsOf(bufs []*sessionBuffer) int {
 // session holding more goes alone; TestFullEmissionIsOneExportBatch).
 // ClickHouse 18.16 pays for an INSERT mostly by the part it creates: with
 // 6,000 calls per emission it spent 30-45 % more CPU per span in the
-// collector benchmark than with 10,000, and the collector as much
-// (docs/performance.md).
+// collector benchmark than with 10,000, while the collector's own CPU per
+// span moved less than the benchmark resolves (docs/performance.md).
 const emitCalls = 10000
 
 // chunks splits bufs, in order, into runs holding at most limit calls

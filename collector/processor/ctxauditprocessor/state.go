@@ -43,7 +43,8 @@ import (
 // set forgets its session).
 //
 // A request's records are written in one Batch before the request is
-// answered, so an acknowledged call is on disk. An emission writes only the
+// answered, so an acknowledged call is on disk; requests that arrive while
+// a Batch is written share the next one (commitQueue). An emission writes only the
 // meta — the fingerprints and the last increment it covered — so a restart
 // re-emits nothing that was already handed on, and no record is written
 // twice. A buffer that is dropped
