@@ -724,21 +724,30 @@ const partsKept = 7 * time.Minute
 // reads see the part count a real server has — and a call written twice is
 // still counted twice after a merge folded its rows into one.
 func insertedRows(ctx context.Context, store *chstore.Store, db string) (int64, error) {
-	var n uint64
-	q := "SELECT toUInt64(sum(rows)) FROM system.parts WHERE database = ? AND table = 'tool_calls' AND level = 0"
-	if err := store.Conn().QueryRow(ctx, q, db).Scan(&n); err != nil {
+	n, err := partRows(ctx, store, db, "level = 0")
+	if err != nil {
 		return -1, fmt.Errorf("count inserted rows: %w", err)
 	}
-	return int64(n), nil
+	return n, nil
 }
 
 // storedRows is count() of tool_calls — the rows of its active parts —
 // read from system.parts, without reading a column of the table.
 func storedRows(ctx context.Context, store *chstore.Store, db string) (int64, error) {
-	var n uint64
-	q := "SELECT toUInt64(sum(rows)) FROM system.parts WHERE database = ? AND table = 'tool_calls' AND active"
-	if err := store.Conn().QueryRow(ctx, q, db).Scan(&n); err != nil {
+	n, err := partRows(ctx, store, db, "active")
+	if err != nil {
 		return -1, fmt.Errorf("count landed rows: %w", err)
+	}
+	return n, nil
+}
+
+// partRows sums the rows of tool_calls' parts that match which, a
+// condition on system.parts.
+func partRows(ctx context.Context, store *chstore.Store, db, which string) (int64, error) {
+	var n uint64
+	q := "SELECT toUInt64(sum(rows)) FROM system.parts WHERE database = ? AND table = 'tool_calls' AND " + which
+	if err := store.Conn().QueryRow(ctx, q, db).Scan(&n); err != nil {
+		return -1, err
 	}
 	return int64(n), nil
 }
