@@ -37,12 +37,14 @@ func (c *gatedClient) Batch(_ context.Context, ops ...*storage.Operation) error 
 	return <-c.gate
 }
 
+// seen is the keys of every Batch begun so far, in order.
 func (c *gatedClient) seen() [][]string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return slices.Clone(c.batches)
 }
 
+// setOps sets each key to its own name.
 func setOps(keys ...string) []*storage.Operation {
 	ops := make([]*storage.Operation, len(keys))
 	for i, k := range keys {
@@ -51,13 +53,14 @@ func setOps(keys ...string) []*storage.Operation {
 	return ops
 }
 
-// waitAll runs every write's wait and returns each one's result, by index,
-// on the channel.
+// result is what the wait of the i-th write of a waitAll returned.
 type result struct {
 	i   int
 	err error
 }
 
+// waitAll runs every write's wait in a goroutine of its own and sends
+// each one's result on the channel it returns.
 func waitAll(ctx context.Context, ws ...*pendingWrite) chan result {
 	out := make(chan result, len(ws))
 	for i, w := range ws {
@@ -66,6 +69,7 @@ func waitAll(ctx context.Context, ws ...*pendingWrite) chan result {
 	return out
 }
 
+// receive is the next result on ch, failing the test after 10 s.
 func receive(t *testing.T, ch chan result) result {
 	t.Helper()
 	select {
@@ -77,6 +81,7 @@ func receive(t *testing.T, ch chan result) result {
 	}
 }
 
+// awaitBatch returns once c has begun a Batch, failing the test after 10 s.
 func awaitBatch(t *testing.T, c *gatedClient) {
 	t.Helper()
 	select {
