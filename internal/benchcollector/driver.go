@@ -677,7 +677,7 @@ func (o Options) runLoad(ctx context.Context, grpcPort int, runID string, timeou
 // there are enough rows (a table never has fewer rows than call ids):
 // polling uniqExact every 200 ms would be most of the ClickHouse CPU the
 // benchmark reports, and even count(), which ClickHouse 18.16 answers by
-// reading a column, was a sixth of it.
+// reading a column, was about a twelfth of it.
 func drain(ctx context.Context, store *chstore.Store, db string, want int64) (time.Time, int64, bool, error) {
 	const quiet = time.Minute
 	var last int64 = -1
