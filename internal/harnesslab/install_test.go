@@ -13,7 +13,8 @@ import (
 // PKG@VERSION`. Each call writes DIR/node_modules/.bin/<bin>; the first
 // failing calls write one that exits as Codex does when npm left out its
 // platform package, the later ones one that prints the version and the
-// HOME it ran with into DIR/home-seen. It returns the file counting calls.
+// HOME it ran with into DIR/home-seen and its CODEX_HOME into
+// DIR/codex-home-seen. It returns the file counting calls.
 func fakeNPM(t *testing.T, bin, version string, failing int) string {
 	t.Helper()
 	tools := t.TempDir()
@@ -28,7 +29,7 @@ b="$dir/node_modules/.bin/%[2]s"
 if [ $n -le %[4]d ]; then
   printf '#!/bin/sh\necho "Error: Missing optional dependency @openai/codex-linux-x64." >&2\nexit 1\n' > "$b"
 else
-  printf '#!/bin/sh\necho "$HOME" > %%s/home-seen\necho "%[2]s-cli %[3]s"\n' "$dir" > "$b"
+  printf '#!/bin/sh\necho "$HOME" > %%s/home-seen\necho "$CODEX_HOME" > %%s/codex-home-seen\necho "%[2]s-cli %[3]s"\n' "$dir" "$dir" > "$b"
 fi
 chmod +x "$b"
 `, calls, bin, version, failing)
@@ -49,10 +50,11 @@ func npmCalls(t *testing.T, calls string) string {
 
 // An install whose harness does not run — npm left out a dependency — is
 // made again; one that runs is kept, and the check runs the harness in a
-// temp HOME, never the machine's own.
+// temp HOME, never the machine's own, without the caller's agent settings.
 func TestInstallRetriesAHarnessThatDoesNotRun(t *testing.T) {
 	h := Harness{Name: "codex", Package: "@openai/codex", Version: "0.169.0", Bin: "codex"}
 	calls := fakeNPM(t, h.Bin, h.Version, 1)
+	t.Setenv("CODEX_HOME", "/the/callers/codex-home")
 	var logged []string
 	lab := &Lab{Cache: t.TempDir(), Log: func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) }}
 	bin, err := lab.Install(context.Background(), h)
@@ -72,6 +74,9 @@ func TestInstallRetriesAHarnessThatDoesNotRun(t *testing.T) {
 	}
 	if own, _ := os.UserHomeDir(); strings.TrimSpace(string(home)) == own || !strings.Contains(string(home), "harnesslab-version-") {
 		t.Errorf("the harness ran with HOME %q, want a temp one", home)
+	}
+	if seen, err := os.ReadFile(filepath.Join(dir, "codex-home-seen")); err != nil || strings.TrimSpace(string(seen)) != "" {
+		t.Errorf("the harness saw CODEX_HOME %q (%v), want none of the caller's", seen, err)
 	}
 	// Installed and running: the next Install uses it as it is.
 	if _, err := lab.Install(context.Background(), h); err != nil {

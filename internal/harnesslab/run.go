@@ -154,8 +154,9 @@ func npmInstall(ctx context.Context, dir string, h Harness) error {
 	return nil
 }
 
-// runsPinned runs `bin --version` in a temp HOME and folder of its own —
-// never the machine's own agent folders — and checks it names version.
+// runsPinned runs `bin --version` in a temp HOME and folder of its own,
+// with the environment every harness run has (baseEnv: nothing of the
+// caller's agent configuration), and checks it names version.
 func runsPinned(ctx context.Context, bin, version string) error {
 	home, err := os.MkdirTemp("", "harnesslab-version-")
 	if err != nil {
@@ -166,7 +167,7 @@ func runsPinned(ctx context.Context, bin, version string) error {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "--version")
 	cmd.Dir = home
-	cmd.Env = append(os.Environ(), "HOME="+home)
+	cmd.Env = baseEnv(home)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("%s --version: %w\n%s", bin, err, out)
